@@ -1,0 +1,129 @@
+import path from 'node:path';
+
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_ACCESS_KEY: z.string().default('S3RVER'),
+  S3_SECRET_KEY: z.string().default('S3RVER'),
+  S3_BUCKET: z.string().min(3).default('svc-platform'),
+  S3_REGION: z.string().default('us-east-1'),
+  PROVIDER: z.enum(['local', 'openai']).default('local'),
+  OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_TEXT_MODEL: z.string().default('gpt-4o-mini'),
+  OPENAI_IMAGE_MODEL: z.string().default('gpt-image-1'),
+  OPENAI_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
+  OPENAI_TRANSCRIPTION_MODEL: z.string().default('whisper-1'),
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /** JSON object overriding entries of the default price table (see shared/prices.ts). */
+  PRICES: z.string().optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** How long a synchronous endpoint waits for its job before answering internal_error. */
+  SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  VALIDATE_RESPONSES: bool.default(false),
+  TRUST_PROXY: z.string().default('loopback'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Readonly<{
+  env: 'development' | 'production' | 'test';
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  publicBaseUrl: string;
+  s3: Readonly<{
+    endpoint: string | undefined;
+    accessKey: string;
+    secretKey: string;
+    bucket: string;
+    region: string;
+  }>;
+  provider: Readonly<{
+    name: 'local' | 'openai';
+    openai: Readonly<{
+      baseUrl: string;
+      apiKey: string | undefined;
+      textModel: string;
+      imageModel: string;
+      embeddingModel: string;
+      transcriptionModel: string;
+    }>;
+    timeoutMs: number;
+  }>;
+  pricesJson: string | undefined;
+  rateLimitPerMinute: number;
+  workerConcurrency: number;
+  syncTimeoutMs: number;
+  webhookAllowPrivate: boolean;
+  validateResponses: boolean;
+  trustProxy: string;
+  logLevel: string;
+}>;
+
+/**
+ * Parses the environment once into a frozen config. The only reader of `process.env` in the project.
+ * @throws Error listing every invalid variable at once, so a bad deploy fails with one clear message.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    env: e.NODE_ENV,
+    port: e.PORT,
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    s3: Object.freeze({
+      endpoint: e.S3_ENDPOINT,
+      accessKey: e.S3_ACCESS_KEY,
+      secretKey: e.S3_SECRET_KEY,
+      bucket: e.S3_BUCKET,
+      region: e.S3_REGION,
+    }),
+    provider: Object.freeze({
+      name: e.PROVIDER,
+      openai: Object.freeze({
+        baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ''),
+        apiKey: e.OPENAI_API_KEY,
+        textModel: e.OPENAI_TEXT_MODEL,
+        imageModel: e.OPENAI_IMAGE_MODEL,
+        embeddingModel: e.OPENAI_EMBEDDING_MODEL,
+        transcriptionModel: e.OPENAI_TRANSCRIPTION_MODEL,
+      }),
+      timeoutMs: e.PROVIDER_TIMEOUT_MS,
+    }),
+    pricesJson: e.PRICES,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    syncTimeoutMs: e.SYNC_TIMEOUT_MS,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    validateResponses: e.VALIDATE_RESPONSES,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+  });
+}
+
+/** Public URL roots fixed by DESIGN.md "Decisions". */
+export const apiBasePath = '/api/pub/v1';
+export function baseUrl(config: Config): string {
+  return `${config.publicBaseUrl}${apiBasePath}`;
+}

