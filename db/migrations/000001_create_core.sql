@@ -113,6 +113,8 @@ create table jobs (
   result jsonb,
   error jsonb,
   hold_id text references credit_holds on delete set null,
+  -- What the job was charged, once settled (null until then and for jobs that bill nothing).
+  cost_minor bigint,
   request_id text,
   cancel_requested_at timestamptz,
   created_at timestamptz not null default now(),

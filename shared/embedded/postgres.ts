@@ -88,7 +88,7 @@ export async function startEmbeddedPostgres(
     createPostgresUser: isRoot,
     postgresFlags: flags,
     onLog: options.onLog ?? (() => {}),
-    onError: options.onLog ?? (() => {}),
+    onError: (error: unknown) => options.onLog?.(String(error)),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await mkdir(path.dirname(dataDir), { recursive: true });

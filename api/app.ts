@@ -1,0 +1,54 @@
+import express, { type Express } from 'express';
+
+import { apiBasePath } from '../shared/config.ts';
+import { AppError } from '../shared/errors/appError.ts';
+import type { AppDeps } from './deps.ts';
+import { installAuth } from './middleware/installAuth.ts';
+import { installBodyParsers } from './middleware/installBodyParsers.ts';
+import { installErrorHandler } from './middleware/installErrorHandler.ts';
+import { installIdempotency } from './middleware/installIdempotency.ts';
+import { installOperation } from './middleware/installOperation.ts';
+import { installRateLimit } from './middleware/installRateLimit.ts';
+import { installRequestId } from './middleware/installRequestId.ts';
+import { installRequestLog } from './middleware/installRequestLog.ts';
+import { installValidator } from './middleware/installValidator.ts';
+import { makeApiRouter } from './routes/index.ts';
+
+/**
+ * The HTTP tier. The order is the contract's check order (DESIGN.md): request id and logging wrap
+ * everything; the route is resolved before authentication so unknown paths answer 404; auth, rate
+ * limit, body validation and idempotency run before any handler.
+ */
+export function makeApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
+  app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
+
+  // 1. Identity of the request, and its log line once it finishes.
+  installRequestId(app);
+  installRequestLog(app, deps.requestLog);
+  // 2. Liveness for load balancers and the status probe: no key, no database.
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  // 3. Bodies are parsed (errors deferred), then the operation is resolved.
+  installBodyParsers(app);
+  installOperation(app, deps.doc);
+  // 4. Who is calling and may they, in the fixed order: auth and scopes, rate limit, schema.
+  installAuth(app, deps.pool, deps.credentialResolvers);
+  installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
+  installValidator(app, deps.doc, deps.config.validateResponses);
+  installIdempotency(app, deps.pool, deps.logger, Math.ceil(deps.config.syncTimeoutMs / 1000) + 60);
+  // 5. Handlers.
+  app.use(apiBasePath, makeApiRouter(deps));
+  // 6. Documented operations without a handler on this server, and everything else.
+  app.use((req) => {
+    if (req.operation) {
+      throw new AppError('not_found', `${req.method} ${apiBasePath}${req.operation.path} is not available on this server.`);
+    }
+    throw new AppError('not_found', `No endpoint ${req.method} ${req.path}.`);
+  });
+  installErrorHandler(app, deps.logger);
+  return app;
+}

@@ -1,0 +1,25 @@
+import type { DatabasePool } from 'slonik';
+
+import type { Config } from '../shared/config.ts';
+import type { JobWaiter } from '../shared/jobWaiter.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { ObjectStore } from '../shared/objectStore.ts';
+import type { NotificationHub } from '../shared/pubsub.ts';
+import type { RateLimiter } from '../shared/rateLimiter.ts';
+import type { RequestLogWriter } from '../shared/requestLog.ts';
+import type { CredentialResolver } from './auth/authenticate.ts';
+import type { ApiDocument } from './openapi/document.ts';
+
+/** Everything the HTTP tier needs, built once per process (or per test file). */
+export type AppDeps = {
+  config: Config;
+  pool: DatabasePool;
+  hub: NotificationHub;
+  logger: Logger;
+  doc: ApiDocument;
+  rateLimiter: RateLimiter;
+  requestLog: RequestLogWriter;
+  jobWaiter: JobWaiter;
+  objectStore: ObjectStore;
+  credentialResolvers: CredentialResolver[];
+};

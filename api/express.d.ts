@@ -1,0 +1,21 @@
+import type { Operation } from './openapi/document.ts';
+import type { Principal } from '../shared/principal.ts';
+
+declare global {
+  namespace Express {
+    interface Request {
+      requestId: string;
+      startedAt: bigint;
+      /** The OpenAPI operation this request addresses (set for every path under the API base). */
+      operation?: Operation;
+      principal?: Principal;
+      /** A body that failed to parse; reported after authentication so auth errors come first. */
+      bodyError?: unknown;
+    }
+    interface Locals {
+      costMinor?: number;
+      projectId?: string;
+      responseBody?: unknown;
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import type { Config } from '../shared/config.ts';
+import { makePool } from '../shared/db/pool.ts';
+import { JobWaiter } from '../shared/jobWaiter.ts';
+import type { Logger } from '../shared/logger.ts';
+import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
+import { NotificationHub } from '../shared/pubsub.ts';
+import { RateLimiter } from '../shared/rateLimiter.ts';
+import { RequestLogWriter } from '../shared/requestLog.ts';
+import type { AppDeps } from './deps.ts';
+import { loadApiDocument } from './openapi/document.ts';
+
+/** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
+export async function makeAppDeps(
+  config: Config,
+  services: { databaseUrl: string; s3: ObjectStoreConfig },
+  logger: Logger,
+): Promise<AppDeps & { close(): Promise<void> }> {
+  const pool = await makePool(services.databaseUrl, { maxPoolSize: config.databasePoolSize, name: 'api' });
+  const hub = new NotificationHub(services.databaseUrl, logger);
+  await hub.start();
+  const requestLog = new RequestLogWriter(pool, logger);
+  return {
+    config,
+    pool,
+    hub,
+    logger,
+    doc: loadApiDocument(),
+    rateLimiter: new RateLimiter(pool),
+    requestLog,
+    jobWaiter: new JobWaiter(pool, hub),
+    objectStore: new ObjectStore(services.s3),
+    credentialResolvers: [],
+    close: async () => {
+      await requestLog.close();
+      await hub.stop();
+      await pool.end();
+    },
+  };
+}

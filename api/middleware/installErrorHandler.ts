@@ -1,0 +1,97 @@
+import type { ErrorRequestHandler, Express } from 'express';
+
+import { AppError, type Issue } from '../../shared/errors/appError.ts';
+import type { ErrorCode } from '../../shared/errors/codes.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { Operation } from '../openapi/document.ts';
+
+type ValidatorError = { status: number; errors: { path: string; message: string; errorCode?: string }[] };
+type ParserError = { type: string; status?: number };
+
+function isValidatorError(error: unknown): error is ValidatorError {
+  return typeof error === 'object' && error !== null && Array.isArray((error as ValidatorError).errors);
+}
+
+function isParserError(error: unknown): error is ParserError {
+  return typeof error === 'object' && error !== null && typeof (error as ParserError).type === 'string';
+}
+
+/** `/body/aspectRatio` → `aspectRatio`; `/headers/idempotency-key` stays namespaced for the lookup. */
+function toIssue(item: ValidatorError['errors'][number]): Issue & { location: string } {
+  const segments = item.path.replace(/^\.?\//, '').split(/[/.]/).filter(Boolean);
+  const [location = 'body', ...rest] = segments;
+  const field = rest.join('.');
+  return { path: field || location, message: item.message, location };
+}
+
+/**
+ * Maps validator output to the spec's codes: a field whose schema names an x-svc-error-code (prompt
+ * length, aspect ratio, Idempotency-Key) answers with that code when it is the only kind of problem;
+ * a wrong type or anything else is invalid_request_body with one issue per field.
+ */
+function fromValidator(error: ValidatorError, operation: Operation | undefined): AppError {
+  if (error.status === 415) {
+    return new AppError('invalid_request_body', 'Unsupported Content-Type for this endpoint.', {
+      issues: [{ path: 'content-type', message: error.errors[0]?.message ?? 'unsupported content type' }],
+    });
+  }
+  const issues = error.errors.map(toIssue);
+  const specific = new Set<ErrorCode>();
+  let generic = false;
+  error.errors.forEach((item, i) => {
+    const issue = issues[i]!;
+    const top = issue.path.split('.')[0] ?? issue.path;
+    const field = issue.location === 'headers' ? top.toLowerCase() : top;
+    const code = operation?.fieldErrorCodes.get(`${issue.location}.${field}`);
+    // A missing or mistyped field is a schema problem (DESIGN.md: non-string prompt = invalid_request_body).
+    if (code && !/^(type|required)\./.test(item.errorCode ?? '')) specific.add(code);
+    else generic = true;
+  });
+  const clean = issues.map(({ path, message }) => ({ path, message }));
+  if (!generic && specific.size === 1) {
+    const [code] = specific;
+    return new AppError(code!, clean.map((i) => `${i.path} ${i.message}`).join('; '), { issues: clean });
+  }
+  return new AppError('invalid_request_body', 'The request does not match the schema.', { issues: clean });
+}
+
+function fromParser(error: ParserError): AppError {
+  if (error.type === 'entity.too.large') {
+    return new AppError('file_too_large', 'The request body is larger than this endpoint accepts.');
+  }
+  return new AppError('invalid_request_body', 'The request body is not valid JSON.', {
+    issues: [{ path: 'body', message: 'malformed JSON' }],
+  });
+}
+
+/** The one error middleware: every failure leaves as the spec's envelope with the request id. */
+export function installErrorHandler(app: Express, logger: Logger): void {
+  const handler: ErrorRequestHandler = (error, req, res, _next) => {
+    let appError: AppError;
+    if (error instanceof AppError) appError = error;
+    else if (isValidatorError(error)) appError = fromValidator(error, req.operation);
+    else if (isParserError(error)) appError = fromParser(error);
+    else {
+      logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
+      appError = new AppError('internal_error', 'The server failed to complete the request; retry with backoff.');
+    }
+    if (appError.status >= 500 && appError.code !== 'internal_error') {
+      logger.warn({ err: error, requestId: req.requestId }, 'server-side error answered');
+    }
+    if (res.headersSent) {
+      // A streamed response already started: the only honest thing left is to end it.
+      res.end();
+      return;
+    }
+    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
+    res.status(appError.status).json({
+      error: {
+        code: appError.code,
+        message: appError.message,
+        requestId: req.requestId,
+        ...(appError.issues ? { issues: appError.issues } : {}),
+      },
+    });
+  };
+  app.use(handler);
+}

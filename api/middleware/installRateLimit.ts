@@ -1,0 +1,20 @@
+import type { Express } from 'express';
+
+import { apiBasePath } from '../../shared/config.ts';
+import { AppError } from '../../shared/errors/appError.ts';
+import type { RateLimiter } from '../../shared/rateLimiter.ts';
+
+/** Per-workspace request budget per minute, shared by every api process (see RateLimiter). */
+export function installRateLimit(app: Express, limiter: RateLimiter, defaultPerMinute: number): void {
+  app.use(apiBasePath, async (req, _res, next) => {
+    const principal = req.principal;
+    if (!principal) return next();
+    const decision = await limiter.take(principal.workspaceId, principal.rateLimitPerMinute ?? defaultPerMinute);
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Too many requests for this workspace; retry after ${decision.retryAfterSeconds} s.`, {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+    next();
+  });
+}

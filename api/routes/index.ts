@@ -1,0 +1,37 @@
+import { Router, type RequestHandler } from 'express';
+
+import { apiBasePath } from '../../shared/config.ts';
+import type { AppDeps } from '../deps.ts';
+import { getJob } from './jobs/getJob.ts';
+import { getMe } from './platform/getMe.ts';
+import { getOpenapi } from './platform/getOpenapi.ts';
+import { getReference } from './platform/getReference.ts';
+import { getStatus } from './platform/getStatus.ts';
+
+/** operationId (openapi.yaml) → handler. Each capability's module adds its operations here. */
+export type HandlerTable = Record<string, RequestHandler>;
+
+export function handlerTable(deps: AppDeps): HandlerTable {
+  return {
+    'platform.openapi': getOpenapi(deps),
+    'platform.status': getStatus(deps),
+    'platform.me': getMe,
+    'platform.reference': getReference(deps),
+    'jobs.read': getJob(deps),
+  };
+}
+
+/** Mounts every documented operation that has a handler at its OpenAPI path. */
+export function makeApiRouter(deps: AppDeps): Router {
+  const router = Router();
+  const handlers = handlerTable(deps);
+  for (const op of deps.doc.operations) {
+    const handler = handlers[op.id];
+    if (!handler) continue;
+    const expressPath = op.path.replace(/\{([^}]+)\}/g, ':$1');
+    router[op.method.toLowerCase() as 'get' | 'post'](expressPath, handler);
+  }
+  return router;
+}
+
+export { apiBasePath };

@@ -1,0 +1,26 @@
+import type { RequestHandler } from 'express';
+
+import type { Principal } from '../../../shared/principal.ts';
+
+export function toKeyRecord(p: Principal) {
+  return {
+    app: p.projects.length === 1 ? p.projects[0]! : null,
+    projects: p.projects,
+    key: {
+      id: p.credentialId,
+      name: p.name,
+      type: p.credentialType,
+      livemode: p.livemode,
+      hint: p.hint,
+      workspaceId: p.workspaceId,
+      createdAt: p.createdAt,
+      expiresAt: p.expiresAt,
+      monthlySpendCap: p.monthlySpendCapMinor === null ? null : { amount: p.monthlySpendCapMinor, currency: p.currency },
+    },
+    scope: p.scope,
+  };
+}
+
+export const getMe: RequestHandler = (req, res) => {
+  res.json(toKeyRecord(req.principal!));
+};

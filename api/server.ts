@@ -1,0 +1,56 @@
+import http from 'node:http';
+
+import { type Config, loadConfig } from '../shared/config.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
+import type { ObjectStoreConfig } from '../shared/objectStore.ts';
+import { resolveServices } from '../shared/platform/services.ts';
+import { makeApp } from './app.ts';
+import { makeAppDeps } from './makeDeps.ts';
+
+export type ApiHandle = { server: http.Server; port: number; stop(): Promise<void> };
+
+/** Builds the app and listens on PORT; `stop` stops accepting, lets requests finish, then closes. */
+export async function startApi(
+  config: Config,
+  services: { databaseUrl: string; s3: ObjectStoreConfig },
+  logger: Logger,
+): Promise<ApiHandle> {
+  const deps = await makeAppDeps(config, services, logger);
+  const server = http.createServer(makeApp(deps));
+  // Streams are held open up to 60 s; keep-alive must outlive a load balancer's idle timeout.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  return {
+    server,
+    port,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Open streams end by themselves within 60 s; do not wait longer than that.
+        setTimeout(() => server.closeAllConnections(), 61_000).unref();
+      });
+      await deps.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'api');
+  const services = await resolveServices(config);
+  const api = await startApi(config, services, logger);
+  logger.info({ port: api.port }, 'api listening');
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'stopping api');
+    await api.stop();
+    await services.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+import { type Db, sql } from '../sql.ts';
+
+export type NewWorkspace = {
+  id: string;
+  name: string;
+  currency: string;
+  balanceMinor: number;
+  storageQuotaBytes: number | null;
+  rateLimitPerMinute: number | null;
+};
+
+export function insertWorkspace(db: Db, w: NewWorkspace) {
+  return db.one(sql.type(z.object({ id: z.string(), name: z.string() }))`
+    insert into workspaces (id, name, currency, balance_minor, storage_quota_bytes, rate_limit_per_minute)
+    values (${w.id}, ${w.name}, ${w.currency}, ${w.balanceMinor},
+            coalesce(${w.storageQuotaBytes}::bigint, 10737418240), ${w.rateLimitPerMinute})
+    returning id, name
+  `);
+}
+
+export function findWorkspaceCurrency(db: Db, workspaceId: string): Promise<string> {
+  return db.oneFirst(sql.type(z.object({ currency: z.string() }))`
+    select currency from workspaces where id = ${workspaceId}
+  `);
+}
+
+export function workspaceExists(db: Db, workspaceId: string): Promise<boolean> {
+  return db.exists(sql.typeAlias('void')`select from workspaces where id = ${workspaceId}`);
+}
+
+export function findWorkspaceBalance(db: Db, workspaceId: string) {
+  return db.maybeOne(sql.type(z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }))`
+    select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId}
+  `);
+}

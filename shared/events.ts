@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+import { type Db, sql } from './db/sql.ts';
+import { newId } from './ids.ts';
+
+/** Event kinds the service emits (spec "Webhooks"). */
+export type EventType = 'task.message.created' | 'video.ready' | 'job.succeeded' | 'job.failed';
+
+export type DomainEvent = { workspaceId: string; projectId: string | null; type: EventType; data: Record<string, unknown> };
+
+type EventHook = (tx: Db, event: DomainEvent & { id: string; createdAt: string }) => Promise<void>;
+const hooks: EventHook[] = [];
+
+/** Lets a capability react to events in the transaction that records them (webhook delivery does). */
+export function onEventRecorded(hook: EventHook): void {
+  hooks.push(hook);
+}
+
+/** Records a domain event in the caller's transaction: it exists iff the change that caused it commits. */
+export async function recordEvent(tx: Db, event: DomainEvent): Promise<string> {
+  const row = await tx.one(sql.type(z.object({ id: z.string(), created_at: z.string() }))`
+    insert into events (id, workspace_id, project_id, type, data)
+    values (${newId('evt')}, ${event.workspaceId}, ${event.projectId}, ${event.type}, ${sql.jsonb(event.data as never)})
+    returning id, created_at
+  `);
+  for (const hook of hooks) await hook(tx, { ...event, id: row.id, createdAt: row.created_at });
+  return row.id;
+}

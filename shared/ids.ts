@@ -1,0 +1,44 @@
+import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+
+const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `length` characters of base62 from the CSPRNG, without modulo bias. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 62 * 4: bytes at or above it would skew the distribution.
+      if (byte < 248) out += alphabet[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Opaque identifier with a type prefix, e.g. `job_3k9…`; 20 base62 characters ≈ 119 bits. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBase62(20)}`;
+}
+
+/** API key secrets carry 33 base62 characters ≈ 196 bits (DESIGN.md: at least 190). */
+export function newKeySecret(livemode: boolean): string {
+  return `svc_sk_${livemode ? 'live' : 'test'}_${randomBase62(33)}`;
+}
+
+export function sha256(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+export function hashPassword(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password, salt, 32);
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+export function verifyPassword(password: string, stored: string): boolean {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
+  return timingSafeEqual(actual, expected);
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+import { insertJob, type JobRow, type NewJob } from './db/queries/jobs.ts';
+import { type Db, sql } from './db/sql.ts';
+import { newId } from './ids.ts';
+
+/**
+ * Every job type: the graphile-worker task that runs it, how often it is tried, and whether it is a
+ * public job (readable through GET /jobs/{jobId} and announced as job.succeeded / job.failed).
+ * Synchronous jobs hand their result to the waiting request once and then drop it.
+ */
+export const jobSpecs = {
+  'text.generate': { task: 'text__generate', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
+  'images.generate': { task: 'images__generate', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
+  'embeddings.create': { task: 'embeddings__create', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
+  'transcriptions.create': { task: 'transcriptions__create', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
+  'ocr.extract': { task: 'ocr__extract', maxAttempts: 3, priority: 1, isPublic: true, isSync: false },
+  'video.generate': { task: 'video__generate', maxAttempts: 3, priority: 2, isPublic: true, isSync: false },
+  'deck.export': { task: 'deck__export', maxAttempts: 3, priority: 2, isPublic: true, isSync: false },
+  'task.reply': { task: 'task__reply', maxAttempts: 5, priority: 0, isPublic: false, isSync: false },
+} as const;
+
+export type JobType = keyof typeof jobSpecs;
+
+export function isJobType(value: string): value is JobType {
+  return Object.hasOwn(jobSpecs, value);
+}
+
+/** Payload of every job task: ids only, the row holds the rest. */
+export const jobPayload = z.object({ jobId: z.string() });
+export type JobPayload = z.infer<typeof jobPayload>;
+
+/**
+ * Adds a graphile-worker job inside the caller's transaction, so the job exists iff the rows commit.
+ * The job key makes a repeated enqueue of the same work replace, not duplicate, the pending job.
+ */
+export async function enqueue(
+  tx: Db,
+  task: string,
+  payload: Record<string, unknown>,
+  options: { jobKey?: string; maxAttempts?: number; priority?: number; runAt?: string } = {},
+): Promise<void> {
+  await tx.query(sql.typeAlias('void')`
+    select from graphile_worker.add_job(
+      ${task}, ${sql.json(payload as never)},
+      run_at => ${options.runAt ?? null}::timestamptz,
+      max_attempts => ${options.maxAttempts ?? 25},
+      job_key => ${options.jobKey ?? null},
+      priority => ${options.priority ?? 0}
+    )
+  `);
+}
+
+/** Inserts a job row and enqueues its task in the caller's transaction. */
+export async function createJob(tx: Db, job: Omit<NewJob, 'id'> & { type: JobType }): Promise<JobRow> {
+  const spec = jobSpecs[job.type];
+  const row = await insertJob(tx, { ...job, id: newId('job') });
+  await enqueue(tx, spec.task, { jobId: row.id } satisfies JobPayload, {
+    jobKey: `job:${row.id}`,
+    maxAttempts: spec.maxAttempts,
+    priority: spec.priority,
+  });
+  return row;
+}
+
+/** The public job record (spec "Job"). */
+export function toJobDto(job: JobRow) {
+  return {
+    id: job.id,
+    type: job.type,
+    status: job.status,
+    result: job.status === 'succeeded' ? (job.result ?? null) : null,
+    error: job.status === 'failed' ? (job.error ?? null) : null,
+    createdAt: job.created_at,
+    completedAt: job.completed_at,
+  };
+}

@@ -1,0 +1,111 @@
+import { type Db } from './db/sql.ts';
+import {
+  closeHold,
+  insertHold,
+  insertMeteringRecord,
+  lockHold,
+  lockKeyMonth,
+  lockWorkspaceBalance,
+} from './db/queries/credits.ts';
+import { AppError } from './errors/appError.ts';
+import { newId } from './ids.ts';
+import type { Principal } from './principal.ts';
+
+export type Reservation = { holdId: string; amountMinor: number } | null;
+
+/**
+ * Reserves up to `maxCostMinor` for a billed call, run in the transaction that also creates the job.
+ * The workspace row, then the key's month row, are locked in that order, so concurrent calls serialize
+ * and can never hold more than the balance or the key's cap. Test keys spend nothing and reserve nothing.
+ * A hold is cut to what remains when the balance or cap is lower than the maximum cost: the final call
+ * that exhausts the credit is charged at most what was left.
+ * @throws AppError insufficient_credits when the available balance is zero or below,
+ *   key_spend_limit_reached when the key's monthly cap is used up.
+ */
+export async function reserveCredits(
+  tx: Db,
+  input: { principal: Principal; projectId: string; operation: string; maxCostMinor: number; requestId: string },
+): Promise<Reservation> {
+  const { principal } = input;
+  if (!principal.livemode) return null;
+  const balance = await lockWorkspaceBalance(tx, principal.workspaceId);
+  const available = balance.balance_minor - balance.reserved_minor;
+  if (available <= 0) {
+    throw new AppError('insufficient_credits', 'The workspace credit balance is used up; add credits and retry.');
+  }
+  let amount = Math.min(Math.max(1, Math.ceil(input.maxCostMinor)), available);
+  let month = new Date().toISOString().slice(0, 7) + '-01';
+  if (principal.keyId !== null) {
+    const spend = await lockKeyMonth(tx, principal.keyId);
+    month = spend.month;
+    if (principal.monthlySpendCapMinor !== null) {
+      const left = principal.monthlySpendCapMinor - spend.spent_minor - spend.reserved_minor;
+      if (left <= 0) {
+        throw new AppError('key_spend_limit_reached', "This key has reached its monthly spend cap.");
+      }
+      amount = Math.min(amount, left);
+    }
+  }
+  const holdId = newId('hold');
+  await insertHold(tx, {
+    id: holdId,
+    workspaceId: principal.workspaceId,
+    projectId: input.projectId,
+    keyId: principal.keyId,
+    operation: input.operation,
+    amountMinor: amount,
+    month,
+    requestId: input.requestId,
+  });
+  return { holdId, amountMinor: amount };
+}
+
+export type Settlement = {
+  holdId: string | null;
+  jobId: string;
+  workspaceId: string;
+  projectId: string;
+  keyId: string | null;
+  operation: string;
+  livemode: boolean;
+  usage: Record<string, number>;
+  costMinor: number;
+  currency: string;
+  requestId: string | null;
+};
+
+/**
+ * Charges the actual cost (at most the hold) and writes the metering record, exactly once per job:
+ * a second call for the same hold or job changes nothing and returns the charge already made.
+ * Run inside the transaction that completes the job.
+ */
+export async function settleUsage(tx: Db, s: Settlement): Promise<number> {
+  let charge = s.livemode ? Math.max(1, Math.ceil(s.costMinor)) : 0;
+  if (s.holdId !== null) {
+    const hold = await lockHold(tx, s.holdId);
+    if (!hold || hold.status !== 'held') return charge;
+    charge = Math.min(charge, hold.amount_minor);
+    await closeHold(tx, hold, charge, 'settled');
+  }
+  await insertMeteringRecord(tx, {
+    id: newId('mtr'),
+    holdId: s.holdId,
+    jobId: s.jobId,
+    workspaceId: s.workspaceId,
+    projectId: s.projectId,
+    keyId: s.keyId,
+    operation: s.operation,
+    livemode: s.livemode,
+    usage: s.usage,
+    costMinor: charge,
+    currency: s.currency,
+    requestId: s.requestId,
+  });
+  return charge;
+}
+
+/** Returns a hold's whole amount to the balance (the work failed or never ran). Idempotent. */
+export async function releaseHold(tx: Db, holdId: string): Promise<void> {
+  const hold = await lockHold(tx, holdId);
+  if (hold && hold.status === 'held') await closeHold(tx, hold, 0, 'released');
+}

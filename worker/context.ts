@@ -1,0 +1,15 @@
+import type { DatabasePool } from 'slonik';
+
+import type { Config } from '../shared/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { ObjectStore } from '../shared/objectStore.ts';
+import type { NotificationHub } from '../shared/pubsub.ts';
+
+/** What every task of this worker process may use. */
+export type WorkerContext = {
+  config: Config;
+  pool: DatabasePool;
+  hub: NotificationHub;
+  logger: Logger;
+  objectStore: ObjectStore;
+};

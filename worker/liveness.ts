@@ -1,0 +1,47 @@
+import type { Runner } from 'graphile-worker';
+
+import { beatWorkers, findDeadLockHolders, forceUnlockWorkers, forgetWorkers } from '../shared/db/queries/workerHeartbeats.ts';
+import type { WorkerContext } from './context.ts';
+
+// A worker beats every 5 s; one silent for 20 s is dead. A reaper runs every 5 s in every worker
+// process, so a killed worker's job is back in the queue well within 60 s of the kill.
+export const heartbeatEveryMs = 5000;
+export const staleAfterSeconds = 20;
+const reapEveryMs = 5000;
+
+/**
+ * Heartbeats for this process's graphile workers, and the reaper that force-unlocks the jobs of dead
+ * ones (graphile-worker alone would leave them locked for four hours). Cron's one-minute granularity
+ * is too coarse for the 60 s promise, so the reaper runs on a timer in every worker process.
+ */
+export function startLiveness(ctx: WorkerContext, runner: Runner, label: string): { stop(): Promise<void> } {
+  const workerIds = new Set<string>();
+  runner.events.on('worker:create', ({ worker }) => {
+    workerIds.add(worker.workerId);
+  });
+  const beat = () =>
+    beatWorkers(ctx.pool, [...workerIds], label).catch((error: unknown) =>
+      ctx.logger.warn({ err: error }, 'heartbeat failed'),
+    );
+  const reap = async () => {
+    try {
+      const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter((id) => !workerIds.has(id));
+      if (dead.length > 0) {
+        await forceUnlockWorkers(ctx.pool, dead);
+        ctx.logger.warn({ workers: dead }, 'released the jobs of dead workers');
+      }
+    } catch (error) {
+      ctx.logger.warn({ err: error }, 'reaper failed');
+    }
+  };
+  void beat();
+  const beatTimer = setInterval(() => void beat(), heartbeatEveryMs);
+  const reapTimer = setInterval(() => void reap(), reapEveryMs);
+  return {
+    stop: async () => {
+      clearInterval(beatTimer);
+      clearInterval(reapTimer);
+      await forgetWorkers(ctx.pool, [...workerIds]).catch(() => {});
+    },
+  };
+}

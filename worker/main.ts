@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { parseCrontab, run, type Runner } from 'graphile-worker';
+import pg from 'pg';
+
+import { type Config, loadConfig } from '../shared/config.ts';
+import { makePool } from '../shared/db/pool.ts';
+import { enqueue } from '../shared/jobs.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
+import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
+import { resolveServices } from '../shared/platform/services.ts';
+import { NotificationHub } from '../shared/pubsub.ts';
+import type { WorkerContext } from './context.ts';
+import { startLiveness } from './liveness.ts';
+import { makeTaskList } from './taskList.ts';
+
+const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
+
+export type WorkerHandle = { runner: Runner; ctx: WorkerContext; stop(): Promise<void> };
+
+/**
+ * Starts a graphile-worker pool with our tasks and crontab, its heartbeat and reaper, and an initial
+ * status probe so GET /status does not read `unknown` for the first five minutes after a deploy.
+ * `stop` drains: running jobs finish (or are handed back) before the connections close.
+ */
+export async function startWorker(
+  config: Config,
+  services: { databaseUrl: string; s3: ObjectStoreConfig },
+  logger: Logger,
+): Promise<WorkerHandle> {
+  const pool = await makePool(services.databaseUrl, { maxPoolSize: config.workerConcurrency + 4, name: 'worker' });
+  const hub = new NotificationHub(services.databaseUrl, logger);
+  await hub.start();
+  const objectStore = new ObjectStore(services.s3);
+  const ctx: WorkerContext = { config, pool, hub, logger, objectStore };
+  const pgPool = new pg.Pool({ connectionString: services.databaseUrl, max: config.workerConcurrency + 2 });
+  // Errors of idle clients and of clients being connected must be handled, or they crash the process.
+  pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
+  pgPool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')));
+  const runner = await run({
+    pgPool,
+    taskList: makeTaskList(ctx),
+    parsedCronItems: parseCrontab(readFileSync(crontabPath, 'utf8')),
+    concurrency: config.workerConcurrency,
+    noHandleSignals: true,
+    pollInterval: 2000,
+    logger: undefined,
+  });
+  const liveness = startLiveness(ctx, runner, `${os.hostname()}:${process.pid}`);
+  await pool.transaction((tx) => enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }));
+  return {
+    runner,
+    ctx,
+    stop: async () => {
+      await runner.stop();
+      await liveness.stop();
+      await hub.stop();
+      await pool.end();
+      await pgPool.end();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'worker');
+  const services = await resolveServices(config);
+  const worker = await startWorker(config, services, logger);
+  logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'draining worker');
+    await worker.stop();
+    await services.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,64 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { sql } from '../shared/db/sql.ts';
+import { countLiveWorkers } from '../shared/db/queries/workerHeartbeats.ts';
+import type { ProbeState } from '../shared/db/queries/statusSamples.ts';
+import type { WorkerContext } from './context.ts';
+
+export type ProbeResult = { state: ProbeState; latencyMs: number | null };
+export type Probe = (ctx: WorkerContext, signal: AbortSignal) => Promise<ProbeResult>;
+
+const probeTimeoutMs = 10_000;
+
+/** Times `check`; slower than `slowMs` is degraded, a throw or a timeout is an outage. */
+async function timed(slowMs: number, signal: AbortSignal, check: (signal: AbortSignal) => Promise<unknown>): Promise<ProbeResult> {
+  const started = performance.now();
+  const timeout = AbortSignal.any([signal, AbortSignal.timeout(probeTimeoutMs)]);
+  try {
+    await Promise.race([
+      check(timeout),
+      sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
+        throw new Error('probe timed out');
+      }),
+    ]);
+  } catch {
+    return { state: 'outage', latencyMs: null };
+  }
+  const latencyMs = Math.round(performance.now() - started);
+  return { state: latencyMs > slowMs ? 'degraded' : 'operational', latencyMs };
+}
+
+/** The probes per status component. Other capabilities (OCR) register theirs with `registerProbe`. */
+export const probes = new Map<string, Probe>([
+  [
+    'api',
+    (ctx, signal) =>
+      timed(1000, signal, async (s) => {
+        const res = await fetch(`${ctx.config.publicBaseUrl}/healthz`, { signal: s });
+        if (!res.ok) throw new Error(`api answered ${res.status}`);
+      }),
+  ],
+  [
+    'workers',
+    async (ctx) => {
+      const live = await countLiveWorkers(ctx.pool, 30);
+      return { state: live > 0 ? 'operational' : 'outage', latencyMs: null };
+    },
+  ],
+  ['database', (ctx, signal) => timed(250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`))],
+  [
+    'storage',
+    (ctx, signal) =>
+      timed(1000, signal, async () => {
+        const key = `_probes/${process.pid}-${Date.now()}`;
+        await ctx.objectStore.put(key, Buffer.from('probe'));
+        const body = await ctx.objectStore.getBuffer(key);
+        await ctx.objectStore.remove(key);
+        if (body.toString() !== 'probe') throw new Error('storage returned other bytes');
+      }),
+  ],
+]);
+
+export function registerProbe(component: string, probe: Probe): void {
+  probes.set(component, probe);
+}

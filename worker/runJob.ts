@@ -1,0 +1,132 @@
+import type { JobHelpers } from 'graphile-worker';
+
+import { findWorkspaceCurrency } from '../shared/db/queries/workspaces.ts';
+import { finishJob, type JobRow, lockJob, markJobQueued, markJobRunning } from '../shared/db/queries/jobs.ts';
+import { coerceError } from '../shared/errors/appError.ts';
+import { recordEvent } from '../shared/events.ts';
+import { jobPayload, jobSpecs, isJobType } from '../shared/jobs.ts';
+import { releaseHold, settleUsage } from '../shared/metering.ts';
+import { KeyedChannel } from '../shared/pubsub.ts';
+import type { WorkerContext } from './context.ts';
+
+/** What a job's work produced; the runner settles its cost and records it. */
+export type JobOutcome = {
+  result: unknown;
+  usage: Record<string, number>;
+  costMinor: number;
+  /** A cancelled job is billed for what was produced before it stopped. */
+  cancelled?: boolean;
+};
+
+export type JobWork = (job: JobRow, signal: AbortSignal) => Promise<JobOutcome>;
+
+/** A failure that retrying cannot fix (bad input, a provider refusing the request). */
+export class PermanentJobError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'PermanentJobError';
+    this.code = code;
+  }
+}
+
+const cancelChannels = new WeakMap<WorkerContext['hub'], KeyedChannel<{ id: string }>>();
+
+/** Aborts when the job is cancelled (the api publishes on `jobs:cancel`) or the worker shuts down. */
+function jobSignal(ctx: WorkerContext, jobId: string, helpers: JobHelpers): { signal: AbortSignal; done(): void } {
+  let channel = cancelChannels.get(ctx.hub);
+  if (!channel) {
+    channel = new KeyedChannel(ctx.hub, 'jobs:cancel', 'id');
+    cancelChannels.set(ctx.hub, channel);
+  }
+  const controller = new AbortController();
+  const off = channel.on(jobId, () => controller.abort(new Error('cancelled')));
+  return { signal: AbortSignal.any([controller.signal, helpers.abortSignal]), done: off };
+}
+
+/**
+ * Runs one job row through queued → running → succeeded | failed | cancelled. Idempotent: a job that
+ * already finished (the worker died after committing) is skipped, and settlement happens in the same
+ * transaction as the final status, under the job's row lock, so a retry can never bill twice.
+ * Retryable errors put the job back to queued and rethrow so graphile-worker retries with backoff.
+ */
+export async function runJob(ctx: WorkerContext, rawPayload: unknown, helpers: JobHelpers, work: JobWork): Promise<void> {
+  const { jobId } = jobPayload.parse(rawPayload);
+  const job = await markJobRunning(ctx.pool, jobId);
+  if (!job) {
+    helpers.logger.info(`job ${jobId} already finished or gone; nothing to do`);
+    return;
+  }
+  const isPublic = isJobType(job.type) && jobSpecs[job.type].isPublic;
+  const control = jobSignal(ctx, jobId, helpers);
+  try {
+    const cancelledBefore = job.cancel_requested_at !== null;
+    const outcome: JobOutcome = cancelledBefore
+      ? { result: null, usage: {}, costMinor: 0, cancelled: true }
+      : await work(job, control.signal);
+    await ctx.pool.transaction(async (tx) => {
+      const current = await lockJob(tx, jobId);
+      if (!current || current.status !== 'running') return;
+      const charge =
+        job.project_id === null
+          ? 0
+          : await settleUsage(tx, {
+              holdId: job.hold_id,
+              jobId,
+              workspaceId: job.workspace_id,
+              projectId: job.project_id,
+              keyId: job.key_id,
+              operation: job.type,
+              livemode: job.livemode,
+              usage: outcome.usage,
+              costMinor: outcome.cancelled && cancelledBefore ? 0 : outcome.costMinor,
+              currency: await findWorkspaceCurrency(tx, job.workspace_id),
+              requestId: job.request_id,
+            });
+      const status = outcome.cancelled ? 'cancelled' : 'succeeded';
+      await finishJob(tx, jobId, { status, result: outcome.result, error: null, costMinor: charge });
+      if (isPublic && status === 'succeeded') {
+        await recordEvent(tx, {
+          workspaceId: job.workspace_id,
+          projectId: job.project_id,
+          type: 'job.succeeded',
+          data: { job: { id: jobId, type: job.type, status, result: outcome.result } },
+        });
+      }
+    });
+  } catch (thrown) {
+    const error = coerceError(thrown);
+    const permanent = error instanceof PermanentJobError;
+    const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
+    if (!permanent && !lastAttempt && !helpers.abortSignal.aborted) {
+      await markJobQueued(ctx.pool, jobId);
+      throw error;
+    }
+    if (helpers.abortSignal.aborted && !permanent) {
+      // Shutting down: leave the job to the next worker rather than failing it.
+      await markJobQueued(ctx.pool, jobId);
+      throw error;
+    }
+    helpers.logger.error(`job ${jobId} failed for good: ${error.message}`);
+    const publicError = {
+      code: permanent ? (error as PermanentJobError).code : 'internal_error',
+      message: permanent ? error.message : 'The job failed after several attempts.',
+    };
+    await ctx.pool.transaction(async (tx) => {
+      const current = await lockJob(tx, jobId);
+      if (!current || current.status !== 'running') return;
+      if (job.hold_id !== null) await releaseHold(tx, job.hold_id);
+      await finishJob(tx, jobId, { status: 'failed', result: null, error: publicError, costMinor: 0 });
+      if (isPublic) {
+        await recordEvent(tx, {
+          workspaceId: job.workspace_id,
+          projectId: job.project_id,
+          type: 'job.failed',
+          data: { job: { id: jobId, type: job.type, status: 'failed', error: publicError } },
+        });
+      }
+    });
+  } finally {
+    control.done();
+  }
+}
