@@ -1,0 +1,75 @@
+/**
+ * One interface per model capability (DESIGN.md "Providers"). Test keys get the deterministic
+ * fixtures; live keys get the configured provider (`local` or `openai`). Only workers call these.
+ */
+export type TokenUsage = { inputTokens: number; outputTokens: number };
+
+export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
+
+export type TextGeneration = {
+  text: string;
+  model: string;
+  usage: TokenUsage;
+  /** `cancelled` when the signal aborted mid-generation: `text` and `usage` cover what was produced. */
+  finishReason: 'stop' | 'length' | 'cancelled';
+};
+
+export type ChatRequest = {
+  messages: ChatMessage[];
+  maxTokens: number;
+  signal: AbortSignal;
+  /** Called with each piece of text as it is produced (streaming). */
+  onDelta?: (text: string) => void;
+};
+
+export interface ChatProvider {
+  chat(request: ChatRequest): Promise<TextGeneration>;
+}
+
+export type ImageRequest = { prompt: string; aspectRatio: string; signal: AbortSignal };
+export type ImageGeneration = { b64: string; mimeType: string; model: string; usage: TokenUsage };
+export interface ImageProvider {
+  generate(request: ImageRequest): Promise<ImageGeneration>;
+}
+
+export type EmbeddingRequest = { input: string[]; signal: AbortSignal };
+export type EmbeddingResult = { vectors: number[][]; model: string; usage: { inputTokens: number } };
+export interface EmbeddingProvider {
+  embed(request: EmbeddingRequest): Promise<EmbeddingResult>;
+}
+
+export type TranscriptionRequest = { audio: Buffer; mimeType: string; filename: string; signal: AbortSignal };
+export type TranscriptionResult = { text: string; model: string; durationSeconds: number };
+export interface TranscriptionProvider {
+  transcribe(request: TranscriptionRequest): Promise<TranscriptionResult>;
+}
+
+export type OcrRequest = {
+  data: Buffer;
+  mimeType: string;
+  filename: string | undefined;
+  languageHint: 'ne' | 'en' | 'auto';
+  signal: AbortSignal;
+};
+export type OcrResult = { text: string; pages: number; model: string; languages: string[] };
+export interface OcrProvider {
+  extract(request: OcrRequest): Promise<OcrResult>;
+}
+
+export type Providers = {
+  chat: ChatProvider;
+  images: ImageProvider;
+  embeddings: EmbeddingProvider;
+  transcription: TranscriptionProvider;
+  ocr: OcrProvider;
+};
+
+/** A provider failure; `retryable` says whether trying again may help (timeouts, 5xx, 429). */
+export class ProviderError extends Error {
+  readonly retryable: boolean;
+  constructor(message: string, retryable: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ProviderError';
+    this.retryable = retryable;
+  }
+}

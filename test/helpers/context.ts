@@ -1,0 +1,78 @@
+import type { Express } from 'express';
+import supertest from 'supertest';
+
+import { makeApp } from '../../api/app.ts';
+import type { AppDeps } from '../../api/deps.ts';
+import { makeAppDeps } from '../../api/makeDeps.ts';
+import { type Config, loadConfig } from '../../shared/config.ts';
+import { createLogger } from '../../shared/logger.ts';
+import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
+import { startWorker, type WorkerHandle } from '../../worker/main.ts';
+import { createTestDatabase, dropTestDatabase } from './database.ts';
+
+export type TestContext = {
+  config: Config;
+  databaseUrl: string;
+  s3: ObjectStoreConfig;
+  deps: AppDeps & { close(): Promise<void> };
+  app: Express;
+  http: ReturnType<typeof supertest>;
+  /** Another api instance on the same database, as a second web dyno would be. */
+  secondApp(): Promise<{ app: Express; http: ReturnType<typeof supertest>; deps: AppDeps }>;
+  startWorker(): Promise<WorkerHandle>;
+  close(): Promise<void>;
+};
+
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    VALIDATE_RESPONSES: 'true',
+    S3_ENDPOINT: process.env.SVC_TEST_S3_ENDPOINT!,
+    S3_BUCKET: 'svc-test',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+    ...overrides,
+  };
+}
+
+/**
+ * Per test file: a database cloned from the template, the api's real dependencies (pool, LISTEN hub,
+ * request log, rate limiter) and an Express app driven through supertest. Workers start on demand.
+ */
+export async function setupTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+  const db = await createTestDatabase();
+  const config = loadConfig({ ...testEnv(env), DATABASE_URL: db.url });
+  const logger = createLogger(config.logLevel, 'test');
+  const s3: ObjectStoreConfig = { ...config.s3, endpoint: config.s3.endpoint! };
+  const services = { databaseUrl: db.url, s3 };
+  const deps = await makeAppDeps(config, services, logger);
+  const app = makeApp(deps);
+  const closers: (() => Promise<void>)[] = [];
+  return {
+    config,
+    databaseUrl: db.url,
+    s3,
+    deps,
+    app,
+    http: supertest(app),
+    secondApp: async () => {
+      const other = await makeAppDeps(config, services, logger);
+      closers.push(() => other.close());
+      const otherApp = makeApp(other);
+      return { app: otherApp, http: supertest(otherApp), deps: other };
+    },
+    startWorker: async () => {
+      const worker = await startWorker(config, services, logger);
+      closers.push(() => worker.stop());
+      return worker;
+    },
+    close: async () => {
+      for (const close of closers.reverse()) await close();
+      await deps.close();
+      await dropTestDatabase(db.name);
+    },
+  };
+}
+
+export const api = (path: string) => `/api/pub/v1${path}`;
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

@@ -1,0 +1,72 @@
+import { addCredits } from '../../shared/db/queries/credits.ts';
+import { insertMember } from '../../shared/db/queries/members.ts';
+import { insertProject } from '../../shared/db/queries/projects.ts';
+import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
+import type { DatabasePool } from '../../shared/db/sql.ts';
+import { hashPassword, newId } from '../../shared/ids.ts';
+import { createApiKey, type CreateKeyInput } from '../../shared/keys.ts';
+
+export type Tenant = {
+  workspaceId: string;
+  memberId: string;
+  projectId: string;
+  testKey: string;
+  liveKey: string;
+  /** Mints another key in this workspace (defaults: live, app scope, this tenant's project). */
+  key(overrides?: Partial<CreateKeyInput>): Promise<{ id: string; secret: string }>;
+  addProject(name?: string): Promise<string>;
+};
+
+/** A workspace with credit, a developer member, a project, and a test and a live key. */
+export async function createTenant(
+  pool: DatabasePool,
+  options: { credits?: number; rateLimitPerMinute?: number | null; currency?: string } = {},
+): Promise<Tenant> {
+  const workspace = await insertWorkspace(pool, {
+    id: newId('ws'),
+    name: 'Test workspace',
+    currency: options.currency ?? 'USD',
+    balanceMinor: options.credits ?? 100_000,
+    storageQuotaBytes: null,
+    rateLimitPerMinute: options.rateLimitPerMinute ?? null,
+  });
+  const member = await insertMember(pool, {
+    id: newId('mem'),
+    workspaceId: workspace.id,
+    email: `dev-${newId('x').toLowerCase()}@example.com`,
+    passwordHash: hashPassword('correct horse battery'),
+    hasDeveloperAccess: true,
+  });
+  const project = await insertProject(pool, { id: newId('prj'), workspaceId: workspace.id, name: 'Main' });
+  const key = (overrides: Partial<CreateKeyInput> = {}) =>
+    pool.transaction((tx) =>
+      createApiKey(tx, {
+        workspaceId: workspace.id,
+        memberId: member.id,
+        projectIds: [project.id],
+        livemode: true,
+        name: 'Key',
+        scopeLevel: 'app',
+        packages: [],
+        operations: [],
+        expiresAt: null,
+        ipAllowlist: [],
+        monthlySpendCapMinor: null,
+        ...overrides,
+      }),
+    );
+  const testKey = await key({ livemode: false });
+  const liveKey = await key({ livemode: true });
+  return {
+    workspaceId: workspace.id,
+    memberId: member.id,
+    projectId: project.id,
+    testKey: testKey.secret,
+    liveKey: liveKey.secret,
+    key,
+    addProject: async (name = 'Other') =>
+      (await insertProject(pool, { id: newId('prj'), workspaceId: workspace.id, name })).id,
+  };
+}
+
+export { addCredits };

@@ -1,0 +1,39 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import pg from 'pg';
+
+import { migrate } from '../../db/migrate.ts';
+import { startEmbeddedPostgres } from '../../shared/embedded/postgres.ts';
+import { startEmbeddedS3 } from '../../shared/embedded/s3.ts';
+
+export const templateDatabase = 'svc_test_template';
+
+/**
+ * Once per run: a PostgreSQL server (DATABASE_URL's, or an embedded one in a temp dir), a template
+ * database with every migration applied, and a real S3-protocol server. Each test file clones the
+ * template, so files run in parallel without truncating anything.
+ */
+export default async function globalSetup(): Promise<void> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const server = await startEmbeddedPostgres(path.join(scratch, 'postgres'), { fast: true });
+    (globalThis as Record<string, unknown>).__svcPostgres = server;
+    adminUrl = server.adminUrl;
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${templateDatabase} with (force)`);
+  await admin.query(`create database ${templateDatabase}`);
+  await admin.end();
+  const templateUrl = new URL(adminUrl);
+  templateUrl.pathname = `/${templateDatabase}`;
+  await migrate(templateUrl.toString());
+  const s3 = await startEmbeddedS3(path.join(scratch, 's3'), 'svc-test');
+  (globalThis as Record<string, unknown>).__svcS3 = s3;
+  process.env.SVC_TEST_ADMIN_URL = adminUrl;
+  process.env.SVC_TEST_S3_ENDPOINT = s3.endpoint;
+  process.env.SVC_TEST_SCRATCH = scratch;
+}
