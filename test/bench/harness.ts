@@ -1,0 +1,120 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+import autocannon from 'autocannon';
+
+import { startApi } from '../../api/server.ts';
+import { migrate } from '../../db/migrate.ts';
+import { type Config, loadConfig } from '../../shared/config.ts';
+import { makePool } from '../../shared/db/pool.ts';
+import type { DatabasePool } from '../../shared/db/sql.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../../shared/embedded/postgres.ts';
+import { startEmbeddedS3 } from '../../shared/embedded/s3.ts';
+import { createLogger } from '../../shared/logger.ts';
+import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
+import { startWorker } from '../../worker/main.ts';
+import { createTenant, type Tenant } from '../helpers/fixtures.ts';
+
+export type LoadResult = { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; non2xx: number };
+
+export type Platform = { baseUrl: string; origin: string; tenant: Tenant; pool: DatabasePool; config: Config; stop(): Promise<void> };
+
+/** What a bench scenario gets: real services on loopback, a load generator and a place to report. */
+export type BenchContext = {
+  databaseUrl: string;
+  s3: ObjectStoreConfig;
+  /** Starts an api (listening on a loopback port) and, unless `worker: false`, a worker pool. */
+  startPlatform(options?: { env?: Record<string, string>; worker?: boolean }): Promise<Platform>;
+  /** Drives `url` with `connections` keep-alive connections for `seconds`. */
+  load(options: {
+    url: string;
+    method?: 'GET' | 'POST';
+    headers?: Record<string, string>;
+    body?: string;
+    connections?: number;
+    seconds?: number;
+  }): Promise<LoadResult>;
+  report(section: string, rows: Record<string, string | number>): void;
+};
+
+export async function load(options: Parameters<BenchContext['load']>[0]): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections ?? 32,
+    duration: options.seconds ?? 8,
+  });
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function listen(server: http.Server): Promise<number> {
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : 0);
+    });
+  });
+}
+
+/** Embedded PostgreSQL and S3 in a temp dir for one bench run (or DATABASE_URL when set). */
+export async function makeBenchContext(): Promise<BenchContext & { close(): Promise<void> }> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
+  const pg = await startEmbeddedPostgres(path.join(scratch, 'postgres'));
+  await ensureDatabase(pg.adminUrl, 'bench');
+  const databaseUrl = pg.urlFor('bench');
+  await migrate(databaseUrl);
+  const s3Server = await startEmbeddedS3(path.join(scratch, 's3'), 'svc-bench');
+  const s3: ObjectStoreConfig = { endpoint: s3Server.endpoint, accessKey: 'S3RVER', secretKey: 'S3RVER', bucket: 'svc-bench', region: 'us-east-1' };
+  const stops: (() => Promise<void>)[] = [];
+  return {
+    databaseUrl,
+    s3,
+    load,
+    report(section, rows) {
+      process.stdout.write(`\n## ${section}\n`);
+      for (const [k, v] of Object.entries(rows)) process.stdout.write(`  ${k.padEnd(44)} ${v}\n`);
+    },
+    async startPlatform(options = {}) {
+      const config = loadConfig({
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'silent',
+        PORT: '0',
+        DATABASE_URL: databaseUrl,
+        S3_ENDPOINT: s3.endpoint,
+        S3_BUCKET: s3.bucket,
+        RATE_LIMIT_PER_MINUTE: '100000000',
+        ...options.env,
+      });
+      const logger = createLogger('silent', 'bench');
+      const services = { databaseUrl, s3 };
+      const api = await startApi(config, services, logger);
+      const worker = options.worker === false ? undefined : await startWorker(config, services, logger);
+      const pool = await makePool(databaseUrl, { maxPoolSize: 4, name: 'bench' });
+      const tenant = await createTenant(pool, { credits: 1_000_000_000 });
+      const origin = `http://127.0.0.1:${api.port}`;
+      const stop = async () => {
+        await api.stop();
+        await worker?.stop();
+        await pool.end();
+      };
+      stops.push(stop);
+      return { baseUrl: `${origin}/api/pub/v1`, origin, tenant, pool, config, stop };
+    },
+    async close() {
+      for (const stop of stops.reverse()) await stop().catch(() => {});
+      await s3Server.stop();
+      await pg.stop();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import { makeBenchContext, type BenchContext } from './harness.ts';
+import meBench from './me.ts';
+
+/** Scenarios in run order; each capability adds its own. */
+const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [{ name: 'GET /me', run: meBench }];
+
+const only = process.argv[2];
+const ctx = await makeBenchContext();
+try {
+  for (const scenario of scenarios) {
+    if (only && !scenario.name.includes(only)) continue;
+    await scenario.run(ctx);
+  }
+} finally {
+  await ctx.close();
+}
+process.exit(0);
