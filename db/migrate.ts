@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { runMigrations } from 'graphile-worker';
+import { Logger, runMigrations } from 'graphile-worker';
 import pg from 'pg';
 
 const migrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -46,5 +46,6 @@ export async function migrate(connectionString: string, log: (line: string) => v
     await client.query('select pg_advisory_unlock($1)', [migrationLockId]).catch(() => {});
     await client.end();
   }
-  await runMigrations({ connectionString, logger: undefined });
+  // graphile-worker's own schema, quietly: its migration log lines are not ours to print.
+  await runMigrations({ connectionString, logger: new Logger(() => () => {}) });
 }

@@ -1,4 +1,4 @@
-import type { Runner } from 'graphile-worker';
+import type { WorkerEvents } from 'graphile-worker';
 
 import { beatWorkers, findDeadLockHolders, forceUnlockWorkers, forgetWorkers } from '../shared/db/queries/workerHeartbeats.ts';
 import type { WorkerContext } from './context.ts';
@@ -14,15 +14,17 @@ const reapEveryMs = 5000;
  * ones (graphile-worker alone would leave them locked for four hours). Cron's one-minute granularity
  * is too coarse for the 60 s promise, so the reaper runs on a timer in every worker process.
  */
-export function startLiveness(ctx: WorkerContext, runner: Runner, label: string): { stop(): Promise<void> } {
+export function startLiveness(ctx: WorkerContext, events: WorkerEvents, label: string): { stop(): Promise<void> } {
   const workerIds = new Set<string>();
-  runner.events.on('worker:create', ({ worker }) => {
-    workerIds.add(worker.workerId);
-  });
   const beat = () =>
     beatWorkers(ctx.pool, [...workerIds], label).catch((error: unknown) =>
       ctx.logger.warn({ err: error }, 'heartbeat failed'),
     );
+  events.on('worker:create', ({ worker }) => {
+    workerIds.add(worker.workerId);
+    // Beat at once: a worker must count as live from its first job on.
+    void beat();
+  });
   const reap = async () => {
     try {
       const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter((id) => !workerIds.has(id));

@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { parseCrontab, run, type Runner } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+
+import { parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 
 import { type Config, loadConfig } from '../shared/config.ts';
@@ -14,6 +16,7 @@ import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
 import type { WorkerContext } from './context.ts';
+import { graphileLogger } from './graphileLogger.ts';
 import { startLiveness } from './liveness.ts';
 import { makeTaskList } from './taskList.ts';
 
@@ -40,16 +43,19 @@ export async function startWorker(
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
   pgPool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')));
+  // Liveness listens before the pool starts: workers are created during run().
+  const events = new EventEmitter() as WorkerEvents;
+  const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
   const runner = await run({
+    events,
     pgPool,
     taskList: makeTaskList(ctx),
     parsedCronItems: parseCrontab(readFileSync(crontabPath, 'utf8')),
     concurrency: config.workerConcurrency,
     noHandleSignals: true,
     pollInterval: 2000,
-    logger: undefined,
+    logger: graphileLogger(logger),
   });
-  const liveness = startLiveness(ctx, runner, `${os.hostname()}:${process.pid}`);
   await pool.transaction((tx) => enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }));
   return {
     runner,

@@ -60,10 +60,17 @@ export async function runJob(ctx: WorkerContext, rawPayload: unknown, helpers: J
   const isPublic = isJobType(job.type) && jobSpecs[job.type].isPublic;
   const control = jobSignal(ctx, jobId, helpers);
   try {
-    const cancelledBefore = job.cancel_requested_at !== null;
-    const outcome: JobOutcome = cancelledBefore
-      ? { result: null, usage: {}, costMinor: 0, cancelled: true }
-      : await work(job, control.signal);
+    if (job.cancel_requested_at !== null) {
+      // Cancelled before any work: nothing was produced, so nothing is billed.
+      await ctx.pool.transaction(async (tx) => {
+        const current = await lockJob(tx, jobId);
+        if (!current || current.status !== 'running') return;
+        if (job.hold_id !== null) await releaseHold(tx, job.hold_id);
+        await finishJob(tx, jobId, { status: 'cancelled', result: null, error: null, costMinor: 0 });
+      });
+      return;
+    }
+    const outcome = await work(job, control.signal);
     await ctx.pool.transaction(async (tx) => {
       const current = await lockJob(tx, jobId);
       if (!current || current.status !== 'running') return;
@@ -79,7 +86,7 @@ export async function runJob(ctx: WorkerContext, rawPayload: unknown, helpers: J
               operation: job.type,
               livemode: job.livemode,
               usage: outcome.usage,
-              costMinor: outcome.cancelled && cancelledBefore ? 0 : outcome.costMinor,
+              costMinor: outcome.costMinor,
               currency: await findWorkspaceCurrency(tx, job.workspace_id),
               requestId: job.request_id,
             });

@@ -18,7 +18,7 @@ export function installValidator(app: Express, doc: ApiDocument, validateRespons
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(doc.raw) as never,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, removeAdditional: false, allErrors: true },
+      validateRequests: { allowUnknownQueryParameters: false, removeAdditional: false, allErrors: true },
       validateResponses: validateResponses ? { removeAdditional: false, allErrors: true } : false,
       validateSecurity: false,
       validateFormats: true,

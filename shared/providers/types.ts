@@ -38,7 +38,16 @@ export interface EmbeddingProvider {
   embed(request: EmbeddingRequest): Promise<EmbeddingResult>;
 }
 
-export type TranscriptionRequest = { audio: Buffer; mimeType: string; filename: string; signal: AbortSignal };
+export type TranscriptionRequest = {
+  audio: Buffer;
+  mimeType: string;
+  filename: string;
+  /** Optional hint for the model (vocabulary, spelling of names). */
+  prompt?: string;
+  /** ISO-639-1 language of the audio, when the caller knows it. */
+  language?: string;
+  signal: AbortSignal;
+};
 export type TranscriptionResult = { text: string; model: string; durationSeconds: number };
 export interface TranscriptionProvider {
   transcribe(request: TranscriptionRequest): Promise<TranscriptionResult>;
@@ -51,6 +60,7 @@ export type OcrRequest = {
   languageHint: 'ne' | 'en' | 'auto';
   signal: AbortSignal;
 };
+/** `languages` are the tesseract language codes the text was read with (eng, nep). */
 export type OcrResult = { text: string; pages: number; model: string; languages: string[] };
 export interface OcrProvider {
   extract(request: OcrRequest): Promise<OcrResult>;

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+import type { Config } from './config.ts';
+
+/**
+ * The price table in the workspace currency's minor unit (DESIGN.md "Prices"). Fractions are allowed
+ * in the table; a call's cost is rounded up to a whole minor unit and is at least 1 for a billed live
+ * call (settleUsage enforces the floor).
+ */
+const priceTable = z
+  .object({
+    textInputPer1MTokens: z.number().min(0),
+    textOutputPer1MTokens: z.number().min(0),
+    imagePerImage: z.number().min(0),
+    embeddingInputPer1MTokens: z.number().min(0),
+    transcriptionPerAudioSecond: z.number().min(0),
+    ocrPerPage: z.number().min(0),
+    videoPerSecond: z.number().min(0),
+  })
+  .strict();
+
+export type Prices = z.infer<typeof priceTable>;
+
+export const defaultPrices: Prices = Object.freeze({
+  textInputPer1MTokens: 300,
+  textOutputPer1MTokens: 1200,
+  imagePerImage: 4,
+  embeddingInputPer1MTokens: 2,
+  transcriptionPerAudioSecond: 0.01,
+  ocrPerPage: 1,
+  videoPerSecond: 5,
+});
+
+const cache = new WeakMap<Config, Prices>();
+
+/**
+ * The default table with the PRICES env JSON's entries laid over it, e.g. `{"imagePerImage": 8}`.
+ * @throws Error naming the bad entries when PRICES is not JSON or names unknown or negative prices.
+ */
+export function loadPrices(config: Pick<Config, 'pricesJson'>): Prices {
+  const cached = cache.get(config as Config);
+  if (cached) return cached;
+  let overrides: unknown = {};
+  if (config.pricesJson !== undefined && config.pricesJson.trim() !== '') {
+    try {
+      overrides = JSON.parse(config.pricesJson);
+    } catch {
+      throw new Error('Invalid configuration: PRICES is not valid JSON');
+    }
+  }
+  const parsed = priceTable.partial().safeParse(overrides);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  PRICES.${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const prices = Object.freeze({ ...defaultPrices, ...parsed.data });
+  cache.set(config as Config, prices);
+  return prices;
+}
+
+const perMillion = (tokens: number, price: number) => (tokens * price) / 1_000_000;
+
+/** What a text generation costs (fractional minor units; rounded by settlement). */
+export function textCost(prices: Prices, usage: { inputTokens: number; outputTokens: number }): number {
+  return perMillion(usage.inputTokens, prices.textInputPer1MTokens) + perMillion(usage.outputTokens, prices.textOutputPer1MTokens);
+}
+
+export function imageCost(prices: Prices, images = 1): number {
+  return images * prices.imagePerImage;
+}
+
+export function embeddingCost(prices: Prices, inputTokens: number): number {
+  return perMillion(inputTokens, prices.embeddingInputPer1MTokens);
+}
+
+export function transcriptionCost(prices: Prices, audioSeconds: number): number {
+  return Math.max(0, audioSeconds) * prices.transcriptionPerAudioSecond;
+}
+
+export function ocrCost(prices: Prices, pages: number): number {
+  return pages * prices.ocrPerPage;
+}
+
+/**
+ * An upper bound on the tokens a text may count as. Tokenizers emit at most one token per UTF-8
+ * byte, so the byte length is a safe ceiling for a hold (the 4-characters estimate can undershoot
+ * for non-Latin scripts, and a hold that undershoots would cap the charge below the real cost).
+ */
+export function maxTokensOf(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** The most a text generation can cost: every input byte a token, and the whole output budget. */
+export function maxTextCost(prices: Prices, input: { texts: string[]; maxOutputTokens: number }): number {
+  const inputTokens = input.texts.reduce((n, t) => n + maxTokensOf(t), 0);
+  return textCost(prices, { inputTokens, outputTokens: input.maxOutputTokens });
+}
+
+export function maxEmbeddingCost(prices: Prices, input: string[]): number {
+  return embeddingCost(prices, input.reduce((n, t) => n + maxTokensOf(t), 0));
+}
+
+/** Transcriptions are held for the longest clip the endpoint is meant for (spec: a few minutes). */
+export const maxTranscriptionHoldSeconds = 3600;
+
+export function maxTranscriptionCost(prices: Prices): number {
+  return transcriptionCost(prices, maxTranscriptionHoldSeconds);
+}

@@ -1,0 +1,23 @@
+import { runOnce, type TaskList } from 'graphile-worker';
+
+import { createLogger } from '../../shared/logger.ts';
+import { ObjectStore } from '../../shared/objectStore.ts';
+import type { WorkerContext } from '../../worker/context.ts';
+import { graphileLogger } from '../../worker/graphileLogger.ts';
+import type { TestContext } from './context.ts';
+
+/** A worker context on the test database, sharing the api's pool and hub. */
+export function workerContextFor(t: TestContext): WorkerContext {
+  return {
+    config: t.config,
+    pool: t.deps.pool,
+    hub: t.deps.hub,
+    logger: createLogger('silent', 'test-worker'),
+    objectStore: new ObjectStore(t.s3),
+  };
+}
+
+/** Runs every job that is due with the given tasks (graphile-worker's runOnce), then returns. */
+export async function runDueJobs(t: TestContext, taskList: TaskList): Promise<void> {
+  await runOnce({ connectionString: t.databaseUrl, taskList, logger: graphileLogger(createLogger('silent', 'test')), concurrency: 1 });
+}

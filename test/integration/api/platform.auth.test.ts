@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
+import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool);
+});
+afterAll(() => t.close());
+
+const code = (res: { body: { error?: { code?: string } } }) => res.body.error?.code;
+
+describe('key checks', () => {
+  it('answers invalid_api_key for a missing header, a malformed or unknown key', async () => {
+    const missing = await t.http.get(api('/me')).expect(401);
+    expect(code(missing)).toBe('invalid_api_key');
+    expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(code(await t.http.get(api('/me')).set('Authorization', 'Basic abc').expect(401))).toBe('invalid_api_key');
+    expect(code(await t.http.get(api('/me')).set(bearer('svc_sk_test_nope')).expect(401))).toBe('invalid_api_key');
+    const unknown = `svc_sk_live_${'A'.repeat(33)}`;
+    expect(code(await t.http.get(api('/me')).set(bearer(unknown)).expect(401))).toBe('invalid_api_key');
+  });
+
+  it('answers api_key_revoked for a revoked key', async () => {
+    const key = await tenant.key();
+    await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
+    await revokeApiKey(t.deps.pool, key.id);
+    expect(code(await t.http.get(api('/me')).set(bearer(key.secret)).expect(401))).toBe('api_key_revoked');
+  });
+
+  it('answers api_key_expired past the expiry, and checks revocation first', async () => {
+    const past = new Date(Date.now() - 1000).toISOString();
+    const expired = await tenant.key({ expiresAt: past });
+    expect(code(await t.http.get(api('/me')).set(bearer(expired.secret)).expect(401))).toBe('api_key_expired');
+    const future = await tenant.key({ expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    await t.http.get(api('/me')).set(bearer(future.secret)).expect(200);
+    const both = await tenant.key({ expiresAt: past });
+    await revokeApiKey(t.deps.pool, both.id);
+    expect(code(await t.http.get(api('/me')).set(bearer(both.secret)).expect(401))).toBe('api_key_revoked');
+  });
+
+  it('enforces IPv4 and IPv6 allowlists', async () => {
+    const key = await tenant.key({ ipAllowlist: ['10.1.0.0/16', '2001:db8::/32'] });
+    const from = (ip: string) => t.http.get(api('/me')).set(bearer(key.secret)).set('X-Forwarded-For', ip);
+    await from('10.1.200.3').expect(200);
+    await from('2001:db8:1::5').expect(200);
+    expect(code(await from('10.2.0.1').expect(403))).toBe('api_key_ip_not_allowed');
+    expect(code(await from('2001:db9::1').expect(403))).toBe('api_key_ip_not_allowed');
+    // Without a forwarded address the caller is loopback, which is not on the list.
+    expect(code(await t.http.get(api('/me')).set(bearer(key.secret)).expect(403))).toBe('api_key_ip_not_allowed');
+    const single = await tenant.key({ ipAllowlist: ['127.0.0.1'] });
+    await t.http.get(api('/me')).set(bearer(single.secret)).expect(200);
+  });
+
+  it('answers developer_access_revoked when the creator lost developer access, after the IP check', async () => {
+    const other = await createTenant(t.deps.pool);
+    const ipLocked = await other.key({ ipAllowlist: ['10.0.0.1'] });
+    await setMemberDeveloperAccess(t.deps.pool, other.memberId, false);
+    expect(code(await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(403))).toBe('developer_access_revoked');
+    expect(code(await t.http.get(api('/me')).set(bearer(ipLocked.secret)).expect(403))).toBe('api_key_ip_not_allowed');
+    await setMemberDeveloperAccess(t.deps.pool, other.memberId, true);
+    await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(200);
+  });
+
+  it('answers api_key_project_scope when the key covers no active project', async () => {
+    const other = await createTenant(t.deps.pool);
+    await t.deps.pool.query(sql.typeAlias('void')`update projects set archived_at = now() where id = ${other.projectId}`);
+    expect(code(await t.http.get(api('/me')).set(bearer(other.testKey)).expect(403))).toBe('api_key_project_scope');
+  });
+
+  it('answers api_key_project_scope for a projectId outside the key, before the operation scope', async () => {
+    const outside = await createTenant(t.deps.pool);
+    const res = await t.http
+      .post(api('/embeddings'))
+      .set(bearer(tenant.testKey))
+      .send({ input: ['a'], projectId: outside.projectId })
+      .expect(403);
+    expect(code(res)).toBe('api_key_project_scope');
+    const narrow = await tenant.key({ scopeLevel: 'operation', operations: ['text.generate'] });
+    const both = await t.http
+      .post(api('/embeddings'))
+      .set(bearer(narrow.secret))
+      .send({ input: ['a'], projectId: outside.projectId })
+      .expect(403);
+    expect(code(both)).toBe('api_key_project_scope');
+  });
+
+  it('checks authentication before body validation', async () => {
+    const res = await t.http.post(api('/embeddings')).set('Content-Type', 'application/json').send('{not json').expect(401);
+    expect(code(res)).toBe('invalid_api_key');
+  });
+});
+
+describe('scope levels', () => {
+  it('app level reaches every operation', async () => {
+    const res = await t.http.get(api('/reference')).set(bearer(tenant.liveKey)).expect(200);
+    expect(res.body.scope).toEqual({ level: 'app', packages: [], operations: [] });
+    const ops = res.body.packages.flatMap((p: { operations: { allowed: boolean }[] }) => p.operations);
+    expect(ops.length).toBeGreaterThan(20);
+    expect(ops.every((o: { allowed: boolean }) => o.allowed)).toBe(true);
+  });
+
+  it('package level allows its packages only', async () => {
+    const key = await tenant.key({ scopeLevel: 'package', packages: ['jobs', 'embeddings'] });
+    const ref = await t.http.get(api('/reference')).set(bearer(key.secret)).expect(200);
+    for (const pkg of ref.body.packages as { id: string; operations: { allowed: boolean }[] }[]) {
+      for (const op of pkg.operations) expect(op.allowed).toBe(pkg.id === 'jobs' || pkg.id === 'embeddings');
+    }
+    await t.http.get(api('/jobs/job_missing')).set(bearer(key.secret)).expect(404);
+    const denied = await t.http.post(api('/text')).set(bearer(key.secret)).send({ prompt: 'hi' }).expect(403);
+    expect(code(denied)).toBe('api_key_operation_scope');
+    await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
+  });
+
+  it('operation level allows the listed operations only, before anything runs', async () => {
+    const key = await tenant.key({ scopeLevel: 'operation', operations: ['jobs.read'] });
+    const ref = await t.http.get(api('/reference')).set(bearer(key.secret)).expect(200);
+    const allowed = ref.body.packages
+      .flatMap((p: { operations: { id: string; allowed: boolean }[] }) => p.operations)
+      .filter((o: { allowed: boolean }) => o.allowed)
+      .map((o: { id: string }) => o.id);
+    expect(allowed).toEqual(['jobs.read']);
+    await t.http.get(api('/jobs/job_missing')).set(bearer(key.secret)).expect(404);
+    // An invalid body still answers the scope error: scope is checked before validation.
+    const res = await t.http.post(api('/images')).set(bearer(key.secret)).send({ prompt: '' }).expect(403);
+    expect(code(res)).toBe('api_key_operation_scope');
+  });
+});
+
+describe('GET /me', () => {
+  it('lists every project of a multi-project key with app null', async () => {
+    const second = await tenant.addProject('Second');
+    const key = await tenant.key({ projectIds: [tenant.projectId, second], monthlySpendCapMinor: 500, name: 'Multi' });
+    const res = await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
+    expect(res.body.app).toBeNull();
+    expect(res.body.projects.map((p: { id: string }) => p.id).sort()).toEqual([tenant.projectId, second].sort());
+    expect(res.body.key).toMatchObject({ name: 'Multi', livemode: true, monthlySpendCap: { amount: 500, currency: 'USD' } });
+  });
+});

@@ -1,0 +1,85 @@
+import http from 'node:http';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { insertStatusSample } from '../../../shared/db/queries/statusSamples.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { freePort } from '../../../shared/embedded/freePort.ts';
+import { api, setupTestContext, type TestContext } from '../../helpers/context.ts';
+
+let t: TestContext;
+let server: http.Server;
+
+beforeAll(async () => {
+  // The api probe calls PUBLIC_BASE_URL/healthz, so the app really listens there.
+  const port = await freePort();
+  t = await setupTestContext({ PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+  server = http.createServer(t.app);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await t.close();
+});
+
+const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+type Component = { component: string; state: string; latencyMs: number | null; uptime90dPercent: number | null; days: { day: string; samples: number; upSamples: number; uptimePercent: number | null }[] };
+
+describe('GET /status', () => {
+  it('reads unknown everywhere before any probe, without a key', async () => {
+    const res = await t.http.get(api('/status')).expect(200);
+    expect(res.body.state).toBe('unknown');
+    expect(res.body.checkedAt).toBeNull();
+    expect(res.body.components.map((c: Component) => c.component)).toEqual(['api', 'workers', 'database', 'storage', 'ocr']);
+    for (const c of res.body.components as Component[]) {
+      expect(c).toMatchObject({ state: 'unknown', latencyMs: null, checkedAt: null, uptime90dPercent: null });
+      expect(c.days).toHaveLength(90);
+    }
+    expect(res.headers['cache-control']).toMatch(/max-age=(30|29)/);
+  });
+
+  it('derives each state from the samples: operational, degraded, outage, and unknown after 15 minutes', async () => {
+    const pool = t.deps.pool;
+    await insertStatusSample(pool, 'database', 'operational', 3, minutesAgo(1));
+    await insertStatusSample(pool, 'storage', 'degraded', 1500, minutesAgo(2));
+    await insertStatusSample(pool, 'api', 'operational', 4, minutesAgo(30));
+    await insertStatusSample(pool, 'api', 'outage', null, minutesAgo(3));
+    await insertStatusSample(pool, 'workers', 'operational', null, minutesAgo(16));
+    // A fresh api instance: the first one cached its answer for 30 s.
+    const other = await t.secondApp();
+    const res = await other.http.get(api('/status')).expect(200);
+    const byId = Object.fromEntries((res.body.components as Component[]).map((c) => [c.component, c]));
+    expect(byId.database!.state).toBe('operational');
+    expect(byId.database!.latencyMs).toBe(3);
+    expect(byId.storage!.state).toBe('degraded');
+    expect(byId.api!.state).toBe('outage');
+    expect(byId.workers!.state).toBe('unknown');
+    expect(byId.ocr!.state).toBe('unknown');
+    expect(res.body.state).toBe('outage');
+    expect(byId.api!.uptime90dPercent).toBe(50);
+    const today = byId.api!.days.at(-1)!;
+    expect(today.samples + (byId.api!.days.at(-2)?.samples ?? 0)).toBe(2);
+    // The first instance still serves its cached (30 s) answer.
+    const cached = await t.http.get(api('/status')).expect(200);
+    expect(cached.body.state).toBe('unknown');
+  });
+
+  it('runs the probes as a worker job and records one sample per component', async () => {
+    await t.startWorker();
+    const count = () =>
+      t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(distinct component) as n from status_samples where checked_at > now() - interval '1 minute'
+          and component in ('api', 'workers', 'storage')
+      `);
+    const deadline = Date.now() + 20_000;
+    while ((await count()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    const other = await t.secondApp();
+    const res = await other.http.get(api('/status')).expect(200);
+    const byId = Object.fromEntries((res.body.components as Component[]).map((c) => [c.component, c]));
+    for (const component of ['api', 'workers', 'database', 'storage']) {
+      expect([component, byId[component]!.state]).toEqual([component, "operational"]);
+    }
+    expect(byId.api!.latencyMs).toEqual(expect.any(Number));
+  });
+});

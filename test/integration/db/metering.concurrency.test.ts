@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { AppError } from '../../../shared/errors/appError.ts';
+import { newId } from '../../../shared/ids.ts';
+import { reserveCredits, settleUsage } from '../../../shared/metering.ts';
+import type { Principal } from '../../../shared/principal.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await setupTestContext({ DATABASE_POOL_SIZE: '20' });
+});
+afterAll(() => t.close());
+
+function principalOf(tenant: Tenant, keyId: string, cap: number | null): Principal {
+  return {
+    credentialType: 'api_key',
+    credentialId: keyId,
+    keyId,
+    oauthAppId: null,
+    name: 'k',
+    hint: '',
+    workspaceId: tenant.workspaceId,
+    currency: 'USD',
+    memberId: tenant.memberId,
+    livemode: true,
+    scope: { level: 'app', packages: [], operations: [] },
+    projects: [{ id: tenant.projectId, name: 'Main' }],
+    monthlySpendCapMinor: cap,
+    rateLimitPerMinute: null,
+    createdAt: new Date().toISOString(),
+    expiresAt: null,
+  };
+}
+
+/** One billed call: reserve in one transaction, settle the actual cost in another, as api and worker do. */
+async function billedCall(principal: Principal, projectId: string, maxCost: number, actualCost: number) {
+  try {
+    const hold = await t.deps.pool.transaction((tx) =>
+      reserveCredits(tx, { principal, projectId, operation: 'text.generate', maxCostMinor: maxCost, requestId: newId('req') }),
+    );
+    await new Promise((r) => setTimeout(r, Math.random() * 20));
+    await t.deps.pool.transaction((tx) =>
+      settleUsage(tx, {
+        holdId: hold!.holdId,
+        jobId: newId('job'),
+        workspaceId: principal.workspaceId,
+        projectId,
+        keyId: principal.keyId,
+        operation: 'text.generate',
+        livemode: true,
+        usage: { outputTokens: 10 },
+        costMinor: actualCost,
+        currency: 'USD',
+        requestId: null,
+      }),
+    );
+    return 'ok';
+  } catch (error) {
+    if (error instanceof AppError) return error.code;
+    throw error;
+  }
+}
+
+const spentOnKey = (keyId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ s: z.number() }))`
+    select coalesce(sum(cost_minor), 0) as s from metering_records where key_id = ${keyId}
+  `);
+
+describe('concurrent billed calls', () => {
+  it('50 parallel calls never spend past the workspace balance', async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 120 });
+    const key = await tenant.key();
+    const principal = principalOf(tenant, key.id, null);
+    const outcomes = await Promise.all(Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 4)));
+    const balance = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
+    expect(balance!.reserved_minor).toBe(0);
+    expect(balance!.balance_minor).toBeGreaterThanOrEqual(0);
+    const charged = await spentOnKey(key.id);
+    expect(charged).toBe(120 - balance!.balance_minor);
+    expect(outcomes.filter((o) => o === 'ok').length).toBeGreaterThanOrEqual(24);
+    expect(outcomes.every((o) => o === 'ok' || o === 'insufficient_credits')).toBe(true);
+    expect(outcomes).toContain('insufficient_credits');
+  });
+
+  it("50 parallel calls never spend past a key's monthly cap", async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+    const key = await tenant.key({ monthlySpendCapMinor: 60 });
+    const principal = principalOf(tenant, key.id, 60);
+    const outcomes = await Promise.all(Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 5)));
+    expect(await spentOnKey(key.id)).toBe(60);
+    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(12);
+    expect(outcomes.filter((o) => o === 'key_spend_limit_reached')).toHaveLength(38);
+    const month = await t.deps.pool.one(sql.type(z.object({ spent_minor: z.number(), reserved_minor: z.number() }))`
+      select spent_minor, reserved_minor from key_monthly_spend where key_id = ${key.id}
+    `);
+    expect(month).toEqual({ spent_minor: 60, reserved_minor: 0 });
+    expect((await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor).toBe(10_000 - 60);
+  });
+
+  it('answers insufficient_credits at zero balance, and key_spend_limit_reached only when credit remains', async () => {
+    const broke = await createTenant(t.deps.pool, { credits: 0 });
+    const key = await broke.key({ monthlySpendCapMinor: 0 });
+    expect(await billedCall(principalOf(broke, key.id, 0), broke.projectId, 5, 5)).toBe('insufficient_credits');
+    const rich = await createTenant(t.deps.pool, { credits: 50 });
+    const capped = await rich.key({ monthlySpendCapMinor: 0 });
+    expect(await billedCall(principalOf(rich, capped.id, 0), rich.projectId, 5, 5)).toBe('key_spend_limit_reached');
+  });
+
+  it('settling the same hold twice bills once', async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 100 });
+    const key = await tenant.key();
+    const principal = principalOf(tenant, key.id, null);
+    const hold = await t.deps.pool.transaction((tx) =>
+      reserveCredits(tx, { principal, projectId: tenant.projectId, operation: 'images.generate', maxCostMinor: 30, requestId: 'r' }),
+    );
+    const settle = () =>
+      t.deps.pool.transaction((tx) =>
+        settleUsage(tx, {
+          holdId: hold!.holdId,
+          jobId: 'job_same',
+          workspaceId: tenant.workspaceId,
+          projectId: tenant.projectId,
+          keyId: key.id,
+          operation: 'images.generate',
+          livemode: true,
+          usage: { images: 1 },
+          costMinor: 20,
+          currency: 'USD',
+          requestId: null,
+        }),
+      );
+    await Promise.all([settle(), settle(), settle()]);
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 80, reserved_minor: 0 });
+    expect(await spentOnKey(key.id)).toBe(20);
+  });
+});

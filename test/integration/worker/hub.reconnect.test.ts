@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { finishJob, insertJob } from '../../../shared/db/queries/jobs.ts';
+import { newId } from '../../../shared/ids.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { adminQuery } from '../../helpers/database.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool);
+});
+afterAll(() => t.close());
+
+const queuedJob = () =>
+  insertJob(t.deps.pool, {
+    id: newId('job'),
+    workspaceId: tenant.workspaceId,
+    projectId: tenant.projectId,
+    keyId: null,
+    type: 'text.generate',
+    livemode: false,
+    input: {},
+    holdId: null,
+    requestId: null,
+  });
+
+const finish = (id: string) =>
+  t.deps.pool.transaction((tx) => finishJob(tx, id, { status: 'succeeded', result: { text: 'ok' }, error: null, costMinor: 0 }));
+
+describe('notification hub', () => {
+  it('wakes a waiter at once through NOTIFY', async () => {
+    const job = await queuedJob();
+    const started = Date.now();
+    const waiting = t.deps.jobWaiter.wait(job.id, { timeoutMs: 10_000 });
+    setTimeout(() => void finish(job.id), 50);
+    expect((await waiting).status).toBe('succeeded');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('survives pg_terminate_backend of its LISTEN connection while a request waits', async () => {
+    const job = await queuedJob();
+    const oldPid = t.deps.hub.backendPid;
+    expect(oldPid).toEqual(expect.any(Number));
+    const started = Date.now();
+    const waiting = t.deps.jobWaiter.wait(job.id, { timeoutMs: 15_000 });
+    await adminQuery('select pg_terminate_backend($1)', [oldPid]);
+    // The job finishes while the listener is down: the NOTIFY is lost, the re-read after reconnect is not.
+    await finish(job.id);
+    expect((await waiting).status).toBe('succeeded');
+    // Well under the 5 s safety poll: the reconnect itself re-read the job.
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(t.deps.hub.backendPid).toEqual(expect.any(Number));
+    expect(t.deps.hub.backendPid).not.toBe(oldPid);
+
+    // Notifications flow again on the new connection.
+    const next = await queuedJob();
+    const again = Date.now();
+    const waitingAgain = t.deps.jobWaiter.wait(next.id, { timeoutMs: 10_000 });
+    setTimeout(() => void finish(next.id), 50);
+    expect((await waitingAgain).status).toBe('succeeded');
+    expect(Date.now() - again).toBeLessThan(1000);
+  });
+
+  it('times out with internal_error rather than hanging', async () => {
+    const job = await queuedJob();
+    await expect(t.deps.jobWaiter.wait(job.id, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'internal_error' });
+  });
+});

@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
+import { requestJobCancel } from '../../../shared/db/queries/jobs.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { createJob, enqueue, type JobType } from '../../../shared/jobs.ts';
+import { reserveCredits } from '../../../shared/metering.ts';
+import type { Principal } from '../../../shared/principal.ts';
+import { PermanentJobError, runJob, type JobWork } from '../../../worker/runJob.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+let principal: Principal;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool, { credits: 1000 });
+  const me = await t.http.get(api('/me')).set(bearer(tenant.liveKey)).expect(200);
+  principal = {
+    credentialType: 'api_key',
+    credentialId: me.body.key.id,
+    keyId: me.body.key.id,
+    oauthAppId: null,
+    name: 'Key',
+    hint: '',
+    workspaceId: tenant.workspaceId,
+    currency: 'USD',
+    memberId: tenant.memberId,
+    livemode: true,
+    scope: { level: 'app', packages: [], operations: [] },
+    projects: [{ id: tenant.projectId, name: 'Main' }],
+    monthlySpendCapMinor: null,
+    rateLimitPerMinute: null,
+    createdAt: new Date().toISOString(),
+    expiresAt: null,
+  };
+});
+afterAll(() => t.close());
+
+async function newJob(type: JobType, maxCost: number | null) {
+  return t.deps.pool.transaction(async (tx) => {
+    const hold = maxCost === null ? null : await reserveCredits(tx, { principal, projectId: tenant.projectId, operation: type, maxCostMinor: maxCost, requestId: 'req_test' });
+    return createJob(tx, {
+      type,
+      workspaceId: tenant.workspaceId,
+      projectId: tenant.projectId,
+      keyId: principal.keyId,
+      livemode: true,
+      input: {},
+      holdId: hold?.holdId ?? null,
+      requestId: 'req_test',
+    });
+  });
+}
+
+const deckTask = (work: JobWork) => ({
+  deck__export: (payload: unknown, helpers: Parameters<typeof runJob>[2]) => runJob(workerContextFor(t), payload, helpers, work),
+});
+
+const events = (jobId: string) =>
+  t.deps.pool.anyFirst(sql.type(z.object({ type: z.string() }))`
+    select type from events where data->'job'->>'id' = ${jobId} order by created_at
+  `);
+
+describe('job lifecycle', () => {
+  it('goes queued → running → succeeded, wakes waiters, bills once and announces job.succeeded', async () => {
+    const job = await newJob('deck.export', 50);
+    const queued = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    expect(queued.body.job).toEqual({
+      id: job.id,
+      type: 'deck.export',
+      status: 'queued',
+      result: null,
+      error: null,
+      createdAt: expect.any(String),
+      completedAt: null,
+    });
+    const waiting = t.deps.jobWaiter.wait(job.id, { timeoutMs: 20_000 });
+    let seenWhileRunning: string | undefined;
+    await runDueJobs(
+      t,
+      deckTask(async () => {
+        seenWhileRunning = (await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey))).body.job.status;
+        return { result: { pages: 3 }, usage: { pages: 3 }, costMinor: 7 };
+      }),
+    );
+    expect(seenWhileRunning).toBe('running');
+    const finished = await waiting;
+    expect(finished.status).toBe('succeeded');
+    const done = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    expect(done.body.job).toMatchObject({ status: 'succeeded', result: { pages: 3 }, error: null, completedAt: expect.any(String) });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 993, reserved_minor: 0 });
+    expect(await events(job.id)).toEqual(['job.succeeded']);
+
+    // The same job delivered again (a retry after a crash) changes nothing.
+    await t.deps.pool.transaction((tx) => enqueue(tx, 'deck__export', { jobId: job.id }));
+    await runDueJobs(t, deckTask(async () => ({ result: { pages: 9 }, usage: {}, costMinor: 99 })));
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 993, reserved_minor: 0 });
+    const records = await t.deps.pool.anyFirst(sql.type(z.object({ cost_minor: z.number() }))`
+      select cost_minor from metering_records where job_id = ${job.id}
+    `);
+    expect(records).toEqual([7]);
+  });
+
+  it('fails permanently with an error, releases the hold and announces job.failed', async () => {
+    const job = await newJob('ocr.extract', 40);
+    await runDueJobs(t, {
+      ocr__extract: (payload, helpers) =>
+        runJob(workerContextFor(t), payload, helpers, async () => {
+          throw new PermanentJobError('unreadable_input', 'The image could not be decoded.');
+        }),
+    });
+    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    expect(res.body.job).toMatchObject({
+      status: 'failed',
+      result: null,
+      error: { code: 'unreadable_input', message: 'The image could not be decoded.' },
+      completedAt: expect.any(String),
+    });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 993, reserved_minor: 0 });
+    expect(await events(job.id)).toEqual(['job.failed']);
+  });
+
+  it('puts a job back to queued when an attempt fails and retries remain', async () => {
+    const job = await newJob('video.generate', 10);
+    await runDueJobs(t, {
+      video__generate: (payload, helpers) =>
+        runJob(workerContextFor(t), payload, helpers, async () => {
+          throw new Error('provider hiccup');
+        }),
+    });
+    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    expect(res.body.job.status).toBe('queued');
+    const reserved = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
+    expect(reserved?.reserved_minor).toBe(10);
+  });
+
+  it('ends as cancelled, unbilled, when cancelled before it ran', async () => {
+    const before = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
+    const job = await newJob('deck.export', 20);
+    await requestJobCancel(t.deps.pool, job.id);
+    await runDueJobs(t, deckTask(async () => ({ result: 'should not run', usage: {}, costMinor: 5 })));
+    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    expect(res.body.job).toMatchObject({ status: 'cancelled', result: null, error: null });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toEqual(before);
+  });
+
+  it('keeps jobs inside their workspace and internal jobs private', async () => {
+    const job = await newJob('deck.export', null);
+    const stranger = await createTenant(t.deps.pool);
+    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(stranger.testKey)).expect(404);
+    expect(res.body.error.code).toBe('not_found');
+    const internal = await newJob('text.generate', null);
+    await t.http.get(api(`/jobs/${internal.id}`)).set(bearer(tenant.testKey)).expect(404);
+  });
+});
