@@ -9,6 +9,7 @@ const common = {
 
 export default {
   maxWorkers: 2,
+  testTimeout: 60_000,
   globalSetup: '<rootDir>/test/helpers/globalSetup.ts',
   globalTeardown: '<rootDir>/test/helpers/globalTeardown.ts',
   reporters: ['default', '<rootDir>/test/helpers/summaryReporter.js'],
@@ -18,7 +19,6 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testTimeout: 60_000,
     },
   ],
 };
