@@ -36,7 +36,7 @@ export function makeApp(deps: AppDeps): Express {
   installBodyParsers(app);
   installOperation(app, deps.doc);
   // 4. Who is calling and may they, in the fixed order: auth and scopes, rate limit, schema.
-  installAuth(app, deps.pool, deps.credentialResolvers);
+  installAuth(app, deps.keyCache, deps.credentialResolvers);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
   installValidator(app, deps.doc, deps.config.validateResponses);
   installIdempotency(app, deps.pool, deps.logger, Math.ceil(deps.config.syncTimeoutMs / 1000) + 60);

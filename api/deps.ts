@@ -8,6 +8,7 @@ import type { NotificationHub } from '../shared/pubsub.ts';
 import type { RateLimiter } from '../shared/rateLimiter.ts';
 import type { RequestLogWriter } from '../shared/requestLog.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
+import type { KeyCache } from './auth/keyCache.ts';
 import type { ApiDocument } from './openapi/document.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */
@@ -22,4 +23,5 @@ export type AppDeps = {
   jobWaiter: JobWaiter;
   objectStore: ObjectStore;
   credentialResolvers: CredentialResolver[];
+  keyCache: KeyCache;
 };

@@ -6,6 +6,7 @@ import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
 import { RateLimiter } from '../shared/rateLimiter.ts';
 import { RequestLogWriter } from '../shared/requestLog.ts';
+import { KeyCache } from './auth/keyCache.ts';
 import type { AppDeps } from './deps.ts';
 import { loadApiDocument } from './openapi/document.ts';
 
@@ -30,6 +31,7 @@ export async function makeAppDeps(
     jobWaiter: new JobWaiter(pool, hub),
     objectStore: new ObjectStore(services.s3),
     credentialResolvers: [],
+    keyCache: new KeyCache(pool, hub),
     close: async () => {
       await requestLog.close();
       await hub.stop();

@@ -1,10 +1,9 @@
-import type { DatabasePool } from 'slonik';
-
-import { findKeyForAuth, toPrincipal } from '../../shared/db/queries/apiKeys.ts';
+import { toPrincipal } from '../../shared/db/queries/apiKeys.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { sha256 } from '../../shared/ids.ts';
 import type { Principal } from '../../shared/principal.ts';
 import { ipAllowed } from './ipAllowlist.ts';
+import type { KeyCache } from './keyCache.ts';
 
 /** Resolves a bearer credential of another kind (OAuth access tokens register one); undefined = unknown. */
 export type CredentialResolver = (
@@ -25,9 +24,9 @@ const invalidKey = () =>
  * time does not depend on how much of a guessed secret is right.
  * @throws AppError with the first failing check's code.
  */
-export async function authenticateApiKey(pool: DatabasePool, secret: string, ip: string | undefined): Promise<Principal> {
+export async function authenticateApiKey(keys: KeyCache, secret: string, ip: string | undefined): Promise<Principal> {
   if (!keyPattern.test(secret)) throw invalidKey();
-  const row = await findKeyForAuth(pool, sha256(secret));
+  const row = await keys.find(sha256(secret));
   if (!row) throw invalidKey();
   if (row.revoked_at !== null) throw new AppError('api_key_revoked', 'This API key has been revoked.');
   if (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now()) {
@@ -43,7 +42,7 @@ export async function authenticateApiKey(pool: DatabasePool, secret: string, ip:
 }
 
 export async function authenticate(
-  pool: DatabasePool,
+  keys: KeyCache,
   header: string | undefined,
   ip: string | undefined,
   resolvers: CredentialResolver[],
@@ -51,7 +50,7 @@ export async function authenticate(
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
   const credential = match?.[1];
   if (!credential) throw invalidKey();
-  if (credential.startsWith('svc_sk_')) return authenticateApiKey(pool, credential, ip);
+  if (credential.startsWith('svc_sk_')) return authenticateApiKey(keys, credential, ip);
   for (const resolve of resolvers) {
     const principal = await resolve(credential, { ip });
     if (principal) return principal;

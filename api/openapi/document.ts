@@ -23,6 +23,8 @@ export type Operation = {
   sensitive: boolean;
   authenticated: boolean;
   validateBody: boolean;
+  /** Has parameters or a body: there is request input to validate. */
+  hasInput: boolean;
   errorCodes: ErrorCode[];
   /** Spec-specific error codes that win over invalid_request_body, keyed by `body.<field>`, `query.<name>`, `headers.<name>`. */
   fieldErrorCodes: Map<string, ErrorCode>;
@@ -113,6 +115,7 @@ export function loadApiDocument(): ApiDocument {
         sensitive: op['x-svc-sensitive'] === true,
         authenticated: security.length > 0,
         validateBody: op['x-svc-validate-body'] !== false,
+        hasInput: op.requestBody !== undefined || (Array.isArray(op.parameters) && op.parameters.length > 0),
         errorCodes: rawCodes,
         fieldErrorCodes: fieldErrorCodes(raw, op),
       });
