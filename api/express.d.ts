@@ -1,5 +1,5 @@
-import type { Operation } from './openapi/document.ts';
 import type { Principal } from '../shared/principal.ts';
+import type { Operation } from './openapi/document.ts';
 
 declare global {
   namespace Express {

@@ -1,4 +1,3 @@
-import { type Db } from './db/sql.ts';
 import {
   closeHold,
   insertHold,
@@ -7,6 +6,7 @@ import {
   lockKeyMonth,
   lockWorkspaceBalance,
 } from './db/queries/credits.ts';
+import { type Db } from './db/sql.ts';
 import { AppError } from './errors/appError.ts';
 import { newId } from './ids.ts';
 import type { Principal } from './principal.ts';

@@ -1,9 +1,8 @@
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-import { EventEmitter } from 'node:events';
 
 import { parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';

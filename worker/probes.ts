@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { sql } from '../shared/db/sql.ts';
-import { countLiveWorkers } from '../shared/db/queries/workerHeartbeats.ts';
 import type { ProbeState } from '../shared/db/queries/statusSamples.ts';
+import { countLiveWorkers } from '../shared/db/queries/workerHeartbeats.ts';
+import { sql } from '../shared/db/sql.ts';
 import type { WorkerContext } from './context.ts';
 
 export type ProbeResult = { state: ProbeState; latencyMs: number | null };

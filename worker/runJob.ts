@@ -1,10 +1,10 @@
 import type { JobHelpers } from 'graphile-worker';
 
-import { findWorkspaceCurrency } from '../shared/db/queries/workspaces.ts';
 import { finishJob, type JobRow, lockJob, markJobQueued, markJobRunning } from '../shared/db/queries/jobs.ts';
+import { findWorkspaceCurrency } from '../shared/db/queries/workspaces.ts';
 import { coerceError } from '../shared/errors/appError.ts';
 import { recordEvent } from '../shared/events.ts';
-import { jobPayload, jobSpecs, isJobType } from '../shared/jobs.ts';
+import { isJobType,jobPayload, jobSpecs } from '../shared/jobs.ts';
 import { releaseHold, settleUsage } from '../shared/metering.ts';
 import { KeyedChannel } from '../shared/pubsub.ts';
 import type { WorkerContext } from './context.ts';

@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
+import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 

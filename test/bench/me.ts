@@ -1,5 +1,6 @@
-import express from 'express';
 import http from 'node:http';
+
+import express from 'express';
 import pg from 'pg';
 
 import { type BenchContext, listen } from './harness.ts';

@@ -1,4 +1,4 @@
-import { makeBenchContext, type BenchContext } from './harness.ts';
+import { type BenchContext,makeBenchContext } from './harness.ts';
 import meBench from './me.ts';
 
 /** Scenarios in run order; each capability adds its own. */

@@ -1,10 +1,12 @@
+import { findKeyForAuth, toPrincipal } from '../../shared/db/queries/apiKeys.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { insertMember } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
-import { hashPassword, newId } from '../../shared/ids.ts';
+import { hashPassword, newId, sha256 } from '../../shared/ids.ts';
 import { createApiKey, type CreateKeyInput } from '../../shared/keys.ts';
+import type { Principal } from '../../shared/principal.ts';
 
 export type Tenant = {
   workspaceId: string;
@@ -70,3 +72,10 @@ export async function createTenant(
 }
 
 export { addCredits };
+
+/** The principal the auth middleware would build for `secret`. */
+export async function principalFor(pool: DatabasePool, secret: string): Promise<Principal> {
+  const row = await findKeyForAuth(pool, sha256(secret));
+  if (!row) throw new Error('no such key');
+  return toPrincipal(row);
+}

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 
 import { findWorkspaceJob } from '../../../shared/db/queries/jobs.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { jobSpecs, isJobType, toJobDto } from '../../../shared/jobs.ts';
+import { isJobType, jobSpecs, toJobDto } from '../../../shared/jobs.ts';
 import type { AppDeps } from '../../deps.ts';
 
 export function getJob({ pool }: AppDeps): RequestHandler {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
+import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { admin } from '../../helpers/cli.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 
 let t: TestContext;
 let env: Record<string, string>;

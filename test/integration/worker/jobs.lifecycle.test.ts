@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { requestJobCancel } from '../../../shared/db/queries/jobs.ts';
+import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createJob, enqueue, type JobType } from '../../../shared/jobs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import type { Principal } from '../../../shared/principal.ts';
-import { PermanentJobError, runJob, type JobWork } from '../../../worker/runJob.ts';
+import { type JobWork,PermanentJobError, runJob } from '../../../worker/runJob.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -19,25 +19,7 @@ let principal: Principal;
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool, { credits: 1000 });
-  const me = await t.http.get(api('/me')).set(bearer(tenant.liveKey)).expect(200);
-  principal = {
-    credentialType: 'api_key',
-    credentialId: me.body.key.id,
-    keyId: me.body.key.id,
-    oauthAppId: null,
-    name: 'Key',
-    hint: '',
-    workspaceId: tenant.workspaceId,
-    currency: 'USD',
-    memberId: tenant.memberId,
-    livemode: true,
-    scope: { level: 'app', packages: [], operations: [] },
-    projects: [{ id: tenant.projectId, name: 'Main' }],
-    monthlySpendCapMinor: null,
-    rateLimitPerMinute: null,
-    createdAt: new Date().toISOString(),
-    expiresAt: null,
-  };
+  principal = await principalFor(t.deps.pool, tenant.liveKey);
 });
 afterAll(() => t.close());
 

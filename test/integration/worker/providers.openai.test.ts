@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { loadConfig } from '../../../shared/config.ts';
+import { makeOpenAiProviders } from '../../../shared/providers/openai.ts';
+import { ProviderError } from '../../../shared/providers/types.ts';
+import { testEnv } from '../../helpers/context.ts';
+import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+
+let mock: OpenAiMock;
+let providers: ReturnType<typeof makeOpenAiProviders>;
+
+const never = () => new AbortController().signal;
+
+function providersFor(overrides: Record<string, string>) {
+  return makeOpenAiProviders(
+    loadConfig(testEnv({ PROVIDER: 'openai', OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: mock.apiKey, ...overrides })),
+  );
+}
+
+async function thrown(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+beforeAll(async () => {
+  mock = await startOpenAiMock();
+  providers = providersFor({ PROVIDER_TIMEOUT_MS: '2000' });
+});
+afterAll(() => mock.close());
+
+describe('openai provider: chat', () => {
+  it('streams deltas and reports the usage the provider counted', async () => {
+    const deltas: string[] = [];
+    const out = await providers.chat.chat({
+      messages: [{ role: 'user', content: 'hello there' }],
+      maxTokens: 50,
+      signal: never(),
+      onDelta: (t) => deltas.push(t),
+    });
+    expect(out.text).toBe(mockReply('hello there'));
+    expect(deltas.join('')).toBe(out.text);
+    expect(deltas.length).toBeGreaterThan(2);
+    expect(out).toMatchObject({ model: 'gpt-4o-mini', finishReason: 'stop', usage: { inputTokens: 2, outputTokens: 5 } });
+    const sent = mock.requests.at(-1)!;
+    expect(sent.authorization).toBe(`Bearer ${mock.apiKey}`);
+    expect(sent.json).toMatchObject({ model: 'gpt-4o-mini', max_tokens: 50, stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('stops on abort and returns what was produced, estimated', async () => {
+    mock.queueChat({ kind: 'hang', words: 2 });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const pending = providers.chat.chat({
+      messages: [{ role: 'user', content: 'never ending' }],
+      maxTokens: 50,
+      signal: controller.signal,
+      onDelta: (t) => {
+        deltas.push(t);
+        if (deltas.length === 2) controller.abort(new Error('cancelled'));
+      },
+    });
+    const out = await pending;
+    expect(out.finishReason).toBe('cancelled');
+    expect(out.text).toBe('Mock reply ');
+    expect(out.usage.outputTokens).toBeGreaterThan(0);
+    await mock.requests.at(-1)!.closed;
+  });
+
+  it('maps 5xx and 429 to retryable errors, other 4xx to permanent ones', async () => {
+    mock.queueChat({ kind: 'status', status: 503, message: 'overloaded' }, { kind: 'status', status: 429, message: 'slow down' });
+    mock.queueChat({ kind: 'status', status: 400, message: 'bad request' });
+    const request = { messages: [{ role: 'user' as const, content: 'x' }], maxTokens: 5, signal: never() };
+    for (const retryable of [true, true, false]) {
+      const error = await thrown(providers.chat.chat(request));
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).retryable).toBe(retryable);
+    }
+  });
+
+  it('times out a stuck provider as a retryable error', async () => {
+    mock.queueChat({ kind: 'stall' });
+    const fast = providersFor({ PROVIDER_TIMEOUT_MS: '300' });
+    const error = await thrown(fast.chat.chat({ messages: [{ role: 'user', content: 'x' }], maxTokens: 5, signal: never() }));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(true);
+    expect((error as Error).message).toMatch(/timed out/);
+  });
+
+  it('never puts the provider key in an error', async () => {
+    const wrongKey = 'sk-wrong-key-abcdef0123456789';
+    const wrong = providersFor({ OPENAI_API_KEY: wrongKey });
+    const error = (await thrown(wrong.embeddings.embed({ input: ['x'], signal: never() }))) as ProviderError;
+    expect(error.retryable).toBe(false);
+    expect(error.message).toMatch(/401/);
+    expect(error.message).not.toContain(wrongKey);
+    expect(error.message).not.toContain('sk-');
+    expect(JSON.stringify(error)).not.toContain(wrongKey);
+  });
+});
+
+describe('openai provider: embeddings, images, transcriptions', () => {
+  it('returns vectors in input order whatever order the provider answered in', async () => {
+    const out = await providers.embeddings.embed({ input: ['a', 'bbb', 'cc'], signal: never() });
+    expect(out.vectors).toEqual([
+      [1, 0, 0.5],
+      [3, 1, 0.5],
+      [2, 2, 0.5],
+    ]);
+    expect(out.usage.inputTokens).toBe(9);
+  });
+
+  it('generates an image as base64 with the size nearest the aspect ratio', async () => {
+    const out = await providers.images.generate({ prompt: 'a cat', aspectRatio: '16:9', signal: never() });
+    expect(Buffer.from(out.b64, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(out).toMatchObject({ mimeType: 'image/png', model: 'gpt-image-1', usage: { inputTokens: 7, outputTokens: 100 } });
+    expect(mock.requests.at(-1)!.json).toMatchObject({ model: 'gpt-image-1', prompt: 'a cat', size: '1536x1024', n: 1 });
+  });
+
+  it('uploads audio as multipart and reads the duration whisper reports', async () => {
+    const audio = Buffer.alloc(3000, 1);
+    const out = await providers.transcription.transcribe({ audio, mimeType: 'audio/mpeg', filename: 'clip.mp3', language: 'en', signal: never() });
+    expect(out).toEqual({ text: 'Mock transcript of 3000 bytes.', model: 'whisper-1', durationSeconds: 12.5 });
+    const sent = mock.requests.at(-1)!;
+    expect(sent.fields).toMatchObject({ model: 'whisper-1', response_format: 'verbose_json', language: 'en' });
+    expect(sent.file).toEqual({ filename: 'clip.mp3', mimeType: 'audio/mpeg', bytes: 3000 });
+  });
+});
