@@ -20,7 +20,8 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
         project_id: res.locals.projectId ?? null,
         key_id: principal?.credentialId ?? null,
         method: req.method,
-        path: req.path,
+        // originalUrl: inside mounted routers req.path is relative to the mount point.
+        path: req.originalUrl.split('?')[0] ?? req.originalUrl,
         status: res.statusCode,
         latency_ms: Number((process.hrtime.bigint() - req.startedAt) / 1_000_000n),
         cost_minor: res.locals.costMinor ?? 0,
