@@ -10,22 +10,36 @@ export type Probe = (ctx: WorkerContext, signal: AbortSignal) => Promise<ProbeRe
 
 const probeTimeoutMs = 10_000;
 
-/** Times `check`; slower than `slowMs` is degraded, a throw or a timeout is an outage. */
-async function timed(slowMs: number, signal: AbortSignal, check: (signal: AbortSignal) => Promise<unknown>): Promise<ProbeResult> {
-  const started = performance.now();
-  const timeout = AbortSignal.any([signal, AbortSignal.timeout(probeTimeoutMs)]);
-  try {
-    await Promise.race([
-      check(timeout),
-      sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
-        throw new Error('probe timed out');
-      }),
-    ]);
-  } catch {
-    return { state: 'outage', latencyMs: null };
+/**
+ * Times `check`; slower than `slowMs` is degraded. A failure is retried twice, a second apart, before
+ * it counts as an outage: one refused connection (a web dyno restarting) is not an outage.
+ */
+async function timed(
+  ctx: WorkerContext,
+  slowMs: number,
+  signal: AbortSignal,
+  check: (signal: AbortSignal) => Promise<unknown>,
+): Promise<ProbeResult> {
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    const timeout = AbortSignal.any([signal, AbortSignal.timeout(probeTimeoutMs)]);
+    try {
+      await Promise.race([
+        check(timeout),
+        sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
+          throw new Error('probe timed out');
+        }),
+      ]);
+      const latencyMs = Math.round(performance.now() - started);
+      return { state: latencyMs > slowMs ? 'degraded' : 'operational', latencyMs };
+    } catch (error) {
+      if (attempt >= 3 || signal.aborted) {
+        ctx.logger.warn({ err: error }, 'status probe failed');
+        return { state: 'outage', latencyMs: null };
+      }
+      await sleep(1000);
+    }
   }
-  const latencyMs = Math.round(performance.now() - started);
-  return { state: latencyMs > slowMs ? 'degraded' : 'operational', latencyMs };
 }
 
 /** The probes per status component. Other capabilities (OCR) register theirs with `registerProbe`. */
@@ -33,7 +47,7 @@ export const probes = new Map<string, Probe>([
   [
     'api',
     (ctx, signal) =>
-      timed(1000, signal, async (s) => {
+      timed(ctx, 1000, signal, async (s) => {
         const res = await fetch(`${ctx.config.publicBaseUrl}/healthz`, { signal: s });
         if (!res.ok) throw new Error(`api answered ${res.status}`);
       }),
@@ -45,11 +59,11 @@ export const probes = new Map<string, Probe>([
       return { state: live > 0 ? 'operational' : 'outage', latencyMs: null };
     },
   ],
-  ['database', (ctx, signal) => timed(250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`))],
+  ['database', (ctx, signal) => timed(ctx, 250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`))],
   [
     'storage',
     (ctx, signal) =>
-      timed(1000, signal, async () => {
+      timed(ctx, 1000, signal, async () => {
         const key = `_probes/${process.pid}-${Date.now()}`;
         await ctx.objectStore.put(key, Buffer.from('probe'));
         const body = await ctx.objectStore.getBuffer(key);

@@ -7,10 +7,9 @@ import { probes } from '../probes.ts';
 /** Probes every status component once and records one sample each. */
 export function statusProbe(ctx: WorkerContext): Task {
   return async (_payload, helpers) => {
-    const results = await Promise.all(
-      [...probes].map(async ([component, probe]) => [component, await probe(ctx, helpers.abortSignal)] as const),
-    );
-    for (const [component, result] of results) {
+    // One at a time: a probe's latency must not include another probe's work on this event loop.
+    for (const [component, probe] of probes) {
+      const result = await probe(ctx, helpers.abortSignal);
       await insertStatusSample(ctx.pool, component, result.state, result.latencyMs);
     }
   };
