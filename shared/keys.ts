@@ -17,6 +17,14 @@ export type CreateKeyInput = {
   monthlySpendCapMinor: number | null;
 };
 
+/** A key's options when nothing narrows it: whole-app scope, no expiry, any IP, no spend cap. */
+export function unrestricted(): Pick<
+  CreateKeyInput,
+  'scopeLevel' | 'packages' | 'operations' | 'expiresAt' | 'ipAllowlist' | 'monthlySpendCapMinor'
+> {
+  return { scopeLevel: 'app', packages: [], operations: [], expiresAt: null, ipAllowlist: [], monthlySpendCapMinor: null };
+}
+
 /** Mints a key; the secret is returned here once and only its hash is stored. */
 export async function createApiKey(tx: Db, input: CreateKeyInput): Promise<{ id: string; secret: string }> {
   const secret = newKeySecret(input.livemode);

@@ -5,7 +5,7 @@ import { insertProject } from '../db/queries/projects.ts';
 import { insertWorkspace } from '../db/queries/workspaces.ts';
 import { type DatabasePool, sql } from '../db/sql.ts';
 import { hashPassword, newId, randomBase62 } from '../ids.ts';
-import { createApiKey } from '../keys.ts';
+import { createApiKey, unrestricted } from '../keys.ts';
 
 export type DemoCredentials = {
   workspaceId: string;
@@ -47,12 +47,7 @@ export async function ensureDemoWorkspace(pool: DatabasePool): Promise<DemoCrede
       workspaceId: workspace.id,
       memberId: member.id,
       projectIds: [project.id],
-      scopeLevel: 'app' as const,
-      packages: [],
-      operations: [],
-      expiresAt: null,
-      ipAllowlist: [],
-      monthlySpendCapMinor: null,
+      ...unrestricted(),
     };
     const test = await createApiKey(tx, { ...base, livemode: false, name: 'Demo test key' });
     const live = await createApiKey(tx, { ...base, livemode: true, name: 'Demo live key' });

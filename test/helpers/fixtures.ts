@@ -5,7 +5,7 @@ import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { hashPassword, newId, sha256 } from '../../shared/ids.ts';
-import { createApiKey, type CreateKeyInput } from '../../shared/keys.ts';
+import { createApiKey, type CreateKeyInput, unrestricted } from '../../shared/keys.ts';
 import type { Principal } from '../../shared/principal.ts';
 
 export type Tenant = {
@@ -48,12 +48,7 @@ export async function createTenant(
         projectIds: [project.id],
         livemode: true,
         name: 'Key',
-        scopeLevel: 'app',
-        packages: [],
-        operations: [],
-        expiresAt: null,
-        ipAllowlist: [],
-        monthlySpendCapMinor: null,
+        ...unrestricted(),
         ...overrides,
       }),
     );

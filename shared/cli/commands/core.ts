@@ -6,7 +6,7 @@ import { findMember, insertMember, setMemberDeveloperAccess } from '../../db/que
 import { findProjects, insertProject } from '../../db/queries/projects.ts';
 import { insertWorkspace, workspaceExists } from '../../db/queries/workspaces.ts';
 import { hashPassword, newId } from '../../ids.ts';
-import { createApiKey } from '../../keys.ts';
+import { createApiKey, unrestricted } from '../../keys.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 
@@ -83,12 +83,7 @@ export const coreCommands: CommandTable = {
           projectIds: [project.id],
           livemode: false,
           name: `${project.name} test key`,
-          scopeLevel: 'app',
-          packages: [],
-          operations: [],
-          expiresAt: null,
-          ipAllowlist: [],
-          monthlySpendCapMinor: null,
+          ...unrestricted(),
         });
         return { project: { id: project.id, name: project.name }, key };
       });
