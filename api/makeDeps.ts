@@ -20,6 +20,8 @@ export async function makeAppDeps(
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();
   const requestLog = new RequestLogWriter(pool, logger);
+  const jobWaiter = new JobWaiter(pool, hub);
+  await jobWaiter.start();
   return {
     config,
     pool,
@@ -28,7 +30,7 @@ export async function makeAppDeps(
     doc: loadApiDocument(),
     rateLimiter: new RateLimiter(pool),
     requestLog,
-    jobWaiter: new JobWaiter(pool, hub),
+    jobWaiter,
     objectStore: new ObjectStore(services.s3),
     credentialResolvers: [],
     keyCache: new KeyCache(pool, hub),

@@ -21,11 +21,20 @@ export class JobWaiter {
     this.updates = new KeyedChannel(hub, 'jobs:update', 'id');
   }
 
+  /** LISTENs before the first wait, so a job created after this resolves cannot finish unheard. */
+  async start(): Promise<void> {
+    await this.updates.listen();
+  }
+
   /**
-   * Resolves with the finished job row.
+   * Resolves with the finished job row. `fresh`: the job was created after start() by the caller and
+   * cannot have finished yet, so the first read is skipped (it would only compete with the worker).
    * @throws AppError internal_error when `timeoutMs` passes first; the abort reason when `signal` aborts.
    */
-  wait(jobId: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<JobRow> {
+  wait(
+    jobId: string,
+    options: { timeoutMs: number; signal?: AbortSignal; fresh?: boolean },
+  ): Promise<JobRow> {
     return new Promise<JobRow>((resolve, reject) => {
       let settled = false;
       const cleanups: (() => void)[] = [];
@@ -55,7 +64,10 @@ export class JobWaiter {
       const poll = setInterval(() => void check(), safetyPollMs);
       cleanups.push(() => clearInterval(poll));
       const timer = setTimeout(
-        () => finish({ error: new AppError('internal_error', 'The operation took too long; retry with backoff.') }),
+        () =>
+          finish({
+            error: new AppError('internal_error', 'The operation took too long; retry with backoff.'),
+          }),
         options.timeoutMs,
       );
       cleanups.push(() => clearTimeout(timer));
@@ -66,7 +78,7 @@ export class JobWaiter {
         signal.addEventListener('abort', onAbort, { once: true });
         cleanups.push(() => signal.removeEventListener('abort', onAbort));
       }
-      void check();
+      if (!options.fresh || !this.hub.isConnected) void check();
     });
   }
 }

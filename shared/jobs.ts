@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { insertJob, type JobRow, type NewJob } from './db/queries/jobs.ts';
+import { insertJobAndEnqueue, type JobRow, type NewJob } from './db/queries/jobs.ts';
 import { type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
 
@@ -12,8 +12,20 @@ import { newId } from './ids.ts';
 export const jobSpecs = {
   'text.generate': { task: 'text__generate', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
   'images.generate': { task: 'images__generate', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
-  'embeddings.create': { task: 'embeddings__create', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
-  'transcriptions.create': { task: 'transcriptions__create', maxAttempts: 3, priority: 0, isPublic: false, isSync: true },
+  'embeddings.create': {
+    task: 'embeddings__create',
+    maxAttempts: 3,
+    priority: 0,
+    isPublic: false,
+    isSync: true,
+  },
+  'transcriptions.create': {
+    task: 'transcriptions__create',
+    maxAttempts: 3,
+    priority: 0,
+    isPublic: false,
+    isSync: true,
+  },
   'ocr.extract': { task: 'ocr__extract', maxAttempts: 3, priority: 1, isPublic: true, isSync: false },
   'video.generate': { task: 'video__generate', maxAttempts: 3, priority: 2, isPublic: true, isSync: false },
   'deck.export': { task: 'deck__export', maxAttempts: 3, priority: 2, isPublic: true, isSync: false },
@@ -51,16 +63,17 @@ export async function enqueue(
   `);
 }
 
-/** Inserts a job row and enqueues its task in the caller's transaction. */
-export async function createJob(tx: Db, job: Omit<NewJob, 'id'> & { type: JobType }): Promise<JobRow> {
+/**
+ * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
+ * on its own and joins the caller's transaction when there is one.
+ */
+export function createJob(db: Db, job: Omit<NewJob, 'id'> & { type: JobType }): Promise<JobRow> {
   const spec = jobSpecs[job.type];
-  const row = await insertJob(tx, { ...job, id: newId('job') });
-  await enqueue(tx, spec.task, { jobId: row.id } satisfies JobPayload, {
-    jobKey: `job:${row.id}`,
-    maxAttempts: spec.maxAttempts,
-    priority: spec.priority,
-  });
-  return row;
+  return insertJobAndEnqueue(
+    db,
+    { ...job, id: newId('job') },
+    { identifier: spec.task, maxAttempts: spec.maxAttempts, priority: spec.priority },
+  );
 }
 
 /** The public job record (spec "Job"). */

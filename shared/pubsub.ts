@@ -19,6 +19,8 @@ export class NotificationHub {
   private stopped = false;
   private connecting: Promise<void> | undefined;
   private attempt = 0;
+  // pg warns on (and will refuse) overlapping queries on one client: LISTEN/UNLISTEN/NOTIFY go in turn.
+  private queue: Promise<unknown> = Promise.resolve();
   private readonly connectionString: string;
   private readonly logger: Logger;
 
@@ -46,7 +48,7 @@ export class NotificationHub {
     if (!set) {
       set = new Set();
       this.channels.set(channel, set);
-      this.client?.query(`listen ${pg.escapeIdentifier(channel)}`).catch((error: unknown) => {
+      this.run(`listen ${pg.escapeIdentifier(channel)}`).catch((error: unknown) => {
         this.logger.warn({ err: error, channel }, 'listen failed; will re-listen on reconnect');
       });
     }
@@ -57,7 +59,7 @@ export class NotificationHub {
       current.delete(listener);
       if (current.size === 0) {
         this.channels.delete(channel);
-        this.client?.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => {});
+        this.run(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => {});
       }
     };
   }
@@ -69,9 +71,19 @@ export class NotificationHub {
   }
 
   async notify(channel: string, payload: string): Promise<void> {
-    const client = this.client;
-    if (!client) throw new Error('notification hub is not connected');
-    await client.query('select pg_notify($1, $2)', [channel, payload]);
+    if (!this.client) throw new Error('notification hub is not connected');
+    await this.run('select pg_notify($1, $2)', [channel, payload]);
+  }
+
+  /** Resolves once every LISTEN/UNLISTEN issued so far has been answered. */
+  async settled(): Promise<void> {
+    await this.queue.catch(() => {});
+  }
+
+  private run(text: string, values?: unknown[]): Promise<unknown> {
+    const next = this.queue.catch(() => {}).then(() => this.client?.query(text, values));
+    this.queue = next;
+    return next;
   }
 
   async stop(): Promise<void> {
@@ -98,8 +110,11 @@ export class NotificationHub {
       client.on('error', (error) => this.lost(client, error));
       client.on('end', () => this.lost(client, new Error('listen connection ended')));
       await client.connect();
-      for (const channel of this.channels.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+      for (const channel of this.channels.keys()) {
+        await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+      }
       this.client = client;
+      this.queue = Promise.resolve();
       this.attempt = 0;
     })().finally(() => {
       this.connecting = undefined;
@@ -134,7 +149,9 @@ export class NotificationHub {
 
 /**
  * Dispatches a channel whose payloads are JSON objects by one key field, so each notification is
- * parsed once and reaches only the waiters of that id (thousands of streams per process).
+ * parsed once and reaches only the waiters of that id (thousands of streams per process). The channel
+ * stays LISTENed once used: a LISTEN per request would cost a round trip and could miss a NOTIFY
+ * sent before it took effect.
  */
 export class KeyedChannel<T extends Record<string, unknown>> {
   private readonly byKey = new Map<string, Set<(payload: T) => void>>();
@@ -163,11 +180,19 @@ export class KeyedChannel<T extends Record<string, unknown>> {
       const current = this.byKey.get(key);
       current?.delete(listener);
       if (current?.size === 0) this.byKey.delete(key);
-      if (this.byKey.size === 0 && this.unsubscribe) {
-        this.unsubscribe();
-        this.unsubscribe = undefined;
-      }
     };
+  }
+
+  /** LISTENs now, so the first `on` cannot miss a notification sent right after it. */
+  async listen(): Promise<void> {
+    this.unsubscribe ??= this.hub.subscribe(this.channel, (raw) => this.dispatch(raw));
+    await this.hub.settled();
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.byKey.clear();
   }
 
   private dispatch(raw: string): void {

@@ -1,10 +1,17 @@
 import type { JobHelpers } from 'graphile-worker';
 
-import { finishJob, type JobRow, lockJob, markJobQueued, markJobRunning } from '../shared/db/queries/jobs.ts';
-import { findWorkspaceCurrency } from '../shared/db/queries/workspaces.ts';
+import {
+  finishJob,
+  finishUnbilledJob,
+  type JobRow,
+  lockJob,
+  markJobQueued,
+  markJobRunning,
+} from '../shared/db/queries/jobs.ts';
 import { coerceError } from '../shared/errors/appError.ts';
 import { recordEvent } from '../shared/events.ts';
-import { isJobType,jobPayload, jobSpecs } from '../shared/jobs.ts';
+import { newId } from '../shared/ids.ts';
+import { isJobType, jobPayload, jobSpecs } from '../shared/jobs.ts';
 import { releaseHold, settleUsage } from '../shared/metering.ts';
 import { KeyedChannel } from '../shared/pubsub.ts';
 import type { WorkerContext } from './context.ts';
@@ -33,7 +40,11 @@ export class PermanentJobError extends Error {
 const cancelChannels = new WeakMap<WorkerContext['hub'], KeyedChannel<{ id: string }>>();
 
 /** Aborts when the job is cancelled (the api publishes on `jobs:cancel`) or the worker shuts down. */
-function jobSignal(ctx: WorkerContext, jobId: string, helpers: JobHelpers): { signal: AbortSignal; done(): void } {
+function jobSignal(
+  ctx: WorkerContext,
+  jobId: string,
+  helpers: JobHelpers,
+): { signal: AbortSignal; done(): void } {
   let channel = cancelChannels.get(ctx.hub);
   if (!channel) {
     channel = new KeyedChannel(ctx.hub, 'jobs:cancel', 'id');
@@ -50,7 +61,12 @@ function jobSignal(ctx: WorkerContext, jobId: string, helpers: JobHelpers): { si
  * transaction as the final status, under the job's row lock, so a retry can never bill twice.
  * Retryable errors put the job back to queued and rethrow so graphile-worker retries with backoff.
  */
-export async function runJob(ctx: WorkerContext, rawPayload: unknown, helpers: JobHelpers, work: JobWork): Promise<void> {
+export async function runJob(
+  ctx: WorkerContext,
+  rawPayload: unknown,
+  helpers: JobHelpers,
+  work: JobWork,
+): Promise<void> {
   const { jobId } = jobPayload.parse(rawPayload);
   const job = await markJobRunning(ctx.pool, jobId);
   if (!job) {
@@ -71,9 +87,26 @@ export async function runJob(ctx: WorkerContext, rawPayload: unknown, helpers: J
       return;
     }
     const outcome = await work(job, control.signal);
+    const status = outcome.cancelled ? 'cancelled' : 'succeeded';
+    if (job.hold_id === null && !job.livemode && !isPublic) {
+      // Nothing held, nothing to charge, nothing to announce: one statement finishes and meters it.
+      await finishUnbilledJob(ctx.pool, jobId, {
+        status,
+        result: outcome.result,
+        meteringId: newId('mtr'),
+        usage: outcome.usage,
+      });
+      return;
+    }
     await ctx.pool.transaction(async (tx) => {
       const current = await lockJob(tx, jobId);
       if (!current || current.status !== 'running') return;
+      if (outcome.cancelled && outcome.costMinor <= 0) {
+        // Stopped before producing anything: released, not billed.
+        if (job.hold_id !== null) await releaseHold(tx, job.hold_id);
+        await finishJob(tx, jobId, { status, result: outcome.result, error: null, costMinor: 0 });
+        return;
+      }
       const charge =
         job.project_id === null
           ? 0
@@ -87,10 +120,9 @@ export async function runJob(ctx: WorkerContext, rawPayload: unknown, helpers: J
               livemode: job.livemode,
               usage: outcome.usage,
               costMinor: outcome.costMinor,
-              currency: await findWorkspaceCurrency(tx, job.workspace_id),
+              currency: job.currency,
               requestId: job.request_id,
             });
-      const status = outcome.cancelled ? 'cancelled' : 'succeeded';
       await finishJob(tx, jobId, { status, result: outcome.result, error: null, costMinor: charge });
       if (isPublic && status === 'succeeded') {
         await recordEvent(tx, {

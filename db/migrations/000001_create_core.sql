@@ -127,13 +127,13 @@ create index jobs_workspace_idx on jobs (workspace_id, created_at);
 -- Every status change is announced in the same transaction; listeners refetch the row.
 create function jobs_notify() returns trigger language plpgsql as $$
 begin
-  if tg_op = 'INSERT' or new.status is distinct from old.status then
+  if new.status is distinct from old.status then
     perform pg_notify('jobs:update', json_build_object('id', new.id, 'status', new.status)::text);
   end if;
   return null;
 end;
 $$;
-create trigger jobs_notify after insert or update of status on jobs for each row execute function jobs_notify();
+create trigger jobs_notify after update of status on jobs for each row execute function jobs_notify();
 
 create table request_logs (
   id bigint generated always as identity primary key,

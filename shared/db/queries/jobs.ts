@@ -26,6 +26,13 @@ const jobRow = z.object({
 });
 export type JobRow = z.infer<typeof jobRow>;
 
+/**
+ * Makes the statement's own (implicit) transaction commit without waiting for the WAL flush: the
+ * setting is local to that transaction and still in force when it commits. Only for writes whose
+ * loss in a database crash is harmless (a re-run job, a result the purge removes later).
+ */
+const asyncCommit = sql.fragment`(select set_config('synchronous_commit', 'off', true))`;
+
 const columns = sql.fragment`
   id, workspace_id, project_id, key_id, type, status, livemode, input, result, error, hold_id, cost_minor,
   request_id, cancel_requested_at, created_at, started_at, completed_at
@@ -49,6 +56,31 @@ export function insertJob(db: Db, job: NewJob) {
     values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
             ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
     returning ${columns}
+  `);
+}
+
+/**
+ * Inserts the job row and adds its graphile-worker job in one statement: atomic without an explicit
+ * transaction, and one round trip on the hot path of every queued endpoint.
+ */
+export function insertJobAndEnqueue(
+  db: Db,
+  job: NewJob,
+  task: { identifier: string; maxAttempts: number; priority: number },
+) {
+  return db.one(sql.type(jobRow)`
+    with j as (
+      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
+      values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
+              ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
+      returning ${columns}
+    ), queued as (
+      select graphile_worker.add_job(
+        ${task.identifier}, json_build_object('jobId', j.id),
+        max_attempts => ${task.maxAttempts}, job_key => 'job:' || j.id, priority => ${task.priority}
+      ) from j
+    )
+    select j.* from j cross join queued
   `);
 }
 
@@ -78,23 +110,91 @@ export function lockJob(db: Db, jobId: string) {
   return db.maybeOne(sql.type(jobRow)`select ${columns} from jobs where id = ${jobId} for update`);
 }
 
-/** queued (or running again after a crash) → running; nothing when the job already finished. */
+/**
+ * queued (or running again after a crash) → running; nothing when the job already finished.
+ * Returns the workspace currency too, which settlement needs. Committed asynchronously: if a
+ * database crash loses the mark, the job simply runs from queued again.
+ */
 export function markJobRunning(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(jobRow)`
-    update jobs set status = 'running', started_at = coalesce(started_at, now())
-    where id = ${jobId} and status in ('queued', 'running')
-    returning ${columns}
+  return db.maybeOne(sql.type(jobRow.extend({ currency: z.string() }))`
+    update jobs j set status = 'running', started_at = coalesce(started_at, now())
+    from workspaces w, ${asyncCommit} as durability
+    where j.id = ${jobId} and j.status in ('queued', 'running') and w.id = j.workspace_id
+    returning ${sql.join(
+      [
+        'id',
+        'workspace_id',
+        'project_id',
+        'key_id',
+        'type',
+        'status',
+        'livemode',
+        'input',
+        'result',
+        'error',
+        'hold_id',
+        'cost_minor',
+        'request_id',
+        'cancel_requested_at',
+        'created_at',
+        'started_at',
+        'completed_at',
+      ].map((c) => sql.identifier(['j', c])),
+      sql.fragment`, `,
+    )}, w.currency
   `);
 }
 
+/**
+ * Finishes a running job that holds no credit and announces nothing, writing its (zero-cost)
+ * metering record in the same statement: the common case of test keys, one round trip.
+ * Returns false when the job was no longer running (a retry after it already finished).
+ */
+export async function finishUnbilledJob(
+  db: Db,
+  jobId: string,
+  outcome: {
+    status: 'succeeded' | 'cancelled';
+    result: unknown;
+    meteringId: string;
+    usage: Record<string, number>;
+  },
+): Promise<boolean> {
+  const finished = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    with done as (
+      update jobs set status = ${outcome.status}, result = ${sql.jsonb((outcome.result ?? null) as never)},
+                      cost_minor = 0, completed_at = now()
+      where id = ${jobId} and status = 'running' and hold_id is null
+      returning id, workspace_id, project_id, key_id, type, livemode, request_id
+    ), metered as (
+      insert into metering_records (id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
+                                    cost_minor, currency, request_id)
+      select ${outcome.meteringId}, d.id, d.workspace_id, d.project_id, d.key_id, d.type, d.livemode,
+             ${sql.jsonb(outcome.usage)}, 0, w.currency, d.request_id
+      from done d join workspaces w on w.id = d.workspace_id
+      where d.project_id is not null
+      on conflict do nothing
+    )
+    select id from done
+  `);
+  return finished !== null;
+}
+
 export async function markJobQueued(db: Db, jobId: string): Promise<void> {
-  await db.query(sql.typeAlias('void')`update jobs set status = 'queued' where id = ${jobId} and status = 'running'`);
+  await db.query(
+    sql.typeAlias('void')`update jobs set status = 'queued' where id = ${jobId} and status = 'running'`,
+  );
 }
 
 export async function finishJob(
   db: Db,
   jobId: string,
-  outcome: { status: 'succeeded' | 'failed' | 'cancelled'; result: unknown; error: unknown; costMinor: number | null },
+  outcome: {
+    status: 'succeeded' | 'failed' | 'cancelled';
+    result: unknown;
+    error: unknown;
+    costMinor: number | null;
+  },
 ): Promise<void> {
   await db.query(sql.typeAlias('void')`
     update jobs
@@ -112,19 +212,30 @@ export async function requestJobCancel(db: Db, jobId: string): Promise<void> {
   `);
 }
 
-/** Hands the result over once: synchronous endpoints' outputs are not kept after delivery (spec: nothing stored). */
+/**
+ * Hands the result over once: a synchronous endpoint's input and output are not kept after delivery
+ * (spec: text and image generation store nothing).
+ */
 export function takeJobResult(db: Db, jobId: string) {
   return db.maybeOne(sql.type(z.object({ result: z.unknown() }))`
-    update jobs j set result = null from (select id, result from jobs where id = ${jobId} for update) old
+    update jobs j set result = null, input = '{}'
+    from (select id, result from jobs where id = ${jobId} for update) old, ${asyncCommit} as durability
     where j.id = old.id returning old.result
   `);
 }
 
-/** Drops results of synchronous jobs nobody collected (their api process died while waiting). */
-export async function purgeUncollectedResults(db: Db, types: string[], olderThanMinutes: number): Promise<void> {
+/**
+ * Drops inputs and results of finished synchronous jobs that were not handed over (the api process
+ * died while waiting, the client went away, the job failed).
+ */
+export async function purgeUncollectedResults(
+  db: Db,
+  types: string[],
+  olderThanMinutes: number,
+): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    update jobs set result = null
-    where type = any(${sql.array(types, 'text')}) and result is not null
+    update jobs set result = null, input = '{}'
+    where type = any(${sql.array(types, 'text')}) and (result is not null or input <> '{}')
       and completed_at < now() - make_interval(mins => ${olderThanMinutes})
   `);
 }
