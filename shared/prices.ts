@@ -62,7 +62,10 @@ const perMillion = (tokens: number, price: number) => (tokens * price) / 1_000_0
 
 /** What a text generation costs (fractional minor units; rounded by settlement). */
 export function textCost(prices: Prices, usage: { inputTokens: number; outputTokens: number }): number {
-  return perMillion(usage.inputTokens, prices.textInputPer1MTokens) + perMillion(usage.outputTokens, prices.textOutputPer1MTokens);
+  return (
+    perMillion(usage.inputTokens, prices.textInputPer1MTokens) +
+    perMillion(usage.outputTokens, prices.textOutputPer1MTokens)
+  );
 }
 
 export function imageCost(prices: Prices, images = 1): number {
@@ -97,7 +100,10 @@ export function maxTextCost(prices: Prices, input: { texts: string[]; maxOutputT
 }
 
 export function maxEmbeddingCost(prices: Prices, input: string[]): number {
-  return embeddingCost(prices, input.reduce((n, t) => n + maxTokensOf(t), 0));
+  return embeddingCost(
+    prices,
+    input.reduce((n, t) => n + maxTokensOf(t), 0),
+  );
 }
 
 /** Transcriptions are held for the longest clip the endpoint is meant for (spec: a few minutes). */

@@ -3,10 +3,34 @@
  * container says so (WAV) or, failing that, an estimate from its size.
  */
 
-const audioExtensions = new Set(['mp3', 'mp4', 'm4a', 'mpeg', 'mpga', 'wav', 'webm', 'ogg', 'oga', 'opus', 'flac', 'aac', 'aiff', 'aif', 'amr', '3gp', 'caf']);
+const audioExtensions = new Set([
+  'mp3',
+  'mp4',
+  'm4a',
+  'mpeg',
+  'mpga',
+  'wav',
+  'webm',
+  'ogg',
+  'oga',
+  'opus',
+  'flac',
+  'aac',
+  'aiff',
+  'aif',
+  'amr',
+  '3gp',
+  'caf',
+]);
 
 // Containers that hold audio but are labelled as video or generic by browsers and curl.
-const audioContainerTypes = new Set(['video/mp4', 'video/webm', 'video/ogg', 'video/3gpp', 'application/ogg']);
+const audioContainerTypes = new Set([
+  'video/mp4',
+  'video/webm',
+  'video/ogg',
+  'video/3gpp',
+  'application/ogg',
+]);
 
 /**
  * Is this upload audio? `audio/*` and the audio containers are; a generic
@@ -24,7 +48,11 @@ export function isAudioUpload(mimeType: string, filename: string): boolean {
 
 /** Duration of a PCM WAV file from its header, or undefined when `data` is not a WAV this reads. */
 export function wavDurationSeconds(data: Buffer): number | undefined {
-  if (data.length < 12 || data.toString('ascii', 0, 4) !== 'RIFF' || data.toString('ascii', 8, 12) !== 'WAVE') {
+  if (
+    data.length < 12 ||
+    data.toString('ascii', 0, 4) !== 'RIFF' ||
+    data.toString('ascii', 8, 12) !== 'WAVE'
+  ) {
     return undefined;
   }
   let byteRate: number | undefined;

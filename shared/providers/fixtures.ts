@@ -28,7 +28,12 @@ export const fixtureProviders: Providers = {
       let produced = '';
       for (const word of text.split(/(?<= )/)) {
         if (signal.aborted) {
-          return { text: produced, model: fixtureModel, usage: usageOf(messages, produced), finishReason: 'cancelled' };
+          return {
+            text: produced,
+            model: fixtureModel,
+            usage: usageOf(messages, produced),
+            finishReason: 'cancelled',
+          };
         }
         produced += word;
         onDelta?.(word);
@@ -41,7 +46,12 @@ export const fixtureProviders: Providers = {
       const seed = createHash('sha256').update(prompt).digest();
       const { width, height } = dimensionsFor(aspectRatio);
       const png = encodePng(width, height, (x, y) => [seed[0]! ^ x, seed[1]! ^ y, seed[2]!]);
-      return { b64: png.toString('base64'), mimeType: 'image/png', model: fixtureModel, usage: { inputTokens: estimateTokens(prompt), outputTokens: 0 } };
+      return {
+        b64: png.toString('base64'),
+        mimeType: 'image/png',
+        model: fixtureModel,
+        usage: { inputTokens: estimateTokens(prompt), outputTokens: 0 },
+      };
     },
   },
   embeddings: {

@@ -1,16 +1,29 @@
 import type { Config } from '../config.ts';
-import { ProviderError, type Providers } from './types.ts';
+import { localChat, localEmbeddings, localImages, localTranscription } from './local.ts';
+import { makeOpenAiProviders } from './openai.ts';
+import { makeTesseractOcr } from './tesseract.ts';
+import type { Providers } from './types.ts';
 
-// Placeholder until the generation issue lands the `local` and `openai` providers (issue 3).
-export function makeLiveProviders(_config: Config): Providers {
-  const unavailable = async (): Promise<never> => {
-    throw new ProviderError('live providers are not built yet', false);
-  };
-  return {
-    chat: { chat: unavailable },
-    images: { generate: unavailable },
-    embeddings: { embed: unavailable },
-    transcription: { transcribe: unavailable },
-    ocr: { extract: unavailable },
-  };
+/**
+ * The providers live keys use. OCR is always the local tesseract: the OpenAI protocol has no OCR
+ * endpoint, and DESIGN.md makes local OCR real. Everything else follows PROVIDER.
+ */
+export function makeLiveProviders(config: Config): Providers {
+  const ocr = makeTesseractOcr();
+  switch (config.provider.name) {
+    case 'local':
+      return {
+        chat: localChat,
+        images: localImages,
+        embeddings: localEmbeddings,
+        transcription: localTranscription,
+        ocr,
+      };
+    case 'openai':
+      return { ...makeOpenAiProviders(config), ocr };
+    default: {
+      const never: never = config.provider.name;
+      throw new Error(`unknown provider ${String(never)}`);
+    }
+  }
 }

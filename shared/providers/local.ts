@@ -4,7 +4,13 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { audioDurationSeconds } from './audio.ts';
 import { dimensionsFor, encodePng } from './png.ts';
 import { estimateTokens } from './tokens.ts';
-import type { ChatMessage, ChatProvider, EmbeddingProvider, ImageProvider, TranscriptionProvider } from './types.ts';
+import type {
+  ChatMessage,
+  ChatProvider,
+  EmbeddingProvider,
+  ImageProvider,
+  TranscriptionProvider,
+} from './types.ts';
 
 /**
  * The built-in `local` provider's offline stand-ins (DESIGN.md "Providers"): deterministic, free of
@@ -41,7 +47,12 @@ export const localChat: ChatProvider = {
       // Yield between words so a cancellation can land mid-reply, as it would with a real model.
       await yieldToLoop();
       if (signal.aborted) {
-        return { text: produced, model: localModels.text, usage: { inputTokens, outputTokens: estimateTokens(produced) }, finishReason: 'cancelled' };
+        return {
+          text: produced,
+          model: localModels.text,
+          usage: { inputTokens, outputTokens: estimateTokens(produced) },
+          finishReason: 'cancelled',
+        };
       }
       produced += word;
       onDelta?.(word);

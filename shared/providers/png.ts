@@ -10,7 +10,11 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** Encodes an RGB image as PNG; `pixel(x, y)` returns [r, g, b]. */
-export function encodePng(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Buffer {
+export function encodePng(
+  width: number,
+  height: number,
+  pixel: (x: number, y: number) => [number, number, number],
+): Buffer {
   const raw = Buffer.alloc((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) {
     const row = y * (width * 3 + 1);
@@ -38,5 +42,7 @@ export function encodePng(width: number, height: number, pixel: (x: number, y: n
 /** Pixel size of a small image of the given aspect ratio (the long side is `long` pixels). */
 export function dimensionsFor(aspectRatio: string, long = 64): { width: number; height: number } {
   const [w = 1, h = 1] = aspectRatio.split(':').map(Number);
-  return w >= h ? { width: long, height: Math.round((long * h) / w) } : { width: Math.round((long * w) / h), height: long };
+  return w >= h
+    ? { width: long, height: Math.round((long * h) / w) }
+    : { width: Math.round((long * w) / h), height: long };
 }

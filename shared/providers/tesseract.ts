@@ -32,7 +32,10 @@ let tessdataDir: string | undefined;
 export function tessdata(): string {
   if (tessdataDir) return tessdataDir;
   const targets = (['eng', 'nep'] as const).map((lang) => [lang, installedTraineddata(lang)] as const);
-  const digest = createHash('sha256').update(targets.map(([, t]) => t).join('\n')).digest('hex').slice(0, 16);
+  const digest = createHash('sha256')
+    .update(targets.map(([, t]) => t).join('\n'))
+    .digest('hex')
+    .slice(0, 16);
   const dir = path.join(os.tmpdir(), `svc-tessdata-${digest}`);
   mkdirSync(dir, { recursive: true });
   for (const [lang, target] of targets) {
@@ -58,7 +61,10 @@ export function tessdata(): string {
  * The languages to read with. `auto` decides from the filename (Devanagari letters or a
  * ne/nep/nepali token mean Nepali, en/eng/english mean English) and otherwise reads with both.
  */
-export function resolveOcrLanguages(hint: OcrRequest['languageHint'], filename: string | undefined): OcrLanguage[] {
+export function resolveOcrLanguages(
+  hint: OcrRequest['languageHint'],
+  filename: string | undefined,
+): OcrLanguage[] {
   if (hint === 'en') return ['eng'];
   if (hint === 'ne') return ['nep'];
   const name = (filename ?? '').toLowerCase();
@@ -77,10 +83,22 @@ export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'bmp' | 'pnm';
 export function sniffImageFormat(data: Buffer): ImageFormat | undefined {
   if (data.length >= 8 && data.readUInt32BE(0) === 0x89504e47) return 'png';
   if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'jpeg';
-  if (data.length >= 12 && data.toString('ascii', 0, 4) === 'RIFF' && data.toString('ascii', 8, 12) === 'WEBP') return 'webp';
+  if (
+    data.length >= 12 &&
+    data.toString('ascii', 0, 4) === 'RIFF' &&
+    data.toString('ascii', 8, 12) === 'WEBP'
+  ) {
+    return 'webp';
+  }
   if (data.length >= 6 && /^GIF8[79]a$/.test(data.toString('ascii', 0, 6))) return 'gif';
   if (data.length >= 26 && data.toString('ascii', 0, 2) === 'BM') return 'bmp';
-  if (data.length >= 3 && data[0] === 0x50 && data[1]! >= 0x31 && data[1]! <= 0x36 && /\s/.test(String.fromCharCode(data[2]!))) {
+  if (
+    data.length >= 3 &&
+    data[0] === 0x50 &&
+    data[1]! >= 0x31 &&
+    data[1]! <= 0x36 &&
+    /\s/.test(String.fromCharCode(data[2]!))
+  ) {
     return 'pnm';
   }
   return undefined;
@@ -99,9 +117,15 @@ const idleTerminateMs = 60_000;
 
 type Slot = { worker: Promise<Tesseract.Worker>; busy: number; idle?: NodeJS.Timeout };
 
+/** The worker thread behind a tesseract.js worker (not in its typings). */
+function threadOf(worker: Tesseract.Worker): { ref(): void; unref(): void } | undefined {
+  return (worker as unknown as { worker?: { ref(): void; unref(): void } }).worker;
+}
+
 /**
  * OCR with tesseract.js in worker threads, one tesseract worker per language set, reused across
- * jobs. A cancelled job terminates its worker: recognition cannot be interrupted any other way.
+ * jobs (which queue on it). A cancelled job terminates its worker, since recognition cannot be
+ * interrupted any other way; a job queued on the same worker then fails retryably and runs again.
  */
 export function makeTesseractOcr(): OcrProvider & { close(): Promise<void> } {
   const slots = new Map<string, Slot>();
@@ -138,6 +162,8 @@ export function makeTesseractOcr(): OcrProvider & { close(): Promise<void> } {
   const release = (key: string, slot: Slot) => {
     slot.busy -= 1;
     if (slot.busy > 0 || slots.get(key) !== slot) return;
+    // An idle engine must not keep the process alive: a stopping worker exits without waiting for it.
+    void slot.worker.then((w) => threadOf(w)?.unref()).catch(() => {});
     slot.idle = setTimeout(() => void drop(key, slot), idleTerminateMs);
     slot.idle.unref();
   };
@@ -152,6 +178,7 @@ export function makeTesseractOcr(): OcrProvider & { close(): Promise<void> } {
       signal.addEventListener('abort', onAbort, { once: true });
       try {
         const worker = await slot.worker;
+        threadOf(worker)?.ref();
         const { data: out } = await worker.recognize(data);
         signal.throwIfAborted();
         return { text: out.text.replace(/\s+$/, ''), pages: 1, model: ocrModel, languages };

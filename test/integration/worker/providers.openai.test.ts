@@ -13,7 +13,14 @@ const never = () => new AbortController().signal;
 
 function providersFor(overrides: Record<string, string>) {
   return makeOpenAiProviders(
-    loadConfig(testEnv({ PROVIDER: 'openai', OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: mock.apiKey, ...overrides })),
+    loadConfig(
+      testEnv({
+        PROVIDER: 'openai',
+        OPENAI_BASE_URL: mock.baseUrl,
+        OPENAI_API_KEY: mock.apiKey,
+        ...overrides,
+      }),
+    ),
   );
 }
 
@@ -44,10 +51,19 @@ describe('openai provider: chat', () => {
     expect(out.text).toBe(mockReply('hello there'));
     expect(deltas.join('')).toBe(out.text);
     expect(deltas.length).toBeGreaterThan(2);
-    expect(out).toMatchObject({ model: 'gpt-4o-mini', finishReason: 'stop', usage: { inputTokens: 2, outputTokens: 5 } });
+    expect(out).toMatchObject({
+      model: 'gpt-4o-mini',
+      finishReason: 'stop',
+      usage: { inputTokens: 2, outputTokens: 5 },
+    });
     const sent = mock.requests.at(-1)!;
     expect(sent.authorization).toBe(`Bearer ${mock.apiKey}`);
-    expect(sent.json).toMatchObject({ model: 'gpt-4o-mini', max_tokens: 50, stream: true, stream_options: { include_usage: true } });
+    expect(sent.json).toMatchObject({
+      model: 'gpt-4o-mini',
+      max_tokens: 50,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
   });
 
   it('stops on abort and returns what was produced, estimated', async () => {
@@ -71,7 +87,10 @@ describe('openai provider: chat', () => {
   });
 
   it('maps 5xx and 429 to retryable errors, other 4xx to permanent ones', async () => {
-    mock.queueChat({ kind: 'status', status: 503, message: 'overloaded' }, { kind: 'status', status: 429, message: 'slow down' });
+    mock.queueChat(
+      { kind: 'status', status: 503, message: 'overloaded' },
+      { kind: 'status', status: 429, message: 'slow down' },
+    );
     mock.queueChat({ kind: 'status', status: 400, message: 'bad request' });
     const request = { messages: [{ role: 'user' as const, content: 'x' }], maxTokens: 5, signal: never() };
     for (const retryable of [true, true, false]) {
@@ -84,7 +103,9 @@ describe('openai provider: chat', () => {
   it('times out a stuck provider as a retryable error', async () => {
     mock.queueChat({ kind: 'stall' });
     const fast = providersFor({ PROVIDER_TIMEOUT_MS: '300' });
-    const error = await thrown(fast.chat.chat({ messages: [{ role: 'user', content: 'x' }], maxTokens: 5, signal: never() }));
+    const error = await thrown(
+      fast.chat.chat({ messages: [{ role: 'user', content: 'x' }], maxTokens: 5, signal: never() }),
+    );
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).retryable).toBe(true);
     expect((error as Error).message).toMatch(/timed out/);
@@ -116,16 +137,39 @@ describe('openai provider: embeddings, images, transcriptions', () => {
   it('generates an image as base64 with the size nearest the aspect ratio', async () => {
     const out = await providers.images.generate({ prompt: 'a cat', aspectRatio: '16:9', signal: never() });
     expect(Buffer.from(out.b64, 'base64').subarray(1, 4).toString()).toBe('PNG');
-    expect(out).toMatchObject({ mimeType: 'image/png', model: 'gpt-image-1', usage: { inputTokens: 7, outputTokens: 100 } });
-    expect(mock.requests.at(-1)!.json).toMatchObject({ model: 'gpt-image-1', prompt: 'a cat', size: '1536x1024', n: 1 });
+    expect(out).toMatchObject({
+      mimeType: 'image/png',
+      model: 'gpt-image-1',
+      usage: { inputTokens: 7, outputTokens: 100 },
+    });
+    expect(mock.requests.at(-1)!.json).toMatchObject({
+      model: 'gpt-image-1',
+      prompt: 'a cat',
+      size: '1536x1024',
+      n: 1,
+    });
   });
 
   it('uploads audio as multipart and reads the duration whisper reports', async () => {
     const audio = Buffer.alloc(3000, 1);
-    const out = await providers.transcription.transcribe({ audio, mimeType: 'audio/mpeg', filename: 'clip.mp3', language: 'en', signal: never() });
-    expect(out).toEqual({ text: 'Mock transcript of 3000 bytes.', model: 'whisper-1', durationSeconds: 12.5 });
+    const out = await providers.transcription.transcribe({
+      audio,
+      mimeType: 'audio/mpeg',
+      filename: 'clip.mp3',
+      language: 'en',
+      signal: never(),
+    });
+    expect(out).toEqual({
+      text: 'Mock transcript of 3000 bytes.',
+      model: 'whisper-1',
+      durationSeconds: 12.5,
+    });
     const sent = mock.requests.at(-1)!;
-    expect(sent.fields).toMatchObject({ model: 'whisper-1', response_format: 'verbose_json', language: 'en' });
+    expect(sent.fields).toMatchObject({
+      model: 'whisper-1',
+      response_format: 'verbose_json',
+      language: 'en',
+    });
     expect(sent.file).toEqual({ filename: 'clip.mp3', mimeType: 'audio/mpeg', bytes: 3000 });
   });
 });

@@ -1,0 +1,109 @@
+import type { Request, Response } from 'express';
+import type { DatabasePool } from 'slonik';
+
+import { type JobRow, requestJobCancel, takeJobResult } from '../../../shared/db/queries/jobs.ts';
+import { notify } from '../../../shared/db/queries/notifications.ts';
+import { AppError } from '../../../shared/errors/appError.ts';
+import { createJob, type JobType } from '../../../shared/jobs.ts';
+import { reserveCredits } from '../../../shared/metering.ts';
+import type { AppDeps } from '../../deps.ts';
+
+/**
+ * Reserves the call's maximum cost (live keys only) and creates its job in ONE transaction: the job
+ * exists iff its hold does, and a failed reservation leaves nothing behind.
+ * @throws AppError insufficient_credits / key_spend_limit_reached from reserveCredits.
+ */
+export function startBilledJob(
+  deps: Pick<AppDeps, 'pool'>,
+  req: Request,
+  job: { type: JobType; projectId: string; input: Record<string, unknown>; maxCostMinor: number },
+): Promise<JobRow> {
+  const principal = req.principal!;
+  return deps.pool.transaction(async (tx) => {
+    const hold = await reserveCredits(tx, {
+      principal,
+      projectId: job.projectId,
+      operation: job.type,
+      maxCostMinor: job.maxCostMinor,
+      requestId: req.requestId,
+    });
+    return createJob(tx, {
+      workspaceId: principal.workspaceId,
+      projectId: job.projectId,
+      keyId: principal.keyId,
+      type: job.type,
+      livemode: principal.livemode,
+      input: job.input,
+      holdId: hold?.holdId ?? null,
+      requestId: req.requestId,
+    });
+  });
+}
+
+/**
+ * Asks the worker running `jobId` to stop: the mark (which a worker that has not started yet reads)
+ * and the `jobs:cancel` notification (which a running one hears) commit together.
+ */
+export async function cancelJob(pool: DatabasePool, jobId: string): Promise<void> {
+  await pool.transaction(async (tx) => {
+    await requestJobCancel(tx, jobId);
+    await notify(tx, 'jobs:cancel', { id: jobId });
+  });
+}
+
+/** Aborts when the client goes away before its response was sent. */
+export function clientGone(res: Response): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort(new Error('client disconnected'));
+  };
+  res.on('close', onClose);
+  return { signal: controller.signal, dispose: () => res.off('close', onClose) };
+}
+
+const failed = () => new AppError('internal_error', 'The generation failed; retry with backoff.');
+
+/**
+ * Waits for a synchronous job and hands its result over (once; the stored copy is then dropped).
+ * A client that disconnects (or `signal` aborts), or a wait that times out, cancels the job so it
+ * is billed only for what it produced.
+ * @throws AppError internal_error when the job failed, was cancelled or took too long.
+ */
+export async function awaitSyncJob(
+  deps: Pick<AppDeps, 'pool' | 'jobWaiter' | 'config' | 'logger'>,
+  res: Response,
+  jobId: string,
+  signal?: AbortSignal,
+): Promise<{ result: unknown; costMinor: number }> {
+  const gone = signal ? undefined : clientGone(res);
+  let done: JobRow;
+  try {
+    done = await deps.jobWaiter.wait(jobId, {
+      fresh: true,
+      timeoutMs: deps.config.syncTimeoutMs,
+      signal: signal ?? gone!.signal,
+    });
+  } catch (error) {
+    await cancelJob(deps.pool, jobId).catch((e: unknown) =>
+      deps.logger.warn({ err: e, jobId }, 'job cancel failed'),
+    );
+    throw error;
+  } finally {
+    gone?.dispose();
+  }
+  if (done.status !== 'succeeded' || done.result === null || done.result === undefined) throw failed();
+  // The waiter read the finished row, result included: answer from it and drop the stored copy off
+  // the response's path (a durable UPDATE costs a WAL flush). Only this request waits on the job, so
+  // nobody else can collect it in between; maintenance purges a copy this drop failed to remove.
+  takeJobResult(deps.pool, jobId).catch((e: unknown) =>
+    deps.logger.warn({ err: e, jobId }, 'dropping a delivered result failed'),
+  );
+  const costMinor = done.cost_minor ?? 0;
+  res.locals.costMinor = costMinor;
+  return { result: done.result, costMinor };
+}
+
+/** `cost` of a response: the settled charge in the workspace currency (0 for test keys). */
+export function costOf(req: Request, costMinor: number) {
+  return { amount: costMinor, currency: req.principal!.currency };
+}

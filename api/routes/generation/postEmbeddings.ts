@@ -1,0 +1,41 @@
+import type { RequestHandler } from 'express';
+
+import { AppError } from '../../../shared/errors/appError.ts';
+import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/generationJobs.ts';
+import { loadPrices, maxEmbeddingCost } from '../../../shared/prices.ts';
+import { resolveProject } from '../../auth/resolveProject.ts';
+import type { AppDeps } from '../../deps.ts';
+import { awaitSyncJob, costOf, startBilledJob } from './billedJob.ts';
+
+const maxEmbeddingTextLength = 50_000;
+
+type EmbeddingsBody = { input: string[]; projectId?: string };
+
+/** POST /embeddings: one vector per input text, in input order, computed by a worker. */
+export function postEmbeddings(deps: AppDeps): RequestHandler {
+  const prices = loadPrices(deps.config);
+  return async (req, res) => {
+    const body = req.body as EmbeddingsBody; // shape (1 to 100 texts) enforced by the OpenAPI validator
+    const issues = body.input.flatMap((text, i) =>
+      text.length === 0 || text.length > maxEmbeddingTextLength
+        ? [{ path: `input.${i}`, message: `must be 1 to ${maxEmbeddingTextLength} characters` }]
+        : [],
+    );
+    if (issues.length > 0) {
+      throw new AppError('invalid_generation_prompt', 'Every input text must be 1 to 50000 characters.', {
+        issues,
+      });
+    }
+    const projectId = resolveProject(req);
+    const input: EmbeddingJobInput = { input: body.input };
+    const maxCostMinor = maxEmbeddingCost(prices, body.input);
+    const job = await startBilledJob(deps, req, {
+      type: 'embeddings.create',
+      projectId,
+      input,
+      maxCostMinor,
+    });
+    const { result, costMinor } = await awaitSyncJob(deps, res, job.id);
+    res.status(201).json({ ...embeddingJobResult.parse(result), cost: costOf(req, costMinor) });
+  };
+}

@@ -1,0 +1,128 @@
+import type { Request, RequestHandler } from 'express';
+
+import { apiBasePath } from '../../../shared/config.ts';
+import { insertFinishedJob } from '../../../shared/db/queries/jobs.ts';
+import { AppError } from '../../../shared/errors/appError.ts';
+import { recordEvent } from '../../../shared/events.ts';
+import { inputObjectKey, type OcrJobInput, ocrMaxBytes } from '../../../shared/generationJobs.ts';
+import { newId } from '../../../shared/ids.ts';
+import { toJobDto } from '../../../shared/jobs.ts';
+import { settleUsage } from '../../../shared/metering.ts';
+import { loadPrices, ocrCost } from '../../../shared/prices.ts';
+import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
+import { resolveProject } from '../../auth/resolveProject.ts';
+import type { AppDeps } from '../../deps.ts';
+import { startBilledJob } from './billedJob.ts';
+import { base64DecodedBytes, decodeBase64 } from './decodeBase64.ts';
+
+type OcrBody = {
+  data: string;
+  mimeType: string;
+  filename?: string;
+  languageHint?: 'ne' | 'en' | 'auto';
+  projectId?: string;
+};
+
+/**
+ * A test key's OCR job is born succeeded with the fixture text (spec), settled at zero and announced
+ * like any finished job, all in one transaction.
+ */
+async function fixtureJob(
+  deps: AppDeps,
+  req: Request,
+  projectId: string,
+  input: Omit<OcrJobInput, 'objectKey'>,
+) {
+  const principal = req.principal!;
+  const out = await fixtureProviders.ocr.extract({
+    ...input,
+    data: Buffer.alloc(0),
+    filename: input.filename,
+    signal: new AbortController().signal,
+  });
+  const result = { text: out.text, pages: out.pages, languages: ['en'], model: out.model };
+  return deps.pool.transaction(async (tx) => {
+    const job = await insertFinishedJob(tx, {
+      id: newId('job'),
+      workspaceId: principal.workspaceId,
+      projectId,
+      keyId: principal.keyId,
+      type: 'ocr.extract',
+      livemode: false,
+      input,
+      holdId: null,
+      requestId: req.requestId,
+      result,
+    });
+    await settleUsage(tx, {
+      holdId: null,
+      jobId: job.id,
+      workspaceId: principal.workspaceId,
+      projectId,
+      keyId: principal.keyId,
+      operation: 'ocr.extract',
+      livemode: false,
+      usage: { pages: out.pages },
+      costMinor: 0,
+      currency: principal.currency,
+      requestId: req.requestId,
+    });
+    await recordEvent(tx, {
+      workspaceId: principal.workspaceId,
+      projectId,
+      type: 'job.succeeded',
+      data: { job: { id: job.id, type: job.type, status: job.status, result } },
+    });
+    return job;
+  });
+}
+
+/** POST /ocr: the image goes to object storage, a worker reads it; answers 202 with the job to poll. */
+export function postOcr(deps: AppDeps): RequestHandler {
+  const prices = loadPrices(deps.config);
+  return async (req, res) => {
+    const body = req.body as OcrBody; // shape enforced by the OpenAPI validator
+    if (base64DecodedBytes(body.data) > ocrMaxBytes) {
+      throw new AppError(
+        'file_too_large',
+        `OCR data may be at most ${ocrMaxBytes / 1024 / 1024} MiB once decoded.`,
+      );
+    }
+    const bytes = decodeBase64(body.data);
+    if (!bytes || bytes.length === 0) {
+      throw new AppError('invalid_request_body', 'The request body does not match the schema.', {
+        issues: [{ path: 'data', message: 'must be base64-encoded file bytes' }],
+      });
+    }
+    const projectId = resolveProject(req);
+    const meta = {
+      mimeType: body.mimeType,
+      filename: body.filename,
+      languageHint: body.languageHint ?? 'auto',
+      sizeBytes: bytes.length,
+    };
+    let job;
+    if (!req.principal!.livemode) {
+      job = await fixtureJob(deps, req, projectId, meta);
+    } else {
+      const objectKey = inputObjectKey('ocr', newId('ocr'));
+      await deps.objectStore.put(objectKey, bytes, bytes.length, body.mimeType);
+      const input: OcrJobInput = { objectKey, ...meta };
+      try {
+        job = await startBilledJob(deps, req, {
+          type: 'ocr.extract',
+          projectId,
+          input,
+          maxCostMinor: ocrCost(prices, 1),
+        });
+      } catch (error) {
+        await deps.objectStore.remove(objectKey).catch(() => {});
+        throw error;
+      }
+    }
+    res
+      .status(202)
+      .location(`${apiBasePath}/jobs/${job.id}`)
+      .json({ job: toJobDto(job) });
+  };
+}

@@ -1,0 +1,93 @@
+import type { Request, RequestHandler } from 'express';
+
+import { AppError, type Issue } from '../../../shared/errors/appError.ts';
+import {
+  inputObjectKey,
+  type TranscriptionJobInput,
+  transcriptionJobResult,
+} from '../../../shared/generationJobs.ts';
+import { newId } from '../../../shared/ids.ts';
+import { loadPrices, maxTranscriptionCost } from '../../../shared/prices.ts';
+import { resolveProject } from '../../auth/resolveProject.ts';
+import type { AppDeps } from '../../deps.ts';
+import { awaitSyncJob, costOf, startBilledJob } from './billedJob.ts';
+import { receiveAudio, type ReceivedAudio } from './receiveAudio.ts';
+
+/**
+ * The checks the validator and the auth middleware make for JSON bodies, made here for the
+ * multipart one, in the same order: the project scope, the file, then the fields.
+ */
+function checkUpload(req: Request, received: ReceivedAudio): void {
+  const { fields } = received;
+  if (fields.projectId !== undefined && !req.principal!.projects.some((p) => p.id === fields.projectId)) {
+    throw new AppError('api_key_project_scope', `Project '${fields.projectId}' is outside this key's scope.`);
+  }
+  if (received.unsupportedType !== undefined) {
+    throw new AppError(
+      'unsupported_media_type',
+      `The audio field must hold audio; got ${received.unsupportedType}.`,
+    );
+  }
+  if (received.tooLarge) {
+    throw new AppError(
+      'file_too_large',
+      'Audio may be at most 25 MiB; upload longer recordings as a file and start a task.',
+    );
+  }
+  const issues: Issue[] = [...received.issues];
+  if (!received.stored) issues.push({ path: 'audio', message: 'is required' });
+  if (fields.language !== undefined && !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(fields.language)) {
+    issues.push({ path: 'language', message: 'must be an ISO-639 language code' });
+  }
+  if (issues.length > 0) {
+    throw new AppError('invalid_request_body', 'The request body does not match the schema.', { issues });
+  }
+  if (fields.prompt !== undefined && (fields.prompt.length === 0 || fields.prompt.length > 2000)) {
+    throw new AppError('invalid_generation_prompt', 'prompt must be 1 to 2000 characters.', {
+      issues: [{ path: 'prompt', message: 'must be 1 to 2000 characters' }],
+    });
+  }
+}
+
+/** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */
+export function postTranscriptions(deps: AppDeps): RequestHandler {
+  const prices = loadPrices(deps.config);
+  return async (req, res) => {
+    const received = await receiveAudio(req, deps.objectStore, inputObjectKey('audio', newId('aud')));
+    const stored = received.stored;
+    // What the request log and resolveProject read for JSON bodies.
+    req.body = {
+      ...received.fields,
+      ...(stored
+        ? { audio: { filename: stored.filename, mimeType: stored.mimeType, sizeBytes: stored.sizeBytes } }
+        : {}),
+    };
+    let jobId: string;
+    try {
+      checkUpload(req, received);
+      const projectId = resolveProject(req);
+      const input: TranscriptionJobInput = {
+        objectKey: stored!.key,
+        mimeType: stored!.mimeType,
+        filename: stored!.filename,
+        sizeBytes: stored!.sizeBytes,
+        prompt: received.fields.prompt,
+        language: received.fields.language,
+      };
+      const job = await startBilledJob(deps, req, {
+        type: 'transcriptions.create',
+        projectId,
+        input,
+        maxCostMinor: maxTranscriptionCost(prices),
+      });
+      jobId = job.id;
+    } catch (error) {
+      // No job will read the upload: it goes now (once a job exists, its worker removes it).
+      if (stored) await deps.objectStore.remove(stored.key).catch(() => {});
+      throw error;
+    }
+    const { result, costMinor } = await awaitSyncJob(deps, res, jobId);
+    const out = transcriptionJobResult.parse(result);
+    res.status(201).json({ text: out.text, model: out.model, cost: costOf(req, costMinor) });
+  };
+}

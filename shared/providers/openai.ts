@@ -1,0 +1,242 @@
+import { z } from 'zod';
+
+import type { Config } from '../config.ts';
+import { audioDurationSeconds } from './audio.ts';
+import {
+  failure,
+  openaiRequest,
+  type OpenAiSettings,
+  ProviderAborted,
+  readEventStream,
+  readJson,
+} from './openaiHttp.ts';
+import { estimateTokens } from './tokens.ts';
+import {
+  type ChatProvider,
+  type EmbeddingProvider,
+  type ImageProvider,
+  ProviderError,
+  type TextGeneration,
+  type TranscriptionProvider,
+} from './types.ts';
+
+/** A response that does not have the shape the protocol promises: maybe a proxy glitch, so retryable. */
+function parse<T>(schema: z.ZodType<T>, value: unknown, path: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ProviderError(`openai ${path} answered an unexpected shape`, true);
+  return parsed.data;
+}
+
+const chatChunk = z.object({
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.object({
+        delta: z.object({ content: z.string().nullish() }).nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .optional(),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+});
+
+/**
+ * Chat completions, always streamed from the provider: deltas reach `onDelta` as they arrive, and a
+ * cancellation mid-reply still knows what was produced, so it can be billed for exactly that.
+ */
+function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
+  const path = '/chat/completions';
+  return {
+    async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
+      const estimatedInput = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+      let text = '';
+      let served = model;
+      let finish: string | undefined;
+      let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
+      const partial = (): TextGeneration => ({
+        text,
+        model: served,
+        usage: { inputTokens: usage?.prompt_tokens ?? estimatedInput, outputTokens: estimateTokens(text) },
+        finishReason: 'cancelled',
+      });
+      let call: Awaited<ReturnType<typeof openaiRequest>>;
+      try {
+        call = await openaiRequest(
+          settings,
+          path,
+          { model, messages, max_tokens: maxTokens, stream: true, stream_options: { include_usage: true } },
+          signal,
+        );
+      } catch (error) {
+        if (error instanceof ProviderAborted) return partial();
+        throw error;
+      }
+      try {
+        await readEventStream(call.res, (data) => {
+          if (data === '[DONE]') return;
+          let json: unknown;
+          try {
+            json = JSON.parse(data);
+          } catch {
+            throw new ProviderError(`openai ${path} streamed malformed JSON`, true);
+          }
+          const chunk = parse(chatChunk, json, path);
+          if (chunk.model) served = chunk.model;
+          if (chunk.usage) usage = chunk.usage;
+          for (const choice of chunk.choices ?? []) {
+            if (choice.finish_reason) finish = choice.finish_reason;
+            const piece = choice.delta?.content;
+            if (piece) {
+              text += piece;
+              onDelta?.(piece);
+            }
+          }
+        });
+      } catch (error) {
+        const classified = failure(error, signal, call.timeout, path, settings);
+        if (classified instanceof ProviderAborted) return partial();
+        throw classified;
+      }
+      if (signal.aborted) return partial();
+      return {
+        text,
+        model: served,
+        usage: {
+          inputTokens: usage?.prompt_tokens ?? estimatedInput,
+          outputTokens: usage?.completion_tokens ?? estimateTokens(text),
+        },
+        finishReason: finish === 'length' ? 'length' : 'stop',
+      };
+    },
+  };
+}
+
+const embeddingResponse = z.object({
+  model: z.string().optional(),
+  data: z.array(z.object({ index: z.number(), embedding: z.array(z.number()) })),
+  usage: z.object({ prompt_tokens: z.number() }).optional(),
+});
+
+function makeEmbeddings(settings: OpenAiSettings, model: string): EmbeddingProvider {
+  const path = '/embeddings';
+  return {
+    async embed({ input, signal }) {
+      const call = await openaiRequest(settings, path, { model, input, encoding_format: 'float' }, signal);
+      const body = parse(embeddingResponse, await readJson(call, path, settings, signal), path);
+      if (body.data.length !== input.length) {
+        throw new ProviderError(
+          `openai ${path} returned ${body.data.length} of ${input.length} vectors`,
+          true,
+        );
+      }
+      const vectors = [...body.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+      return {
+        vectors,
+        model: body.model ?? model,
+        usage: { inputTokens: body.usage?.prompt_tokens ?? input.reduce((n, t) => n + estimateTokens(t), 0) },
+      };
+    },
+  };
+}
+
+/** The provider's sizes nearest to each aspect ratio the API accepts. */
+export function imageSize(model: string, aspectRatio: string): string {
+  const [w = 1, h = 1] = aspectRatio.split(':').map(Number);
+  const shape = w === h ? 'square' : w > h ? 'landscape' : 'portrait';
+  if (model.startsWith('dall-e-2')) return '1024x1024';
+  if (model.startsWith('dall-e-3')) {
+    return { square: '1024x1024', landscape: '1792x1024', portrait: '1024x1792' }[shape];
+  }
+  return { square: '1024x1024', landscape: '1536x1024', portrait: '1024x1536' }[shape];
+}
+
+const imageResponse = z.object({
+  data: z.array(z.object({ b64_json: z.string().nullish(), url: z.string().nullish() })).min(1),
+  output_format: z.string().optional(),
+  usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
+});
+
+function makeImages(settings: OpenAiSettings, model: string): ImageProvider {
+  const path = '/images/generations';
+  return {
+    async generate({ prompt, aspectRatio, signal }) {
+      // dall-e models answer with a URL unless asked for base64; gpt-image models only speak base64.
+      const request: Record<string, unknown> = { model, prompt, n: 1, size: imageSize(model, aspectRatio) };
+      if (model.startsWith('dall-e')) request.response_format = 'b64_json';
+      const call = await openaiRequest(settings, path, request, signal);
+      const body = parse(imageResponse, await readJson(call, path, settings, signal), path);
+      const first = body.data[0]!;
+      let b64 = first.b64_json ?? undefined;
+      let mimeType = `image/${body.output_format ?? 'png'}`;
+      if (!b64 && first.url) {
+        const download = await fetchImage(first.url, settings, signal);
+        b64 = download.bytes.toString('base64');
+        mimeType = download.mimeType;
+      }
+      if (!b64) throw new ProviderError(`openai ${path} returned no image`, true);
+      return {
+        b64,
+        mimeType: mimeType === 'image/jpg' ? 'image/jpeg' : mimeType,
+        model,
+        usage: {
+          inputTokens: body.usage?.input_tokens ?? estimateTokens(prompt),
+          outputTokens: body.usage?.output_tokens ?? 0,
+        },
+      };
+    },
+  };
+}
+
+async function fetchImage(
+  url: string,
+  settings: OpenAiSettings,
+  signal: AbortSignal,
+): Promise<{ bytes: Buffer; mimeType: string }> {
+  const timeout = AbortSignal.timeout(settings.timeoutMs);
+  try {
+    const res = await fetch(url, { signal: AbortSignal.any([signal, timeout]) });
+    if (!res.ok) throw new ProviderError(`image download answered ${res.status}`, res.status >= 500);
+    return {
+      bytes: Buffer.from(await res.arrayBuffer()),
+      mimeType: res.headers.get('content-type') ?? 'image/png',
+    };
+  } catch (error) {
+    throw failure(error, signal, timeout, 'image download', settings);
+  }
+}
+
+const transcriptionResponse = z.object({ text: z.string(), duration: z.number().optional() });
+
+function makeTranscription(settings: OpenAiSettings, model: string): TranscriptionProvider {
+  const path = '/audio/transcriptions';
+  return {
+    async transcribe({ audio, mimeType, filename, prompt, language, signal }) {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(audio)], { type: mimeType }), filename);
+      form.append('model', model);
+      // whisper reports the clip's duration in verbose_json; newer models only speak json.
+      form.append('response_format', model.startsWith('whisper') ? 'verbose_json' : 'json');
+      if (prompt) form.append('prompt', prompt);
+      if (language) form.append('language', language);
+      const call = await openaiRequest(settings, path, form, signal);
+      const body = parse(transcriptionResponse, await readJson(call, path, settings, signal), path);
+      return { text: body.text, model, durationSeconds: body.duration ?? audioDurationSeconds(audio) };
+    },
+  };
+}
+
+/** The `openai` provider: any OpenAI-compatible HTTP API, base URL, key and models from the env. */
+export function makeOpenAiProviders(config: Config) {
+  const o = config.provider.openai;
+  const settings: OpenAiSettings = {
+    baseUrl: o.baseUrl,
+    apiKey: o.apiKey,
+    timeoutMs: config.provider.timeoutMs,
+  };
+  return {
+    chat: makeChat(settings, o.textModel),
+    images: makeImages(settings, o.imageModel),
+    embeddings: makeEmbeddings(settings, o.embeddingModel),
+    transcription: makeTranscription(settings, o.transcriptionModel),
+  };
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+
+import express from 'express';
+import { Logger, run } from 'graphile-worker';
+import pg from 'pg';
+
+import { type BenchContext, listen, type LoadResult } from './harness.ts';
+
+type Floor = { url: string; stop(): Promise<void> };
+
+/**
+ * The floor: a bare Express route that enqueues a graphile-worker job whose task only NOTIFYs, and
+ * answers when that notification arrives. The least any queued endpoint can cost on this machine.
+ */
+async function startFloor(databaseUrl: string, concurrency: number): Promise<Floor> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  await listener.connect();
+  const waiting = new Map<string, () => void>();
+  listener.on('notification', (msg) => {
+    waiting.get(msg.payload ?? '')?.();
+    waiting.delete(msg.payload ?? '');
+  });
+  await listener.query('listen bench_floor_done');
+  const runner = await run({
+    connectionString: databaseUrl,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 2000,
+    logger: new Logger(() => () => {}),
+    taskList: {
+      bench_floor_noop: async (payload, helpers) => {
+        await helpers.query("select pg_notify('bench_floor_done', $1)", [(payload as { id: string }).id]);
+      },
+    },
+  });
+  const app = express();
+  app.use(express.json());
+  app.post('/floor', async (_req, res) => {
+    const id = randomUUID();
+    const done = new Promise<void>((resolve) => waiting.set(id, resolve));
+    await pool.query(
+      "select graphile_worker.add_job('bench_floor_noop', json_build_object('id', $1::text))",
+      [id],
+    );
+    await done;
+    res.status(201).json({ id });
+  });
+  const server = http.createServer(app);
+  const port = await listen(server);
+  return {
+    url: `http://127.0.0.1:${port}/floor`,
+    stop: async () => {
+      await new Promise((resolve) => server.close(resolve));
+      await runner.stop();
+      await listener.end();
+      await pool.end();
+    },
+  };
+}
+
+/** Milliseconds from sending a streaming POST /text to its first delta event, for `count` requests in turn. */
+async function timeToFirstDelta(url: string, key: string, count: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ prompt: `stream number ${i}`, stream: true }),
+    });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = '';
+    let first: number | undefined;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+      if (first === undefined && seen.includes('event: delta')) first = performance.now() - started;
+    }
+    if (first === undefined) throw new Error(`stream ${i} had no delta: ${seen.slice(0, 200)}`);
+    times.push(first);
+  }
+  return times;
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+const row = (r: LoadResult) =>
+  `${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, errors ${r.errors}, non-2xx ${r.non2xx}`;
+
+/**
+ * POST /text (test key, through the queue: auth, validation, job row + enqueue, worker, settlement,
+ * NOTIFY, result hand-over) beside the floor. Target: p50 ≤ floor p50 + 5 ms. Measured unloaded
+ * (one connection: the latency the platform adds) and loaded (32 connections: throughput), then the
+ * streaming time to first delta.
+ */
+export default async function textBench(ctx: BenchContext): Promise<void> {
+  const platform = await ctx.startPlatform();
+  const floor = await startFloor(ctx.databaseUrl, platform.config.workerConcurrency);
+  const textUrl = `${platform.baseUrl}/text`;
+  const textLoad = {
+    url: textUrl,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tenant.testKey}` },
+    body: JSON.stringify({ prompt: 'Say hi' }),
+  };
+  const floorLoad = {
+    url: floor.url,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  };
+  try {
+    await ctx.load({ ...floorLoad, connections: 8, seconds: 2 });
+    await ctx.load({ ...textLoad, connections: 8, seconds: 2 });
+    const floorOne = await ctx.load({ ...floorLoad, connections: 1, seconds: 5 });
+    const textOne = await ctx.load({ ...textLoad, connections: 1, seconds: 5 });
+    const floorMany = await ctx.load({ ...floorLoad, connections: 32, seconds: 8 });
+    const textMany = await ctx.load({ ...textLoad, connections: 32, seconds: 8 });
+    const ttfd = await timeToFirstDelta(textUrl, platform.tenant.testKey, 50);
+    const verdict = (text: LoadResult, base: LoadResult) => {
+      const over = text.p50Ms - base.p50Ms;
+      return `${over >= 0 ? '+' : ''}${over.toFixed(1)} ms ${over <= 5 ? 'PASS' : 'FAIL'}`;
+    };
+    ctx.report('POST /text (test key, through the queue) vs floor (Express + graphile-worker job + NOTIFY)', {
+      'floor, 1 connection': row(floorOne),
+      'POST /text, 1 connection': row(textOne),
+      'p50 over floor, 1 connection (target ≤ +5 ms)': verdict(textOne, floorOne),
+      'floor, 32 connections': row(floorMany),
+      'POST /text, 32 connections': row(textMany),
+      'p50 over floor, 32 connections (target ≤ +5 ms)': verdict(textMany, floorMany),
+      'throughput ratio, 32 connections': (
+        textMany.requestsPerSecond / Math.max(1, floorMany.requestsPerSecond)
+      ).toFixed(2),
+      'streaming time to first delta p50 / p99 ms (50 sequential)': `${percentile(ttfd, 50).toFixed(1)} / ${percentile(ttfd, 99).toFixed(1)}`,
+    });
+  } finally {
+    await floor.stop();
+    await platform.stop();
+  }
+}

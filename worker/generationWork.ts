@@ -1,0 +1,96 @@
+import type { JobHelpers } from 'graphile-worker';
+
+import { findJob } from '../shared/db/queries/jobs.ts';
+import { jobPayload } from '../shared/jobs.ts';
+import type { ObjectStore } from '../shared/objectStore.ts';
+import { UnreadableImageError } from '../shared/providers/tesseract.ts';
+import { ProviderError } from '../shared/providers/types.ts';
+import type { WorkerContext } from './context.ts';
+import { type JobOutcome, PermanentJobError } from './runJob.ts';
+
+const finished = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** A call stopped by the job's cancellation before it produced anything billable. */
+export const cancelledOutcome: JobOutcome = { result: null, usage: {}, costMinor: 0, cancelled: true };
+
+/** Thrown when the worker itself is stopping: runJob hands the job back to the queue. */
+export class WorkerStopping extends Error {
+  constructor() {
+    super('worker is shutting down');
+    this.name = 'WorkerStopping';
+  }
+}
+
+/**
+ * Runs a provider call and translates how it ended into what runJob understands:
+ * a worker shutdown requeues; the job's own cancellation yields `cancelled`; unreadable input and
+ * provider refusals fail the job at once (retrying sends the same request); anything else
+ * (timeouts, 429, 5xx, network) is rethrown so graphile-worker retries with backoff.
+ * Provider messages stay in the worker log: the caller only ever sees a generic error.
+ */
+export async function callProvider<T>(
+  helpers: JobHelpers,
+  signal: AbortSignal,
+  call: () => Promise<T>,
+): Promise<T | 'cancelled'> {
+  try {
+    const value = await call();
+    if (helpers.abortSignal.aborted) throw new WorkerStopping();
+    return value;
+  } catch (error) {
+    if (helpers.abortSignal.aborted) throw new WorkerStopping();
+    if (signal.aborted) return 'cancelled';
+    if (error instanceof UnreadableImageError) {
+      throw new PermanentJobError('unsupported_media_type', error.message);
+    }
+    if (error instanceof ProviderError && !error.retryable) {
+      helpers.logger.error(
+        `job ${String((helpers.job.payload as { jobId?: unknown }).jobId)}: ${error.message}`,
+      );
+      throw new PermanentJobError('internal_error', 'The model provider could not complete this request.');
+    }
+    throw error;
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === 'NoSuchKey' || code === 'NotFound';
+}
+
+/**
+ * The uploaded input of a job. A missing object cannot come back, so that fails the job for good;
+ * any other storage error is retried.
+ */
+export async function readInputObject(store: ObjectStore, key: string): Promise<Buffer> {
+  try {
+    return await store.getBuffer(key);
+  } catch (error) {
+    if (isMissing(error)) {
+      throw new PermanentJobError(
+        'internal_error',
+        'The uploaded input is no longer available; send it again.',
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Deletes a finished job's uploaded input (`input.objectKey`). Run after runJob returned, whatever
+ * the outcome (also when the work never ran: cancelled before it started, or finished by an earlier
+ * attempt that died before cleaning up). Best effort: a leftover object costs storage, not
+ * correctness, and the job's outcome is already committed.
+ */
+export async function removeFinishedJobInput(ctx: WorkerContext, rawPayload: unknown): Promise<void> {
+  const { jobId } = jobPayload.parse(rawPayload);
+  const job = await findJob(ctx.pool, jobId);
+  if (!job || !finished.has(job.status)) return;
+  const key = job.input.objectKey;
+  if (typeof key !== 'string') return;
+  try {
+    await ctx.objectStore.remove(key);
+  } catch (error) {
+    if (!isMissing(error)) ctx.logger.warn({ err: error, jobId, objectKey: key }, 'input cleanup failed');
+  }
+}

@@ -1,0 +1,51 @@
+import type { Task } from 'graphile-worker';
+
+import { textJobInput } from '../../shared/generationJobs.ts';
+import { loadPrices, textCost } from '../../shared/prices.ts';
+import { selectProviders } from '../../shared/providers/index.ts';
+import type { ChatMessage } from '../../shared/providers/types.ts';
+import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
+import type { WorkerContext } from '../context.ts';
+import { callProvider, WorkerStopping } from '../generationWork.ts';
+import { runJob } from '../runJob.ts';
+
+/**
+ * POST /text. Streamed requests publish each delta as it is produced; a cancelled reply is
+ * billed for the tokens produced before it stopped.
+ */
+export function textGenerate(ctx: WorkerContext): Task {
+  const prices = loadPrices(ctx.config);
+  return (payload, helpers) =>
+    runJob(ctx, payload, helpers, async (job, signal) => {
+      const input = textJobInput.parse(job.input);
+      const messages: ChatMessage[] = [
+        ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
+        { role: 'user', content: input.prompt },
+      ];
+      const publisher = input.stream
+        ? new TextDeltaPublisher(ctx.pool, job.id, (error) =>
+            ctx.logger.warn({ err: error, jobId: job.id }, 'delta notify failed'),
+          )
+        : undefined;
+      const provider = selectProviders(ctx.config, job.livemode).chat;
+      const generation = await callProvider(helpers, signal, () =>
+        provider.chat({
+          messages,
+          maxTokens: input.maxTokens,
+          signal,
+          onDelta: publisher && ((t) => publisher.push(t)),
+        }),
+      );
+      // Deltas must all be published before the job's final status: the api ends the stream on it.
+      await publisher?.flush();
+      if (generation === 'cancelled') return { result: null, usage: {}, costMinor: 0, cancelled: true };
+      if (generation.finishReason === 'cancelled' && helpers.abortSignal.aborted) throw new WorkerStopping();
+      const usage = generation.usage;
+      return {
+        result: { text: generation.text, model: generation.model, usage },
+        usage,
+        costMinor: job.livemode ? textCost(prices, usage) : 0,
+        cancelled: generation.finishReason === 'cancelled',
+      };
+    });
+}
