@@ -10,6 +10,7 @@ import type { RequestLogWriter } from '../shared/requestLog.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
 import type { KeyCache } from './auth/keyCache.ts';
 import type { ApiDocument } from './openapi/document.ts';
+import type { TaskStreamOptions } from './sse/taskStream.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */
 export type AppDeps = {
@@ -23,5 +24,7 @@ export type AppDeps = {
   jobWaiter: JobWaiter;
   objectStore: ObjectStore;
   credentialResolvers: CredentialResolver[];
+  /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
+  taskStream?: Partial<TaskStreamOptions>;
   keyCache: KeyCache;
 };

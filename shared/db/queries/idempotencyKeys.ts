@@ -11,13 +11,28 @@ const entry = z.object({
   is_expired: z.boolean(),
 });
 
+export type IdempotencyClaim = { claimed: true } | ({ claimed: false } & z.infer<typeof entry>);
+
 /**
  * Claims the key for this request, or returns the existing entry. An entry older than 24 h is
  * replaced, and so is an in-progress one whose process died (its lock ran out).
+ *
+ * The existing entry is read by a second statement on purpose: every part of one statement shares
+ * its snapshot, so a select next to the insert can neither see the row that insert just wrote nor a
+ * row a concurrent request committed while this insert waited on it (ON CONFLICT does wait). A fresh
+ * statement under READ COMMITTED sees both. If the entry vanished in between (its first request
+ * answered 5xx and released it), the claim is tried again.
+ * @throws Error when the key keeps being released and re-taken (never expected in practice).
  */
-export function claimIdempotencyKey(db: Db, credentialId: string, key: string, requestHash: string, lockSeconds: number) {
-  return db.one(sql.type(z.object({ claimed: z.boolean() }).and(entry.partial()))`
-    with claimed as (
+export async function claimIdempotencyKey(
+  db: Db,
+  credentialId: string,
+  key: string,
+  requestHash: string,
+  lockSeconds: number,
+): Promise<IdempotencyClaim> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const claimed = await db.maybeOneFirst(sql.type(z.object({ claimed: z.boolean() }))`
       insert into idempotency_keys (credential_id, key, request_hash, locked_until)
       values (${credentialId}, ${key}, ${requestHash}, now() + make_interval(secs => ${lockSeconds}))
       on conflict (credential_id, key) do update
@@ -26,17 +41,26 @@ export function claimIdempotencyKey(db: Db, credentialId: string, key: string, r
         where idempotency_keys.created_at < now() - interval '24 hours'
            or (idempotency_keys.status = 'in_progress' and idempotency_keys.locked_until < now()
                and idempotency_keys.request_hash = excluded.request_hash)
-      returning 1
-    )
-    select exists (select 1 from claimed) as claimed,
-           k.request_hash, k.status, k.response_status, k.response_body,
-           k.locked_until > now() as is_locked, k.created_at < now() - interval '24 hours' as is_expired
-    from (select 1) one
-    left join idempotency_keys k on k.credential_id = ${credentialId} and k.key = ${key}
-  `);
+      returning true as claimed
+    `);
+    if (claimed) return { claimed: true };
+    const existing = await db.maybeOne(sql.type(entry)`
+      select request_hash, status, response_status, response_body,
+             locked_until > now() as is_locked, created_at < now() - interval '24 hours' as is_expired
+      from idempotency_keys where credential_id = ${credentialId} and key = ${key}
+    `);
+    if (existing) return { claimed: false, ...existing };
+  }
+  throw new Error(`idempotency key ${key} could not be claimed or read`);
 }
 
-export async function completeIdempotencyKey(db: Db, credentialId: string, key: string, status: number, body: unknown) {
+export async function completeIdempotencyKey(
+  db: Db,
+  credentialId: string,
+  key: string,
+  status: number,
+  body: unknown,
+) {
   await db.query(sql.typeAlias('void')`
     update idempotency_keys set status = 'done', response_status = ${status},
            response_body = ${sql.jsonb((body ?? null) as never)}
@@ -51,5 +75,7 @@ export async function releaseIdempotencyKey(db: Db, credentialId: string, key: s
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Db) {
-  await db.query(sql.typeAlias('void')`delete from idempotency_keys where created_at < now() - interval '25 hours'`);
+  await db.query(
+    sql.typeAlias('void')`delete from idempotency_keys where created_at < now() - interval '25 hours'`,
+  );
 }

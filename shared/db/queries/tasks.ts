@@ -46,3 +46,21 @@ export function findWorkspaceTask(db: Db, workspaceId: string, taskId: string) {
     select ${columns} from tasks where id = ${taskId} and workspace_id = ${workspaceId}
   `);
 }
+
+/** The monthly cap of the key a reply is metered against (null: no cap, or not an API key). */
+export function findKeySpendCap(db: Db, keyId: string): Promise<number | null> {
+  return db
+    .maybeOneFirst(
+      sql.type(z.object({ monthly_spend_cap_minor: z.number().nullable() }))`
+      select monthly_spend_cap_minor from api_keys where id = ${keyId}
+    `,
+    )
+    .then((cap) => cap ?? null);
+}
+
+/** Remembers a reply job's credit hold, so a retried attempt reuses it instead of reserving again. */
+export async function attachJobHold(db: Db, jobId: string, holdId: string): Promise<void> {
+  await db.query(
+    sql.typeAlias('void')`update jobs set hold_id = ${holdId} where id = ${jobId} and hold_id is null`,
+  );
+}

@@ -1,0 +1,44 @@
+import type { RequestHandler } from 'express';
+
+import { apiBasePath } from '../../../shared/config.ts';
+import { findActiveStaffMember } from '../../../shared/db/queries/staff.ts';
+import { errors } from '../../../shared/errors/appError.ts';
+import { titleFromInput, toTaskDto } from '../../../shared/tasks/dto.ts';
+import { createTaskWithMessage, resolveFileIds } from '../../../shared/tasks/messages.ts';
+import type { AppDeps } from '../../deps.ts';
+import { actorFromRequest } from './actor.ts';
+
+type CreateTaskBody = {
+  input: string;
+  title?: string;
+  staffId?: string;
+  fileIds?: string[];
+  projectId?: string;
+};
+
+/** POST /tasks: the task, its first message and the reply job in one transaction; 202 with the task. */
+export function createTask({ pool }: AppDeps): RequestHandler {
+  return async (req, res) => {
+    const body = req.body as CreateTaskBody;
+    const actor = actorFromRequest(req);
+    const task = await pool.transaction(async (tx) => {
+      const staff =
+        body.staffId === undefined ? null : await findActiveStaffMember(tx, actor.workspaceId, body.staffId);
+      if (body.staffId !== undefined && !staff) throw errors.notFound('staff member', body.staffId);
+      const fileIds = await resolveFileIds(tx, actor.workspaceId, body.fileIds);
+      const title = body.title?.trim() ? body.title.trim() : titleFromInput(body.input);
+      const created = await createTaskWithMessage(tx, {
+        actor,
+        title,
+        text: body.input,
+        fileIds,
+        assigneeStaffId: staff?.id ?? null,
+      });
+      return created.task;
+    });
+    res
+      .status(202)
+      .location(`${apiBasePath}/tasks/${task.id}`)
+      .json({ task: toTaskDto(task) });
+  };
+}

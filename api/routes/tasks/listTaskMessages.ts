@@ -1,0 +1,40 @@
+import type { RequestHandler } from 'express';
+
+import { listTaskMessages as listMessages } from '../../../shared/db/queries/taskMessages.ts';
+import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
+import { errors } from '../../../shared/errors/appError.ts';
+import { cursorKey, decodeCursor, encodeCursor } from '../../../shared/tasks/cursor.ts';
+import { toMessageDto } from '../../../shared/tasks/dto.ts';
+import type { AppDeps } from '../../deps.ts';
+
+const defaultLimit = 50;
+
+/**
+ * GET /tasks/{taskId}/messages: oldest first, `limit` per page (the validator bounds it to 1–100),
+ * resumed from an opaque cursor that only this endpoint issues for this task. `messages` mirrors
+ * `data` for clients written before pagination.
+ */
+export function listTaskMessages({ pool }: AppDeps): RequestHandler {
+  return async (req, res) => {
+    const taskId = req.params.taskId as string;
+    const task = await findWorkspaceTask(pool, req.principal!.workspaceId, taskId);
+    if (!task) throw errors.notFound('task', taskId);
+    const limit = req.query.limit === undefined ? defaultLimit : Number(req.query.limit);
+    const key = await cursorKey(pool);
+    const raw = req.query.cursor;
+    const after = raw === undefined ? 0 : decodeCursor(key, String(raw), 'messages', task.id);
+    // One row more than the page tells whether another page follows.
+    const rows = await listMessages(pool, task.id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    const last = page.at(-1);
+    const data = page.map(toMessageDto);
+    res.json({
+      data,
+      nextCursor:
+        hasMore && last ? encodeCursor(key, { purpose: 'messages', taskId: task.id, seq: last.seq }) : null,
+      hasMore,
+      messages: data,
+    });
+  };
+}

@@ -1,0 +1,37 @@
+import type { RequestHandler } from 'express';
+
+import { apiBasePath } from '../../../shared/config.ts';
+import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
+import { errors } from '../../../shared/errors/appError.ts';
+import { toMessageDto } from '../../../shared/tasks/dto.ts';
+import { resolveFileIds, submitUserMessage } from '../../../shared/tasks/messages.ts';
+import type { AppDeps } from '../../deps.ts';
+import { actorFromRequest } from './actor.ts';
+
+type SendMessageBody = { input: string; fileIds?: string[]; projectId?: string };
+
+/** POST /tasks/{taskId}/messages: the message and its reply job in one transaction; the task's assignee replies. */
+export function sendTaskMessage({ pool }: AppDeps): RequestHandler {
+  return async (req, res) => {
+    const taskId = req.params.taskId as string;
+    const body = req.body as SendMessageBody;
+    const actor = actorFromRequest(req);
+    const message = await pool.transaction(async (tx) => {
+      const task = await findWorkspaceTask(tx, actor.workspaceId, taskId);
+      if (!task) throw errors.notFound('task', taskId);
+      const fileIds = await resolveFileIds(tx, actor.workspaceId, body.fileIds);
+      const sent = await submitUserMessage(tx, {
+        actor,
+        taskId: task.id,
+        text: body.input,
+        fileIds,
+        replyStaffId: task.assignee_staff_id,
+      });
+      return sent.message;
+    });
+    res
+      .status(202)
+      .location(`${apiBasePath}/tasks/${taskId}/messages`)
+      .json({ message: toMessageDto(message) });
+  };
+}

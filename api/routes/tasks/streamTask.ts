@@ -1,0 +1,30 @@
+import type { RequestHandler } from 'express';
+
+import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
+import { errors } from '../../../shared/errors/appError.ts';
+import { cursorKey, decodeCursor } from '../../../shared/tasks/cursor.ts';
+import type { AppDeps } from '../../deps.ts';
+import { taskReplyFeed } from '../../sse/taskReplyFeed.ts';
+import { defaultTaskStreamOptions, serveTaskStream } from '../../sse/taskStream.ts';
+
+/**
+ * GET /tasks/{taskId}/stream: replies after the cursor, or after the task's latest message when
+ * there is none ("from now"). An EventSource's automatic reconnect sends the last id it saw as
+ * Last-Event-ID, which wins over the cursor still in its URL.
+ */
+export function streamTask(deps: AppDeps): RequestHandler {
+  const { pool } = deps;
+  const options = { ...defaultTaskStreamOptions, ...deps.taskStream };
+  // Built with the app: the feed's LISTEN is in place before the first stream opens.
+  const feed = taskReplyFeed(pool, deps.hub, deps.logger);
+  return async (req, res) => {
+    const taskId = req.params.taskId as string;
+    const task = await findWorkspaceTask(pool, req.principal!.workspaceId, taskId);
+    if (!task) throw errors.notFound('task', taskId);
+    const raw =
+      req.get('last-event-id') ?? (req.query.cursor === undefined ? undefined : String(req.query.cursor));
+    const key = await cursorKey(pool);
+    const after = raw === undefined ? task.last_message_seq : decodeCursor(key, raw, 'stream', task.id);
+    serveTaskStream(req, res, { feed, key, taskId: task.id, after, options });
+  };
+}

@@ -1,0 +1,40 @@
+import type { RequestHandler } from 'express';
+
+import { apiBasePath } from '../../../shared/config.ts';
+import { findWorkspaceWorkflow } from '../../../shared/db/queries/workflows.ts';
+import { errors } from '../../../shared/errors/appError.ts';
+import { toTaskDto } from '../../../shared/tasks/dto.ts';
+import { createTaskWithMessage } from '../../../shared/tasks/messages.ts';
+import { prepareWorkflowRun } from '../../../shared/workflows/prepareRun.ts';
+import type { AppDeps } from '../../deps.ts';
+import { actorFromRequest } from '../tasks/actor.ts';
+
+type RunWorkflowBody = { values: Record<string, unknown>; projectId?: string };
+
+/** POST /workflows/{workflowId}/run: validated values → a task assigned to the suggested staff member. */
+export function runWorkflow({ pool }: AppDeps): RequestHandler {
+  return async (req, res) => {
+    const workflowId = req.params.workflowId as string;
+    const body = req.body as RunWorkflowBody;
+    const actor = actorFromRequest(req);
+    const task = await pool.transaction(async (tx) => {
+      const workflow = await findWorkspaceWorkflow(tx, actor.workspaceId, workflowId);
+      if (!workflow) throw errors.notFound('workflow', workflowId);
+      const run = await prepareWorkflowRun(tx, actor.workspaceId, workflow, body.values);
+      const created = await createTaskWithMessage(tx, {
+        actor,
+        title: run.title,
+        text: run.text,
+        fileIds: run.fileIds,
+        assigneeStaffId: run.assigneeStaffId,
+        workflowId: workflow.id,
+        workflowValues: run.values,
+      });
+      return created.task;
+    });
+    res
+      .status(202)
+      .location(`${apiBasePath}/tasks/${task.id}`)
+      .json({ task: toTaskDto(task) });
+  };
+}

@@ -1,0 +1,200 @@
+import type { DatabasePool } from 'slonik';
+
+import {
+  listRepliesAfter,
+  listRepliesAfterEach,
+  type TaskMessageRow,
+} from '../../shared/db/queries/taskMessages.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { NotificationHub } from '../../shared/pubsub.ts';
+
+/** Channel and payload of the task_messages insert trigger (migration 000003). */
+export const taskMessageChannel = 'tasks:message';
+type TaskMessageNotice = { id: string; messageId: string; seq: number; role: string };
+
+export type ReplySubscriber = {
+  /** Number of the last reply this subscriber has; advanced by `deliver`. */
+  after: number;
+  /** Receives replies numbered above `after`, oldest first. Must not throw. */
+  deliver(replies: readonly TaskMessageRow[]): void;
+};
+
+type TaskEntry = { subscribers: Set<ReplySubscriber>; fetching: boolean; again: boolean };
+
+function lowestCursor(entry: TaskEntry): number {
+  let lowest = Number.MAX_SAFE_INTEGER;
+  for (const subscriber of entry.subscribers) if (subscriber.after < lowest) lowest = subscriber.after;
+  return lowest;
+}
+
+// One page per fetch; a subscriber far behind catches up page by page.
+const pageSize = 100;
+// After a failed read, try again this much later (the subscribers stay open).
+const retryAfterFailureMs = 1000;
+// Tasks read by one statement at most (a burst of notifications, or every task after a reconnect).
+const batchSize = 500;
+
+/**
+ * The api process's fan-out of assistant replies to its open task streams. It holds one
+ * subscription on the process's single LISTEN connection (NotificationHub) for the whole process,
+ * and per task one set of subscribers. A notification for a followed task triggers one read of the
+ * replies after the lowest cursor among that task's subscribers, however many streams follow it;
+ * reads requested in the same tick share one statement, and reads of a task never overlap (a
+ * notification during a read schedules one more). Streams hold no database connection and there is
+ * no polling: the database is read on notification, on subscribe (to catch up from a cursor) and
+ * after the LISTEN connection comes back (NOTIFY is not durable).
+ */
+export class TaskReplyFeed {
+  private readonly tasks = new Map<string, TaskEntry>();
+  private readonly pending = new Set<string>();
+  private flushScheduled = false;
+  private readonly pool: DatabasePool;
+  private readonly logger: Logger;
+
+  constructor(pool: DatabasePool, hub: NotificationHub, logger: Logger) {
+    this.pool = pool;
+    this.logger = logger;
+    // Listened for the process's lifetime, so the LISTEN is in place before the first stream opens.
+    hub.subscribe(taskMessageChannel, (raw) => this.onNotification(raw));
+    hub.onReconnect(() => this.refreshAll());
+  }
+
+  /** How many tasks and streams this process follows (bench and diagnostics). */
+  get size(): { tasks: number; subscribers: number } {
+    let subscribers = 0;
+    for (const entry of this.tasks.values()) subscribers += entry.subscribers.size;
+    return { tasks: this.tasks.size, subscribers };
+  }
+
+  /**
+   * Follows a task's replies after `subscriber.after`, reading once at once to catch up with
+   * anything committed before the subscription. Returns the unsubscribe function.
+   */
+  subscribe(taskId: string, subscriber: ReplySubscriber): () => void {
+    let entry = this.tasks.get(taskId);
+    if (!entry) {
+      entry = { subscribers: new Set(), fetching: false, again: false };
+      this.tasks.set(taskId, entry);
+    }
+    entry.subscribers.add(subscriber);
+    this.refresh(taskId);
+    return () => {
+      const current = this.tasks.get(taskId);
+      if (!current) return;
+      current.subscribers.delete(subscriber);
+      if (current.subscribers.size === 0 && !current.fetching) this.tasks.delete(taskId);
+    };
+  }
+
+  private onNotification(raw: string): void {
+    let notice: TaskMessageNotice;
+    try {
+      notice = JSON.parse(raw) as TaskMessageNotice;
+    } catch {
+      return;
+    }
+    if (typeof notice.id !== 'string' || notice.role !== 'assistant') return;
+    const entry = this.tasks.get(notice.id);
+    // Every stream of the task already has this reply (a catch-up read got there first).
+    if (!entry || (typeof notice.seq === 'number' && notice.seq <= lowestCursor(entry))) return;
+    this.refresh(notice.id);
+  }
+
+  /**
+   * Schedules a read of a task's replies. Reads requested in the same tick (a burst of notifications
+   * arrives in one socket read) are made by one statement for all their tasks.
+   */
+  private refresh(taskId: string): void {
+    const entry = this.tasks.get(taskId);
+    if (!entry) return;
+    if (entry.fetching) {
+      entry.again = true;
+      return;
+    }
+    this.pending.add(taskId);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch: [string, TaskEntry][] = [];
+    for (const taskId of this.pending) {
+      const entry = this.tasks.get(taskId);
+      if (!entry) continue;
+      if (entry.fetching) {
+        entry.again = true;
+      } else if (entry.subscribers.size === 0) {
+        this.tasks.delete(taskId);
+      } else {
+        entry.fetching = true;
+        entry.again = false;
+        batch.push([taskId, entry]);
+      }
+    }
+    this.pending.clear();
+    for (let i = 0; i < batch.length; i += batchSize) void this.read(batch.slice(i, i + batchSize));
+  }
+
+  private async read(batch: [string, TaskEntry][]): Promise<void> {
+    try {
+      const [first] = batch;
+      const rows =
+        batch.length === 1
+          ? await listRepliesAfter(this.pool, first![0], lowestCursor(first![1]), pageSize)
+          : await listRepliesAfterEach(
+              this.pool,
+              batch.map(([taskId, entry]) => ({ taskId, afterSeq: lowestCursor(entry) })),
+              pageSize,
+            );
+      const byTask = Map.groupBy(rows, (r) => r.task_id);
+      for (const [taskId, entry] of batch) {
+        const taskRows = byTask.get(taskId) ?? [];
+        this.dispatch(entry, taskRows);
+        // A full page means there may be more: keep reading until caught up.
+        if (taskRows.length === pageSize) entry.again = true;
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, tasks: batch.length }, 'reading task replies failed; retrying');
+      for (const [taskId] of batch) setTimeout(() => this.refresh(taskId), retryAfterFailureMs).unref();
+    } finally {
+      for (const [taskId, entry] of batch) {
+        entry.fetching = false;
+        if (entry.again) this.refresh(taskId);
+        else if (entry.subscribers.size === 0) this.tasks.delete(taskId);
+      }
+    }
+  }
+
+  private dispatch(entry: TaskEntry, rows: readonly TaskMessageRow[]): void {
+    if (rows.length === 0) return;
+    for (const subscriber of [...entry.subscribers]) {
+      const fresh = rows.filter((r) => r.seq > subscriber.after);
+      if (fresh.length === 0) continue;
+      try {
+        subscriber.deliver(fresh);
+      } catch (error) {
+        this.logger.error({ err: error }, 'task stream subscriber threw');
+      }
+    }
+  }
+
+  /** After the LISTEN connection came back: read every followed task again (batched like any refresh). */
+  private refreshAll(): void {
+    for (const taskId of this.tasks.keys()) this.refresh(taskId);
+  }
+}
+
+const feeds = new WeakMap<NotificationHub, TaskReplyFeed>();
+
+/** The feed of a process: one per notification hub (there is one hub per api process). */
+export function taskReplyFeed(pool: DatabasePool, hub: NotificationHub, logger: Logger): TaskReplyFeed {
+  let feed = feeds.get(hub);
+  if (!feed) {
+    feed = new TaskReplyFeed(pool, hub, logger);
+    feeds.set(hub, feed);
+  }
+  return feed;
+}

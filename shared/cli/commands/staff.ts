@@ -1,0 +1,38 @@
+import { insertStaffMember } from '../../db/queries/staff.ts';
+import { workspaceExists } from '../../db/queries/workspaces.ts';
+import { newId, randomBase62 } from '../../ids.ts';
+import { toStaffDto } from '../../tasks/dto.ts';
+import { CliError, requireFlag } from '../cliError.ts';
+import type { CommandTable } from '../commandTable.ts';
+
+/** `staff create`: an active staff member; its trigger address is shown only with --api-channel. */
+export const staffCommands: CommandTable = {
+  'staff create': {
+    flags: { workspace: 'string', name: 'string', role: 'string', 'api-channel': 'boolean' },
+    run: async (pool, v) => {
+      const workspaceId = requireFlag(v, 'workspace');
+      const name = requireFlag(v, 'name').trim();
+      const role = requireFlag(v, 'role').trim();
+      if (name.length === 0 || name.length > 200) {
+        throw new CliError('invalid_arguments', '--name must be 1 to 200 characters');
+      }
+      if (role.length === 0 || role.length > 20_000) {
+        throw new CliError('invalid_arguments', '--role must be 1 to 20000 characters');
+      }
+      if (!(await workspaceExists(pool, workspaceId))) {
+        throw new CliError('not_found', `no workspace ${workspaceId}`);
+      }
+      const staff = await insertStaffMember(pool, {
+        id: newId('staff'),
+        workspaceId,
+        name,
+        role,
+        // An opaque address with ~143 bits of randomness; it only routes, the caller's key authorizes.
+        apiAddress: `stf_${randomBase62(24)}`,
+        apiChannelEnabled: v['api-channel'] === true,
+      });
+      const dto = toStaffDto(staff);
+      return { staff: { id: dto.id, apiAddress: dto.apiAddress } };
+    },
+  },
+};

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+import { type Db, sql } from '../sql.ts';
+
+const fileRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  member_id: z.string().nullable(),
+  filename: z.string(),
+  mime_type: z.string(),
+  size_bytes: z.number(),
+  kind: z.string(),
+  storage_key: z.string(),
+  created_at: z.string(),
+});
+export type FileRow = z.infer<typeof fileRow>;
+
+const columns = sql.fragment`id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key, created_at`;
+
+export type NewFile = {
+  id: string;
+  workspaceId: string;
+  memberId: string | null;
+  filename: string;
+  mimeType: string;
+  sizeBytes: number;
+  kind: string;
+  storageKey: string;
+};
+
+export function insertFile(db: Db, f: NewFile) {
+  return db.one(sql.type(fileRow)`
+    insert into files (id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key)
+    values (${f.id}, ${f.workspaceId}, ${f.memberId}, ${f.filename}, ${f.mimeType}, ${f.sizeBytes}, ${f.kind},
+            ${f.storageKey})
+    returning ${columns}
+  `);
+}
+
+export function findWorkspaceFile(db: Db, workspaceId: string, fileId: string) {
+  return db.maybeOne(sql.type(fileRow)`
+    select ${columns} from files where id = ${fileId} and workspace_id = ${workspaceId}
+  `);
+}
+
+/** Which of `fileIds` are files of the workspace (the others are reported as not found). */
+export function findWorkspaceFileIds(
+  db: Db,
+  workspaceId: string,
+  fileIds: string[],
+): Promise<readonly string[]> {
+  if (fileIds.length === 0) return Promise.resolve([]);
+  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from files where workspace_id = ${workspaceId} and id = any(${sql.array(fileIds, 'text')})
+  `);
+}

@@ -1,0 +1,189 @@
+import { z } from 'zod';
+
+import { type Db, sql } from '../sql.ts';
+
+const endpointRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  project_id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  secret: z.string(),
+  enabled: z.boolean(),
+  created_at: z.string(),
+});
+export type WebhookEndpointRow = z.infer<typeof endpointRow>;
+
+const endpointColumns = sql.fragment`id, workspace_id, project_id, url, events, secret, enabled, created_at`;
+
+export type NewWebhookEndpoint = {
+  id: string;
+  workspaceId: string;
+  projectId: string;
+  url: string;
+  events: string[];
+  secret: string;
+};
+
+export function insertWebhookEndpoint(db: Db, e: NewWebhookEndpoint) {
+  return db.one(sql.type(endpointRow)`
+    insert into webhook_endpoints (id, workspace_id, project_id, url, events, secret)
+    values (${e.id}, ${e.workspaceId}, ${e.projectId}, ${e.url}, ${sql.array(e.events, 'text')}, ${e.secret})
+    returning ${endpointColumns}
+  `);
+}
+
+/**
+ * Enabled endpoints subscribed to an event: those of the event's project, or every endpoint of the
+ * workspace for an event that belongs to no project.
+ */
+export function findSubscribedEndpointIds(
+  db: Db,
+  event: { workspaceId: string; projectId: string | null; type: string },
+) {
+  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from webhook_endpoints
+    where workspace_id = ${event.workspaceId} and enabled and ${event.type} = any(events)
+      and (${event.projectId}::text is null or project_id = ${event.projectId})
+    order by id
+  `);
+}
+
+export async function insertWebhookDeliveries(
+  db: Db,
+  rows: { id: string; workspaceId: string; endpointId: string; eventId: string }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(sql.typeAlias('void')`
+    insert into webhook_deliveries (id, workspace_id, endpoint_id, event_id)
+    select * from unnest(
+      ${sql.array(
+        rows.map((r) => r.id),
+        'text',
+      )}::text[], ${sql.array(
+        rows.map((r) => r.workspaceId),
+        'text',
+      )}::text[], ${sql.array(
+        rows.map((r) => r.endpointId),
+        'text',
+      )}::text[], ${sql.array(
+        rows.map((r) => r.eventId),
+        'text',
+      )}::text[]
+    )
+    on conflict (endpoint_id, event_id) do nothing
+  `);
+}
+
+const deliveryRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  attempts: z.number(),
+  last_status_code: z.number().nullable(),
+  last_error: z.string().nullable(),
+  next_attempt_at: z.string().nullable(),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
+});
+export type WebhookDeliveryRow = z.infer<typeof deliveryRow>;
+
+const deliveryColumns = sql.fragment`
+  id, workspace_id, endpoint_id, event_id, status, attempts, last_status_code, last_error, next_attempt_at,
+  created_at, completed_at
+`;
+
+/** What one delivery attempt needs: the delivery, its endpoint and the event, in one round trip. */
+const attemptContextRow = deliveryRow.extend({
+  url: z.string(),
+  secret: z.string(),
+  endpoint_enabled: z.boolean(),
+  event_type: z.string(),
+  event_data: z.record(z.string(), z.unknown()),
+  event_created_at: z.string(),
+});
+export type DeliveryAttemptContext = z.infer<typeof attemptContextRow>;
+
+export function findDeliveryAttemptContext(db: Db, deliveryId: string) {
+  return db.maybeOne(sql.type(attemptContextRow)`
+    select d.id, d.workspace_id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code,
+           d.last_error, d.next_attempt_at, d.created_at, d.completed_at,
+           e.url, e.secret, e.enabled as endpoint_enabled,
+           ev.type as event_type, ev.data as event_data, ev.created_at as event_created_at
+    from webhook_deliveries d
+    join webhook_endpoints e on e.id = d.endpoint_id
+    join events ev on ev.id = d.event_id
+    where d.id = ${deliveryId}
+  `);
+}
+
+export function lockDelivery(db: Db, deliveryId: string) {
+  return db.maybeOne(sql.type(deliveryRow)`
+    select ${deliveryColumns} from webhook_deliveries where id = ${deliveryId} for update
+  `);
+}
+
+export type DeliveryAttempt = {
+  deliveryId: string;
+  attempt: number;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+};
+
+export async function insertDeliveryAttempt(db: Db, a: DeliveryAttempt): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    insert into webhook_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)
+    values (${a.deliveryId}, ${a.attempt}, ${a.statusCode}, ${a.error}, ${a.durationMs})
+  `);
+}
+
+/** Records the outcome of attempt `attempts`: `pending` with the next attempt's time, or final. */
+export async function updateDelivery(
+  db: Db,
+  d: {
+    id: string;
+    status: 'pending' | 'succeeded' | 'failed';
+    attempts: number;
+    lastStatusCode: number | null;
+    lastError: string | null;
+    nextAttemptAt: string | null;
+  },
+): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update webhook_deliveries
+    set status = ${d.status}, attempts = ${d.attempts}, last_status_code = ${d.lastStatusCode},
+        last_error = ${d.lastError}, next_attempt_at = ${d.nextAttemptAt}::timestamptz,
+        completed_at = case when ${d.status} = 'pending' then null else now() end
+    where id = ${d.id}
+  `);
+}
+
+/** The delivery log of an endpoint, newest first (operators and tests read it). */
+export function listEndpointDeliveries(db: Db, endpointId: string, limit: number) {
+  return db.any(sql.type(deliveryRow)`
+    select ${deliveryColumns} from webhook_deliveries
+    where endpoint_id = ${endpointId}
+    order by created_at desc, id
+    limit ${limit}
+  `);
+}
+
+const attemptRow = z.object({
+  delivery_id: z.string(),
+  attempt: z.number(),
+  status_code: z.number().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number(),
+  created_at: z.string(),
+});
+
+export function listDeliveryAttempts(db: Db, deliveryId: string) {
+  return db.any(sql.type(attemptRow)`
+    select delivery_id, attempt, status_code, error, duration_ms, created_at
+    from webhook_delivery_attempts where delivery_id = ${deliveryId}
+    order by attempt
+  `);
+}

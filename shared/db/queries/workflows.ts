@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+import { type Db, sql } from '../sql.ts';
+
+const workflowRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  name: z.string(),
+  prompt_template: z.string(),
+  fields: z.array(z.unknown()),
+  suggested_staff_id: z.string().nullable(),
+  created_at: z.string(),
+});
+export type WorkflowRow = z.infer<typeof workflowRow>;
+
+const columns = sql.fragment`id, workspace_id, name, prompt_template, fields, suggested_staff_id, created_at`;
+
+export type NewWorkflow = {
+  id: string;
+  workspaceId: string;
+  name: string;
+  promptTemplate: string;
+  fields: unknown[];
+  suggestedStaffId: string | null;
+};
+
+export function insertWorkflow(db: Db, w: NewWorkflow) {
+  return db.one(sql.type(workflowRow)`
+    insert into workflows (id, workspace_id, name, prompt_template, fields, suggested_staff_id)
+    values (${w.id}, ${w.workspaceId}, ${w.name}, ${w.promptTemplate}, ${sql.jsonb(w.fields as never)},
+            ${w.suggestedStaffId})
+    returning ${columns}
+  `);
+}
+
+export function findWorkspaceWorkflow(db: Db, workspaceId: string, workflowId: string) {
+  return db.maybeOne(sql.type(workflowRow)`
+    select ${columns} from workflows where id = ${workflowId} and workspace_id = ${workspaceId}
+  `);
+}

@@ -1,0 +1,138 @@
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+
+import { coerceError } from '../errors/appError.ts';
+import { BlockedTargetError, guardedLookup, isPublicAddress } from './ssrf.ts';
+
+export type SendOutcome = {
+  /** A 2xx answer: delivered. */
+  delivered: boolean;
+  statusCode: number | null;
+  error: string | null;
+  /** The target may never be reached (bad scheme, blocked address): retrying cannot help. */
+  permanent: boolean;
+  durationMs: number;
+};
+
+export type SendRequest = {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  signal?: AbortSignal;
+};
+
+const userAgent = 'svc-platform-webhooks/1';
+
+function errorMessage(thrown: unknown): string {
+  const { message, code } = (thrown ?? {}) as { message?: unknown; code?: unknown };
+  if (typeof message === 'string' && message !== '') return message;
+  return typeof code === 'string' ? code : 'request failed';
+}
+
+/**
+ * POSTs one webhook: no redirects followed (a 3xx is a failed attempt), a hard deadline covering
+ * connect, send and response headers, the response body discarded. Never throws: the outcome says
+ * what happened so the caller can log it and schedule a retry.
+ */
+export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    return {
+      delivered: false,
+      statusCode: null,
+      error: 'invalid URL',
+      permanent: true,
+      durationMs: elapsed(),
+    };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return {
+      delivered: false,
+      statusCode: null,
+      error: `unsupported scheme ${url.protocol}`,
+      permanent: true,
+      durationMs: elapsed(),
+    };
+  }
+  // A literal address is never looked up, so it is checked here; host names are checked by the lookup.
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host) !== 0 && !request.allowPrivate && !isPublicAddress(host)) {
+    const error = new BlockedTargetError(host, host);
+    return {
+      delivered: false,
+      statusCode: null,
+      error: error.message,
+      permanent: true,
+      durationMs: elapsed(),
+    };
+  }
+  const signals = [AbortSignal.timeout(request.timeoutMs), ...(request.signal ? [request.signal] : [])];
+  try {
+    const statusCode = await new Promise<number>((resolve, reject) => {
+      const client = url.protocol === 'https:' ? https : http;
+      const req = client.request(
+        url,
+        {
+          method: 'POST',
+          agent: false,
+          lookup: guardedLookup(request.allowPrivate) as never,
+          signal: AbortSignal.any(signals),
+          headers: {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(request.body)),
+            'user-agent': userAgent,
+            ...request.headers,
+          },
+        },
+        (res) => {
+          resolve(res.statusCode ?? 0);
+          // The answer's body is not used; drain it so the socket closes cleanly.
+          res.resume();
+          res.on('error', () => {});
+        },
+      );
+      req.on('error', reject);
+      req.end(request.body);
+    });
+    const delivered = statusCode >= 200 && statusCode < 300;
+    return {
+      delivered,
+      statusCode,
+      error: delivered ? null : `HTTP ${statusCode}`,
+      permanent: false,
+      durationMs: elapsed(),
+    };
+  } catch (thrown) {
+    // Classified by name and code, not instanceof: errors can come from another realm (vm contexts).
+    const { name, code } = (thrown ?? {}) as { name?: unknown; code?: unknown };
+    if (code === 'webhook_target_blocked') {
+      return {
+        delivered: false,
+        statusCode: null,
+        error: coerceError(thrown).message,
+        permanent: true,
+        durationMs: elapsed(),
+      };
+    }
+    const aborted = name === 'AbortError' || name === 'TimeoutError';
+    const stopping = request.signal?.aborted === true;
+    return {
+      delivered: false,
+      statusCode: null,
+      error: aborted
+        ? stopping
+          ? 'attempt interrupted'
+          : `no answer within ${request.timeoutMs} ms`
+        : errorMessage(thrown),
+      permanent: false,
+      durationMs: elapsed(),
+    };
+  }
+}

@@ -1,0 +1,154 @@
+import http from 'node:http';
+
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Express } from 'express';
+import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
+
+import { makePool } from '../../../shared/db/pool.ts';
+import { NotificationHub } from '../../../shared/pubsub.ts';
+import type { WorkerContext } from '../../../worker/context.ts';
+import type { TestContext } from '../../helpers/context.ts';
+
+/** Serves an app on a loopback port (SSE needs a real socket to read incrementally). */
+export async function listenApp(app: Express): Promise<{ origin: string; close(): Promise<void> }> {
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export type StreamEvent = { event: string; id: string | undefined; data: unknown };
+
+export type SseStream = {
+  status: number;
+  events: StreamEvent[];
+  comments: string[];
+  /** Resolves once an event matching `predicate` has arrived (rejects after `timeoutMs`). */
+  waitFor(predicate: (e: StreamEvent) => boolean, timeoutMs?: number): Promise<StreamEvent>;
+  /** Resolves when the server ends the response. */
+  ended: Promise<void>;
+  close(): void;
+};
+
+/** Opens an SSE request with fetch and parses it with eventsource-parser as it arrives. */
+export async function openSse(url: string, headers: Record<string, string>): Promise<SseStream> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
+  const events: StreamEvent[] = [];
+  const comments: string[] = [];
+  const waiters: { predicate: (e: StreamEvent) => boolean; resolve: (e: StreamEvent) => void }[] = [];
+  const parser = createParser({
+    onEvent(message: EventSourceMessage) {
+      const event = {
+        event: message.event ?? 'message',
+        id: message.id,
+        data: JSON.parse(message.data) as unknown,
+      };
+      events.push(event);
+      for (const waiter of [...waiters]) {
+        if (waiter.predicate(event)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(event);
+        }
+      }
+    },
+    onComment(comment) {
+      comments.push(comment);
+    },
+  });
+  const ended = (async () => {
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body) {
+        parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  return {
+    status: response.status,
+    events,
+    comments,
+    ended,
+    waitFor(predicate, timeoutMs = 10_000) {
+      const existing = events.find(predicate);
+      if (existing) return Promise.resolve(existing);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no matching SSE event within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({
+          predicate,
+          resolve: (e) => {
+            clearTimeout(timer);
+            resolve(e);
+          },
+        });
+      });
+    },
+    close: () => controller.abort(),
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined. */
+export async function waitUntil<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export type StandaloneWorker = { ctx: WorkerContext; runner: Runner; stop(): Promise<void> };
+
+/**
+ * A worker as a separate process would run it: its own database pool, its own LISTEN connection and
+ * a real graphile-worker runner, with a chosen task list (to inject a provider or a retry policy).
+ */
+export async function startStandaloneWorker(
+  t: TestContext,
+  tasks: (ctx: WorkerContext) => TaskList,
+  config = t.config,
+): Promise<StandaloneWorker> {
+  const pool = await makePool(t.databaseUrl, { maxPoolSize: 4, name: 'test-worker' });
+  const hub = new NotificationHub(t.databaseUrl, t.deps.logger);
+  await hub.start();
+  const ctx: WorkerContext = { config, pool, hub, logger: t.deps.logger, objectStore: t.deps.objectStore };
+  const runner = await run({
+    connectionString: t.databaseUrl,
+    taskList: tasks(ctx),
+    concurrency: 2,
+    noHandleSignals: true,
+    pollInterval: 100,
+    logger: new Logger(() => () => {}),
+  });
+  return {
+    ctx,
+    runner,
+    stop: async () => {
+      await runner.stop();
+      await hub.stop();
+      await pool.end();
+    },
+  };
+}

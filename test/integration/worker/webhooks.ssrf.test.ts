@@ -1,0 +1,97 @@
+import http from 'node:http';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import {
+  insertWebhookEndpoint,
+  listDeliveryAttempts,
+  listEndpointDeliveries,
+} from '../../../shared/db/queries/webhooks.ts';
+import { recordEvent } from '../../../shared/events.ts';
+import { newId } from '../../../shared/ids.ts';
+import { installWebhookFanout } from '../../../shared/webhooks/fanout.ts';
+import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
+import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+let worker: StandaloneWorker;
+let server: http.Server;
+let hits = 0;
+
+beforeAll(async () => {
+  // No WEBHOOK_ALLOW_PRIVATE: the production default.
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool);
+  server = http.createServer((_req, res) => {
+    hits++;
+    res.end('should never be reached');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  installWebhookFanout();
+  worker = await startStandaloneWorker(t, (ctx) => ({
+    webhook__deliver: webhookDeliver(ctx, { retryDelaysMs: [100, 100], timeoutMs: 1000 }),
+  }));
+});
+afterAll(async () => {
+  await worker.stop();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await t.close();
+});
+
+describe('webhook SSRF protection', () => {
+  it('refuses loopback and private targets, by name after DNS or as literals, without retrying', async () => {
+    expect(t.config.webhookAllowPrivate).toBe(false);
+    const port = (server.address() as { port: number }).port;
+    const urls = [
+      `http://localhost:${port}/hook`, // a name: refused after resolution
+      `http://127.0.0.1:${port}/hook`,
+      `http://0x7f000001:${port}/hook`, // the URL parser turns this into 127.0.0.1
+      `http://[::1]:${port}/hook`,
+      `http://[::ffff:127.0.0.1]:${port}/hook`,
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.0.0.1/hook',
+      'http://192.168.1.1/hook',
+    ];
+    const endpoints = [];
+    for (const url of urls) {
+      endpoints.push(
+        await insertWebhookEndpoint(t.deps.pool, {
+          id: newId('wh'),
+          workspaceId: tenant.workspaceId,
+          projectId: tenant.projectId,
+          url,
+          events: ['job.succeeded'],
+          secret: newWebhookSecret(),
+        }),
+      );
+    }
+    await t.deps.pool.transaction((tx) =>
+      recordEvent(tx, {
+        workspaceId: tenant.workspaceId,
+        projectId: tenant.projectId,
+        type: 'job.succeeded',
+        data: { job: { id: 'job_x', type: 'ocr.extract', status: 'succeeded', result: null } },
+      }),
+    );
+    for (const [i, endpoint] of endpoints.entries()) {
+      const [delivery] = await waitUntil(async () => {
+        const rows = await listEndpointDeliveries(t.deps.pool, endpoint.id, 5);
+        return rows.length === 1 && rows[0]!.status !== 'pending' ? rows : undefined;
+      });
+      expect({ url: urls[i], status: delivery!.status, attempts: delivery!.attempts }).toEqual({
+        url: urls[i],
+        status: 'failed',
+        attempts: 1,
+      });
+      expect(delivery!.last_error).toMatch(/private, loopback or reserved address/);
+      const attempts = await listDeliveryAttempts(t.deps.pool, delivery!.id);
+      expect(attempts).toHaveLength(1);
+    }
+    expect(hits).toBe(0);
+  });
+});
