@@ -15,14 +15,20 @@ export default tseslint.config(
       curly: ['error', 'multi-line'],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       '@typescript-eslint/no-namespace': ['error', { allowDeclarations: true }],
       'simple-import-sort/imports': 'error',
       'simple-import-sort/exports': 'error',
       // sql.unsafe bypasses the typed result contract: tests only.
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[object.name='sql'][property.name='unsafe']", message: 'sql.unsafe is for tests only' },
+        {
+          selector: "MemberExpression[object.name='sql'][property.name='unsafe']",
+          message: 'sql.unsafe is for tests only',
+        },
       ],
     },
   },

@@ -23,7 +23,9 @@ export function makeApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
-  app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
+  app.set('json replacer', (_key: string, value: unknown) =>
+    typeof value === 'bigint' ? Number(value) : value,
+  );
 
   // 1. Identity of the request, and its log line once it finishes.
   installRequestId(app);
@@ -45,7 +47,10 @@ export function makeApp(deps: AppDeps): Express {
   // 6. Documented operations without a handler on this server, and everything else.
   app.use((req) => {
     if (req.operation) {
-      throw new AppError('not_found', `${req.method} ${apiBasePath}${req.operation.path} is not available on this server.`);
+      throw new AppError(
+        'not_found',
+        `${req.method} ${apiBasePath}${req.operation.path} is not available on this server.`,
+      );
     }
     throw new AppError('not_found', `No endpoint ${req.method} ${req.path}.`);
   });

@@ -28,7 +28,12 @@ export async function dumpSchema(connectionString: string): Promise<string> {
          from pg_constraint where conrelid = $1::regclass and contype <> 'n' order by conname`,
         [`public.${name}`],
       );
-      out.push(`create table ${name} (`, [...columns.rows, ...constraints.rows].map((r) => r.line).join(',\n'), ');', '');
+      out.push(
+        `create table ${name} (`,
+        [...columns.rows, ...constraints.rows].map((r) => r.line).join(',\n'),
+        ');',
+        '',
+      );
     }
     const indexes = await client.query<{ def: string }>(
       `select indexdef as def from pg_indexes where schemaname = 'public'

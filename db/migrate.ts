@@ -15,7 +15,10 @@ const migrationLockId = 7_204_311;
  * release processes can race safely), then graphile-worker's schema.
  * @throws the database error of the first migration that fails; earlier ones stay applied.
  */
-export async function migrate(connectionString: string, log: (line: string) => void = () => {}): Promise<void> {
+export async function migrate(
+  connectionString: string,
+  log: (line: string) => void = () => {},
+): Promise<void> {
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
@@ -24,7 +27,9 @@ export async function migrate(connectionString: string, log: (line: string) => v
       'create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())',
     );
     const applied = new Set(
-      (await client.query<{ version: string }>('select version from schema_migrations')).rows.map((r) => r.version),
+      (await client.query<{ version: string }>('select version from schema_migrations')).rows.map(
+        (r) => r.version,
+      ),
     );
     const files = (await readdir(migrationsDir)).filter((f) => /^\d{6}_.+\.sql$/.test(f)).sort();
     for (const file of files) {

@@ -440,7 +440,7 @@ CREATE OR REPLACE FUNCTION public.jobs_notify()
  LANGUAGE plpgsql
 AS $function$
 begin
-  if tg_op = 'INSERT' or new.status is distinct from old.status then
+  if new.status is distinct from old.status then
     perform pg_notify('jobs:update', json_build_object('id', new.id, 'status', new.status)::text);
   end if;
   return null;
@@ -459,7 +459,7 @@ $function$;
 
 CREATE TRIGGER api_key_projects_auth_changed AFTER INSERT OR DELETE OR UPDATE ON public.api_key_projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER api_keys_auth_changed AFTER DELETE OR UPDATE ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
-CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
+CREATE TRIGGER jobs_notify AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER projects_auth_changed AFTER DELETE OR UPDATE ON public.projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER task_messages_notify AFTER INSERT ON public.task_messages FOR EACH ROW EXECUTE FUNCTION task_messages_notify();

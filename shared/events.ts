@@ -6,7 +6,12 @@ import { newId } from './ids.ts';
 /** Event kinds the service emits (spec "Webhooks"). */
 export type EventType = 'task.message.created' | 'video.ready' | 'job.succeeded' | 'job.failed';
 
-export type DomainEvent = { workspaceId: string; projectId: string | null; type: EventType; data: Record<string, unknown> };
+export type DomainEvent = {
+  workspaceId: string;
+  projectId: string | null;
+  type: EventType;
+  data: Record<string, unknown>;
+};
 
 type EventHook = (tx: Db, event: DomainEvent & { id: string; createdAt: string }) => Promise<void>;
 const hooks: EventHook[] = [];

@@ -22,7 +22,14 @@ export function unrestricted(): Pick<
   CreateKeyInput,
   'scopeLevel' | 'packages' | 'operations' | 'expiresAt' | 'ipAllowlist' | 'monthlySpendCapMinor'
 > {
-  return { scopeLevel: 'app', packages: [], operations: [], expiresAt: null, ipAllowlist: [], monthlySpendCapMinor: null };
+  return {
+    scopeLevel: 'app',
+    packages: [],
+    operations: [],
+    expiresAt: null,
+    ipAllowlist: [],
+    monthlySpendCapMinor: null,
+  };
 }
 
 /** Mints a key; the secret is returned here once and only its hash is stored. */

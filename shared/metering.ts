@@ -24,14 +24,23 @@ export type Reservation = { holdId: string; amountMinor: number } | null;
  */
 export async function reserveCredits(
   tx: Db,
-  input: { principal: Principal; projectId: string; operation: string; maxCostMinor: number; requestId: string },
+  input: {
+    principal: Principal;
+    projectId: string;
+    operation: string;
+    maxCostMinor: number;
+    requestId: string;
+  },
 ): Promise<Reservation> {
   const { principal } = input;
   if (!principal.livemode) return null;
   const balance = await lockWorkspaceBalance(tx, principal.workspaceId);
   const available = balance.balance_minor - balance.reserved_minor;
   if (available <= 0) {
-    throw new AppError('insufficient_credits', 'The workspace credit balance is used up; add credits and retry.');
+    throw new AppError(
+      'insufficient_credits',
+      'The workspace credit balance is used up; add credits and retry.',
+    );
   }
   let amount = Math.min(Math.max(1, Math.ceil(input.maxCostMinor)), available);
   let month = new Date().toISOString().slice(0, 7) + '-01';
@@ -41,7 +50,7 @@ export async function reserveCredits(
     if (principal.monthlySpendCapMinor !== null) {
       const left = principal.monthlySpendCapMinor - spend.spent_minor - spend.reserved_minor;
       if (left <= 0) {
-        throw new AppError('key_spend_limit_reached', "This key has reached its monthly spend cap.");
+        throw new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.');
       }
       amount = Math.min(amount, left);
     }

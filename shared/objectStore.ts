@@ -2,7 +2,13 @@ import type { Readable } from 'node:stream';
 
 import * as Minio from 'minio';
 
-export type ObjectStoreConfig = { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+export type ObjectStoreConfig = {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  region: string;
+};
 
 /**
  * The S3 API through the MinIO client: the same code path for the embedded s3rver, MinIO and AWS S3.
@@ -31,7 +37,13 @@ export class ObjectStore {
   }
 
   async put(key: string, body: Buffer | Readable, size?: number, contentType?: string): Promise<void> {
-    await this.client.putObject(this.bucket, key, body, size, contentType ? { 'Content-Type': contentType } : {});
+    await this.client.putObject(
+      this.bucket,
+      key,
+      body,
+      size,
+      contentType ? { 'Content-Type': contentType } : {},
+    );
   }
 
   get(key: string, range?: { start: number; end: number }): Promise<Readable> {
@@ -51,7 +63,10 @@ export class ObjectStore {
       const s = await this.client.statObject(this.bucket, key);
       return { size: s.size, etag: s.etag };
     } catch (error) {
-      if ((error as { code?: string }).code === 'NotFound' || (error as { code?: string }).code === 'NoSuchKey') {
+      if (
+        (error as { code?: string }).code === 'NotFound' ||
+        (error as { code?: string }).code === 'NoSuchKey'
+      ) {
         return undefined;
       }
       throw error;

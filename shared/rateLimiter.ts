@@ -35,7 +35,10 @@ export class RateLimiter {
         return { allowed: true };
       }
       if (state.exhausted) {
-        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000)) };
+        return {
+          allowed: false,
+          retryAfterSeconds: Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000)),
+        };
       }
       // One lease at a time per workspace and process; concurrent requests wait for it.
       state.pending ??= this.lease(state, workspaceId, limit).finally(() => {

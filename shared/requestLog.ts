@@ -56,11 +56,15 @@ const maxString = 1000;
 /** A copy safe to keep for 30 days: secrets masked, long strings (base64 payloads, prompts) cut. */
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 6) return '[…]';
-  if (typeof value === 'string') return value.length > maxString ? `${value.slice(0, 200)}…[${value.length} chars]` : value;
+  if (typeof value === 'string') {
+    return value.length > maxString ? `${value.slice(0, 200)}…[${value.length} chars]` : value;
+  }
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = secretKey.test(k) ? '[redacted]' : redact(v, depth + 1);
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = secretKey.test(k) ? '[redacted]' : redact(v, depth + 1);
+    }
     return out;
   }
   return value;

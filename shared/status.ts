@@ -19,7 +19,11 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 function lastDays(count: number, today = new Date()): string[] {
   const days: string[] = [];
   for (let i = count - 1; i >= 0; i--) {
-    days.push(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10));
+    days.push(
+      new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i))
+        .toISOString()
+        .slice(0, 10),
+    );
   }
   return days;
 }
@@ -62,6 +66,9 @@ export async function readStatus(db: Db) {
     (worst, c) => (severity[c.state] > severity[worst] ? c.state : worst),
     'operational',
   );
-  const checked = components.map((c) => c.checkedAt).filter((c): c is string => c !== null).sort();
+  const checked = components
+    .map((c) => c.checkedAt)
+    .filter((c): c is string => c !== null)
+    .sort();
   return { state, checkedAt: checked.at(-1) ?? null, components };
 }

@@ -1,6 +1,11 @@
 import type { WorkerEvents } from 'graphile-worker';
 
-import { beatWorkers, findDeadLockHolders, forceUnlockWorkers, forgetWorkers } from '../shared/db/queries/workerHeartbeats.ts';
+import {
+  beatWorkers,
+  findDeadLockHolders,
+  forceUnlockWorkers,
+  forgetWorkers,
+} from '../shared/db/queries/workerHeartbeats.ts';
 import type { WorkerContext } from './context.ts';
 
 // A worker beats every 5 s; one silent for 20 s is dead. A reaper runs every 5 s in every worker
@@ -14,7 +19,11 @@ const reapEveryMs = 5000;
  * ones (graphile-worker alone would leave them locked for four hours). Cron's one-minute granularity
  * is too coarse for the 60 s promise, so the reaper runs on a timer in every worker process.
  */
-export function startLiveness(ctx: WorkerContext, events: WorkerEvents, label: string): { stop(): Promise<void> } {
+export function startLiveness(
+  ctx: WorkerContext,
+  events: WorkerEvents,
+  label: string,
+): { stop(): Promise<void> } {
   const workerIds = new Set<string>();
   const beat = () =>
     beatWorkers(ctx.pool, [...workerIds], label).catch((error: unknown) =>
@@ -27,7 +36,9 @@ export function startLiveness(ctx: WorkerContext, events: WorkerEvents, label: s
   });
   const reap = async () => {
     try {
-      const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter((id) => !workerIds.has(id));
+      const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter(
+        (id) => !workerIds.has(id),
+      );
       if (dead.length > 0) {
         await forceUnlockWorkers(ctx.pool, dead);
         ctx.logger.warn({ workers: dead }, 'released the jobs of dead workers');

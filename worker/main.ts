@@ -33,7 +33,10 @@ export async function startWorker(
   services: { databaseUrl: string; s3: ObjectStoreConfig },
   logger: Logger,
 ): Promise<WorkerHandle> {
-  const pool = await makePool(services.databaseUrl, { maxPoolSize: config.workerConcurrency + 4, name: 'worker' });
+  const pool = await makePool(services.databaseUrl, {
+    maxPoolSize: config.workerConcurrency + 4,
+    name: 'worker',
+  });
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();
   const objectStore = new ObjectStore(services.s3);
@@ -41,7 +44,9 @@ export async function startWorker(
   const pgPool = new pg.Pool({ connectionString: services.databaseUrl, max: config.workerConcurrency + 2 });
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
-  pgPool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')));
+  pgPool.on('connect', (client) =>
+    client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')),
+  );
   // Liveness listens before the pool starts: workers are created during run().
   const events = new EventEmitter() as WorkerEvents;
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
@@ -55,7 +60,9 @@ export async function startWorker(
     pollInterval: 2000,
     logger: graphileLogger(logger),
   });
-  await pool.transaction((tx) => enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }));
+  await pool.transaction((tx) =>
+    enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }),
+  );
   return {
     runner,
     ctx,

@@ -24,7 +24,11 @@ const invalidKey = () =>
  * time does not depend on how much of a guessed secret is right.
  * @throws AppError with the first failing check's code.
  */
-export async function authenticateApiKey(keys: KeyCache, secret: string, ip: string | undefined): Promise<Principal> {
+export async function authenticateApiKey(
+  keys: KeyCache,
+  secret: string,
+  ip: string | undefined,
+): Promise<Principal> {
   if (!keyPattern.test(secret)) throw invalidKey();
   const row = await keys.find(sha256(secret));
   if (!row) throw invalidKey();
@@ -33,7 +37,10 @@ export async function authenticateApiKey(keys: KeyCache, secret: string, ip: str
     throw new AppError('api_key_expired', 'This API key has expired.');
   }
   if (!ipAllowed(ip, row.ip_allowlist)) {
-    throw new AppError('api_key_ip_not_allowed', `Requests from ${ip ?? 'this address'} are not allowed for this key.`);
+    throw new AppError(
+      'api_key_ip_not_allowed',
+      `Requests from ${ip ?? 'this address'} are not allowed for this key.`,
+    );
   }
   if (!row.has_developer_access) {
     throw new AppError('developer_access_revoked', "The key's creator no longer has developer access.");

@@ -10,7 +10,12 @@ import { AppError } from '../../shared/errors/appError.ts';
 export function resolveProject(req: Request): string {
   const principal = req.principal!;
   const given = (req.body as { projectId?: unknown } | undefined)?.projectId;
-  const projectId = typeof given === 'string' ? given : principal.projects.length === 1 ? principal.projects[0]!.id : undefined;
+  const projectId =
+    typeof given === 'string'
+      ? given
+      : principal.projects.length === 1
+        ? principal.projects[0]!.id
+        : undefined;
   if (projectId === undefined) {
     throw new AppError('project_id_required', 'This key can reach several projects: name one in projectId.');
   }

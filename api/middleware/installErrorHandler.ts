@@ -18,7 +18,10 @@ function isParserError(error: unknown): error is ParserError {
 
 /** `/body/aspectRatio` → `aspectRatio`; `/headers/idempotency-key` stays namespaced for the lookup. */
 function toIssue(item: ValidatorError['errors'][number]): Issue & { location: string } {
-  const segments = item.path.replace(/^\.?\//, '').split(/[/.]/).filter(Boolean);
+  const segments = item.path
+    .replace(/^\.?\//, '')
+    .split(/[/.]/)
+    .filter(Boolean);
   const [location = 'body', ...rest] = segments;
   const field = rest.join('.');
   return { path: field || location, message: item.message, location };
@@ -73,7 +76,10 @@ export function installErrorHandler(app: Express, logger: Logger): void {
     else if (isParserError(error)) appError = fromParser(error);
     else {
       logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
-      appError = new AppError('internal_error', 'The server failed to complete the request; retry with backoff.');
+      appError = new AppError(
+        'internal_error',
+        'The server failed to complete the request; retry with backoff.',
+      );
     }
     if (appError.status >= 500 && appError.code !== 'internal_error') {
       logger.warn({ err: error, requestId: req.requestId }, 'server-side error answered');

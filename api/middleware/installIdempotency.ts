@@ -26,7 +26,10 @@ function canonical(value: unknown): unknown {
 }
 
 function isStreaming(body: unknown, accept: string | undefined): boolean {
-  return (body as { stream?: unknown } | undefined)?.stream === true || (accept ?? '').includes('text/event-stream');
+  return (
+    (body as { stream?: unknown } | undefined)?.stream === true ||
+    (accept ?? '').includes('text/event-stream')
+  );
 }
 
 /**
@@ -34,7 +37,12 @@ function isStreaming(body: unknown, accept: string | undefined): boolean {
  * The stored response is written before the first response leaves, so an immediate retry replays it.
  * 5xx answers are not kept: the caller should be able to retry those.
  */
-export function installIdempotency(app: Express, pool: DatabasePool, logger: Logger, lockSeconds: number): void {
+export function installIdempotency(
+  app: Express,
+  pool: DatabasePool,
+  logger: Logger,
+  lockSeconds: number,
+): void {
   app.use(apiBasePath, async (req, res, next) => {
     const key = req.get('idempotency-key');
     const principal = req.principal;
@@ -47,14 +55,20 @@ export function installIdempotency(app: Express, pool: DatabasePool, logger: Log
     const entry = await claimIdempotencyKey(pool, principal.credentialId, key, hash, lockSeconds);
     if (!entry.claimed) {
       if (entry.request_hash !== hash) {
-        throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body.');
+        throw new AppError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was used with a different request body.',
+        );
       }
       if (entry.status === 'done') {
         res.setHeader('Idempotent-Replayed', 'true');
         res.status(entry.response_status ?? 200).json(entry.response_body);
         return;
       }
-      throw new AppError('idempotency_request_in_progress', 'The first request with this Idempotency-Key is still running.');
+      throw new AppError(
+        'idempotency_request_in_progress',
+        'The first request with this Idempotency-Key is still running.',
+      );
     }
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
@@ -64,7 +78,9 @@ export function installIdempotency(app: Express, pool: DatabasePool, logger: Log
           ? releaseIdempotencyKey(pool, principal.credentialId, key)
           : completeIdempotencyKey(pool, principal.credentialId, key, status, body);
       persist
-        .catch((error: unknown) => logger.error({ err: error, requestId: req.requestId }, 'idempotency write failed'))
+        .catch((error: unknown) =>
+          logger.error({ err: error, requestId: req.requestId }, 'idempotency write failed'),
+        )
         .finally(() => json(body));
       return res;
     };

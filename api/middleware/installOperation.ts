@@ -14,7 +14,10 @@ export function installOperation(app: Express, doc: ApiDocument): void {
     }
     if (match.methods.length > 0) {
       res.setHeader('Allow', match.methods.join(', '));
-      throw new AppError('method_not_allowed', `${req.method} is not supported on this path; use ${match.methods.join(' or ')}.`);
+      throw new AppError(
+        'method_not_allowed',
+        `${req.method} is not supported on this path; use ${match.methods.join(' or ')}.`,
+      );
     }
     throw new AppError('not_found', `No endpoint ${req.method} ${apiBasePath}${req.path}.`);
   });

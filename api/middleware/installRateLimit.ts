@@ -9,11 +9,18 @@ export function installRateLimit(app: Express, limiter: RateLimiter, defaultPerM
   app.use(apiBasePath, async (req, _res, next) => {
     const principal = req.principal;
     if (!principal) return next();
-    const decision = await limiter.take(principal.workspaceId, principal.rateLimitPerMinute ?? defaultPerMinute);
+    const decision = await limiter.take(
+      principal.workspaceId,
+      principal.rateLimitPerMinute ?? defaultPerMinute,
+    );
     if (!decision.allowed) {
-      throw new AppError('rate_limited', `Too many requests for this workspace; retry after ${decision.retryAfterSeconds} s.`, {
-        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
-      });
+      throw new AppError(
+        'rate_limited',
+        `Too many requests for this workspace; retry after ${decision.retryAfterSeconds} s.`,
+        {
+          headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+        },
+      );
     }
     next();
   });

@@ -70,7 +70,9 @@ function fieldErrorCodes(root: Json, op: Json): Map<string, ErrorCode> {
   for (const param of (op.parameters ?? []) as Json[]) {
     const p = resolveRef(root, param);
     const code = resolveRef(root, p.schema)?.['x-svc-error-code'];
-    if (isErrorCode(code)) codes.set(`${p.in === 'header' ? 'headers' : p.in}.${String(p.name).toLowerCase()}`, code);
+    if (isErrorCode(code)) {
+      codes.set(`${p.in === 'header' ? 'headers' : p.in}.${String(p.name).toLowerCase()}`, code);
+    }
   }
   return codes;
 }
@@ -123,7 +125,11 @@ export function loadApiDocument(): ApiDocument {
   }
   const packages = ((raw.tags ?? []) as Json[])
     .filter((t) => t.name !== 'platform')
-    .map((t) => ({ id: String(t.name), title: String(t['x-svc-title'] ?? t.name), description: String(t.description ?? '') }));
+    .map((t) => ({
+      id: String(t.name),
+      title: String(t['x-svc-title'] ?? t.name),
+      description: String(t.description ?? ''),
+    }));
   const scopes = operations.flatMap((o) => (o.scope ? [o.scope] : []));
   return { raw, operations, packages, scopes };
 }

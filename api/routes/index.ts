@@ -1,12 +1,14 @@
-import { Router, type RequestHandler } from 'express';
+import { type RequestHandler, Router } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
+import { generationHandlers } from './generation/index.ts';
 import { getJob } from './jobs/getJob.ts';
 import { getMe } from './platform/getMe.ts';
 import { getOpenapi } from './platform/getOpenapi.ts';
 import { getReference } from './platform/getReference.ts';
 import { getStatus } from './platform/getStatus.ts';
+import { taskHandlers } from './tasks/index.ts';
 
 /** operationId (openapi.yaml) → handler. Each capability's module adds its operations here. */
 export type HandlerTable = Record<string, RequestHandler>;
@@ -18,6 +20,8 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     'platform.me': getMe,
     'platform.reference': getReference(deps),
     'jobs.read': getJob(deps),
+    ...generationHandlers(deps),
+    ...taskHandlers(deps),
   };
 }
 

@@ -7,11 +7,19 @@ import { loadConfig } from '../config.ts';
 import { makePool } from '../db/pool.ts';
 import { resolveServices } from '../platform/services.ts';
 import { CliError } from './cliError.ts';
-import type { CommandTable } from './commandTable.ts';
 import { coreCommands } from './commands/core.ts';
+import { staffCommands } from './commands/staff.ts';
+import { webhookCommands } from './commands/webhooks.ts';
+import { workflowCommands } from './commands/workflows.ts';
+import type { CommandTable } from './commandTable.ts';
 
 /** Every operator command (DESIGN.md "Operator CLI"): other capabilities add their groups here. */
-export const commands: CommandTable = { ...coreCommands };
+export const commands: CommandTable = {
+  ...coreCommands,
+  ...staffCommands,
+  ...workflowCommands,
+  ...webhookCommands,
+};
 
 function fail(code: string, message: string): never {
   process.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);

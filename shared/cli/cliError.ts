@@ -10,14 +10,21 @@ export class CliError extends Error {
 
 export function requireFlag(values: Record<string, unknown>, name: string): string {
   const value = values[name];
-  if (typeof value !== 'string' || value.length === 0) throw new CliError('invalid_arguments', `--${name} is required`);
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new CliError('invalid_arguments', `--${name} is required`);
+  }
   return value;
 }
 
 export function integerFlag(values: Record<string, unknown>, name: string, min = 0): number | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
+  if (
+    typeof value !== 'string' ||
+    !/^-?\d+$/.test(value) ||
+    !Number.isSafeInteger(Number(value)) ||
+    Number(value) < min
+  ) {
     throw new CliError('invalid_arguments', `--${name} must be an integer of at least ${min}`);
   }
   return Number(value);
@@ -26,6 +33,11 @@ export function integerFlag(values: Record<string, unknown>, name: string, min =
 export function listFlag(values: Record<string, unknown>, name: string): string[] | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new CliError('invalid_arguments', `--${name} takes a comma-separated list`);
-  return value.split(',').map((v) => v.trim()).filter(Boolean);
+  if (typeof value !== 'string') {
+    throw new CliError('invalid_arguments', `--${name} takes a comma-separated list`);
+  }
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 }

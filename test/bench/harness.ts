@@ -17,9 +17,22 @@ import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
 import { startWorker } from '../../worker/main.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 
-export type LoadResult = { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; non2xx: number };
+export type LoadResult = {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+};
 
-export type Platform = { baseUrl: string; origin: string; tenant: Tenant; pool: DatabasePool; config: Config; stop(): Promise<void> };
+export type Platform = {
+  baseUrl: string;
+  origin: string;
+  tenant: Tenant;
+  pool: DatabasePool;
+  config: Config;
+  stop(): Promise<void>;
+};
 
 /** What a bench scenario gets: real services on loopback, a load generator and a place to report. */
 export type BenchContext = {
@@ -74,7 +87,13 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
   const databaseUrl = pg.urlFor('bench');
   await migrate(databaseUrl);
   const s3Server = await startEmbeddedS3(path.join(scratch, 's3'), 'svc-bench');
-  const s3: ObjectStoreConfig = { endpoint: s3Server.endpoint, accessKey: 'S3RVER', secretKey: 'S3RVER', bucket: 'svc-bench', region: 'us-east-1' };
+  const s3: ObjectStoreConfig = {
+    endpoint: s3Server.endpoint,
+    accessKey: 'S3RVER',
+    secretKey: 'S3RVER',
+    bucket: 'svc-bench',
+    region: 'us-east-1',
+  };
   const stops: (() => Promise<void>)[] = [];
   return {
     databaseUrl,

@@ -24,9 +24,18 @@ export default async function meBench(ctx: BenchContext): Promise<void> {
     const opts = { connections: 32, seconds: 8 };
     // Warm both (JIT, pool connections) before measuring.
     await ctx.load({ url: `http://127.0.0.1:${floorPort}/floor`, connections: 8, seconds: 2 });
-    await ctx.load({ url: `${platform.baseUrl}/me`, headers: { authorization: `Bearer ${platform.tenant.testKey}` }, connections: 8, seconds: 2 });
+    await ctx.load({
+      url: `${platform.baseUrl}/me`,
+      headers: { authorization: `Bearer ${platform.tenant.testKey}` },
+      connections: 8,
+      seconds: 2,
+    });
     const floor = await ctx.load({ url: `http://127.0.0.1:${floorPort}/floor`, ...opts });
-    const me = await ctx.load({ url: `${platform.baseUrl}/me`, headers: { authorization: `Bearer ${platform.tenant.testKey}` }, ...opts });
+    const me = await ctx.load({
+      url: `${platform.baseUrl}/me`,
+      headers: { authorization: `Bearer ${platform.tenant.testKey}` },
+      ...opts,
+    });
     const ratio = me.requestsPerSecond / floor.requestsPerSecond;
     const p99Ratio = me.p99Ms / Math.max(1, floor.p99Ms);
     ctx.report('GET /me vs floor (bare Express + one pg primary-key lookup)', {

@@ -1,8 +1,14 @@
-import { type BenchContext,makeBenchContext } from './harness.ts';
+import { type BenchContext, makeBenchContext } from './harness.ts';
 import meBench from './me.ts';
+import tasksBench from './tasks.ts';
+import textBench from './text.ts';
 
 /** Scenarios in run order; each capability adds its own. */
-const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [{ name: 'GET /me', run: meBench }];
+const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [
+  { name: 'GET /me', run: meBench },
+  { name: 'POST /text', run: textBench },
+  { name: 'tasks', run: tasksBench },
+];
 
 const only = process.argv[2];
 const ctx = await makeBenchContext();

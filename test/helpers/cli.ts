@@ -12,17 +12,30 @@ function parse(text: string): unknown {
 }
 
 /** Runs the operator CLI as operators do: `npm run --silent admin -- <args>` (or node directly, faster). */
-export function admin(args: string[], env: Record<string, string>, options: { viaNpm?: boolean } = {}): Promise<CliResult> {
+export function admin(
+  args: string[],
+  env: Record<string, string>,
+  options: { viaNpm?: boolean } = {},
+): Promise<CliResult> {
   const [file, argv] = options.viaNpm
     ? ['npm', ['run', '--silent', 'admin', '--', ...args]]
     : [process.execPath, [path.join(root, 'shared/cli/admin.ts'), ...args]];
   return new Promise((resolve) => {
-    execFile(file, argv, { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env } }, (error, stdout, stderr) => {
-      try {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout: parse(stdout), stderr: parse(stderr) });
-      } catch {
-        throw new Error(`CLI printed something other than JSON:\n${stdout}\n${stderr}`);
-      }
-    });
+    execFile(
+      file,
+      argv,
+      { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env } },
+      (error, stdout, stderr) => {
+        try {
+          resolve({
+            code: error ? ((error as { code?: number }).code ?? 1) : 0,
+            stdout: parse(stdout),
+            stderr: parse(stderr),
+          });
+        } catch {
+          throw new Error(`CLI printed something other than JSON:\n${stdout}\n${stderr}`);
+        }
+      },
+    );
   });
 }

@@ -21,7 +21,13 @@ const logger = createLogger('silent', 'crashable');
 const pool = await makePool(config.databaseUrl!, { maxPoolSize: 4 });
 const hub = new NotificationHub(config.databaseUrl!, logger);
 await hub.start();
-const ctx = { config, pool, hub, logger, objectStore: new ObjectStore({ ...config.s3, endpoint: config.s3.endpoint ?? 'http://127.0.0.1:1' }) };
+const ctx = {
+  config,
+  pool,
+  hub,
+  logger,
+  objectStore: new ObjectStore({ ...config.s3, endpoint: config.s3.endpoint ?? 'http://127.0.0.1:1' }),
+};
 const workMs = Number(process.argv[2] ?? 'Infinity');
 const events = new EventEmitter() as WorkerEvents;
 const liveness = startLiveness(ctx, events, `crashable:${process.pid}`);

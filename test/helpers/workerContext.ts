@@ -19,5 +19,10 @@ export function workerContextFor(t: TestContext): WorkerContext {
 
 /** Runs every job that is due with the given tasks (graphile-worker's runOnce), then returns. */
 export async function runDueJobs(t: TestContext, taskList: TaskList): Promise<void> {
-  await runOnce({ connectionString: t.databaseUrl, taskList, logger: graphileLogger(createLogger('silent', 'test')), concurrency: 1 });
+  await runOnce({
+    connectionString: t.databaseUrl,
+    taskList,
+    logger: graphileLogger(createLogger('silent', 'test')),
+    concurrency: 1,
+  });
 }

@@ -28,7 +28,10 @@ describe('isValidCidr', () => {
   it.each(['10.0.0.0/8', '127.0.0.1', '::1', '2001:db8::/32', '0.0.0.0/0'])('accepts %s', (cidr) => {
     expect(isValidCidr(cidr)).toBe(true);
   });
-  it.each(['10.0.0.0/33', '::/129', 'example.com', '10.0.0.0/8/1', '10.0.0/8', '1.2.3.4/x', ''])('refuses %s', (cidr) => {
-    expect(isValidCidr(cidr)).toBe(false);
-  });
+  it.each(['10.0.0.0/33', '::/129', 'example.com', '10.0.0.0/8/1', '10.0.0/8', '1.2.3.4/x', ''])(
+    'refuses %s',
+    (cidr) => {
+      expect(isValidCidr(cidr)).toBe(false);
+    },
+  );
 });

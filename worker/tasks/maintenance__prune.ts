@@ -15,7 +15,9 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await deleteStatusSamplesBefore(ctx.pool, 100);
     await deleteExpiredIdempotencyKeys(ctx.pool);
     await deleteOldRateLimitWindows(ctx.pool);
-    const syncTypes = Object.entries(jobSpecs).filter(([, s]) => s.isSync).map(([type]) => type);
+    const syncTypes = Object.entries(jobSpecs)
+      .filter(([, s]) => s.isSync)
+      .map(([type]) => type);
     await purgeUncollectedResults(ctx.pool, syncTypes, 60);
   };
 }

@@ -15,7 +15,8 @@ export function toKeyRecord(p: Principal) {
       workspaceId: p.workspaceId,
       createdAt: p.createdAt,
       expiresAt: p.expiresAt,
-      monthlySpendCap: p.monthlySpendCapMinor === null ? null : { amount: p.monthlySpendCapMinor, currency: p.currency },
+      monthlySpendCap:
+        p.monthlySpendCapMinor === null ? null : { amount: p.monthlySpendCapMinor, currency: p.currency },
     },
     scope: p.scope,
   };

@@ -17,7 +17,10 @@ export function getStatus({ pool }: AppDeps): RequestHandler {
       });
     }
     const body = await cached.body;
-    res.setHeader('Cache-Control', `public, max-age=${Math.max(1, Math.ceil((cacheMs - (now - cached.at)) / 1000))}`);
+    res.setHeader(
+      'Cache-Control',
+      `public, max-age=${Math.max(1, Math.ceil((cacheMs - (now - cached.at)) / 1000))}`,
+    );
     res.json(body);
   };
 }

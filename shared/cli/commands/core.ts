@@ -12,10 +12,18 @@ import type { CommandTable } from '../commandTable.ts';
 
 export const coreCommands: CommandTable = {
   'workspace create': {
-    flags: { name: 'string', credits: 'string', currency: 'string', 'storage-quota': 'string', 'rate-limit': 'string' },
+    flags: {
+      name: 'string',
+      credits: 'string',
+      currency: 'string',
+      'storage-quota': 'string',
+      'rate-limit': 'string',
+    },
     run: async (pool, v) => {
       const currency = (v.currency as string | undefined) ?? 'USD';
-      if (!/^[A-Z]{3}$/.test(currency)) throw new CliError('invalid_arguments', '--currency must be an ISO 4217 code such as USD');
+      if (!/^[A-Z]{3}$/.test(currency)) {
+        throw new CliError('invalid_arguments', '--currency must be an ISO 4217 code such as USD');
+      }
       const workspace = await insertWorkspace(pool, {
         id: newId('ws'),
         name: requireFlag(v, 'name'),
@@ -41,11 +49,17 @@ export const coreCommands: CommandTable = {
     flags: { workspace: 'string', email: 'string', password: 'string', 'no-developer': 'boolean' },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
-      if (!(await workspaceExists(pool, workspaceId))) throw new CliError('not_found', `no workspace ${workspaceId}`);
+      if (!(await workspaceExists(pool, workspaceId))) {
+        throw new CliError('not_found', `no workspace ${workspaceId}`);
+      }
       const email = requireFlag(v, 'email').toLowerCase();
-      if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new CliError('invalid_arguments', '--email must be an email address');
+      if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
+        throw new CliError('invalid_arguments', '--email must be an email address');
+      }
       const password = requireFlag(v, 'password');
-      if (password.length < 8) throw new CliError('invalid_arguments', '--password needs at least 8 characters');
+      if (password.length < 8) {
+        throw new CliError('invalid_arguments', '--password needs at least 8 characters');
+      }
       const member = await insertMember(pool, {
         id: newId('mem'),
         workspaceId,
@@ -59,11 +73,18 @@ export const coreCommands: CommandTable = {
   'member set-developer': {
     flags: { member: 'string', on: 'boolean', off: 'boolean' },
     run: async (pool, v) => {
-      if ((v.on === true) === (v.off === true)) throw new CliError('invalid_arguments', 'pass exactly one of --on or --off');
+      if ((v.on === true) === (v.off === true)) {
+        throw new CliError('invalid_arguments', 'pass exactly one of --on or --off');
+      }
       const member = await setMemberDeveloperAccess(pool, requireFlag(v, 'member'), v.on === true);
       if (!member) throw new CliError('not_found', `no member ${String(v.member)}`);
       return {
-        member: { id: member.id, email: member.email, workspaceId: member.workspace_id, developerAccess: member.has_developer_access },
+        member: {
+          id: member.id,
+          email: member.email,
+          workspaceId: member.workspace_id,
+          developerAccess: member.has_developer_access,
+        },
       };
     },
   },
@@ -76,7 +97,11 @@ export const coreCommands: CommandTable = {
         throw new CliError('not_found', `no member ${String(v.member)} in workspace ${workspaceId}`);
       }
       return pool.transaction(async (tx) => {
-        const project = await insertProject(tx, { id: newId('prj'), workspaceId, name: requireFlag(v, 'name') });
+        const project = await insertProject(tx, {
+          id: newId('prj'),
+          workspaceId,
+          name: requireFlag(v, 'name'),
+        });
         const key = await createApiKey(tx, {
           workspaceId,
           memberId: member.id,
@@ -105,17 +130,30 @@ export const coreCommands: CommandTable = {
       const member = await findMember(pool, requireFlag(v, 'member'));
       if (!member) throw new CliError('not_found', `no member ${String(v.member)}`);
       const projectIds = listFlag(v, 'projects') ?? [];
-      if (projectIds.length === 0) throw new CliError('invalid_arguments', '--projects needs at least one project id');
+      if (projectIds.length === 0) {
+        throw new CliError('invalid_arguments', '--projects needs at least one project id');
+      }
       const projects = await findProjects(pool, projectIds);
-      const missing = projectIds.filter((id) => !projects.some((p) => p.id === id && p.workspace_id === member.workspace_id));
-      if (missing.length > 0) throw new CliError('not_found', `no project ${missing.join(', ')} in the member's workspace`);
+      const missing = projectIds.filter(
+        (id) => !projects.some((p) => p.id === id && p.workspace_id === member.workspace_id),
+      );
+      if (missing.length > 0) {
+        throw new CliError('not_found', `no project ${missing.join(', ')} in the member's workspace`);
+      }
       const packages = listFlag(v, 'packages');
       const operations = listFlag(v, 'operations');
-      if (packages && operations) throw new CliError('invalid_arguments', 'pass --packages or --operations, not both');
+      if (packages && operations) {
+        throw new CliError('invalid_arguments', 'pass --packages or --operations, not both');
+      }
       const doc = loadApiDocument();
       const unknownPackages = (packages ?? []).filter((p) => !doc.packages.some((d) => d.id === p));
       const unknownOperations = (operations ?? []).filter((o) => !doc.scopes.includes(o));
-      if (unknownPackages.length > 0 || unknownOperations.length > 0 || packages?.length === 0 || operations?.length === 0) {
+      if (
+        unknownPackages.length > 0 ||
+        unknownOperations.length > 0 ||
+        packages?.length === 0 ||
+        operations?.length === 0
+      ) {
         throw new CliError(
           'invalid_arguments',
           `unknown or empty scope: ${[...unknownPackages, ...unknownOperations].join(', ') || 'empty list'}; see GET /reference`,

@@ -5,7 +5,9 @@ import { type Db, sql } from '../sql.ts';
 const month = sql.fragment`(date_trunc('month', now() at time zone 'utc'))::date`;
 
 export function lockWorkspaceBalance(db: Db, workspaceId: string) {
-  return db.one(sql.type(z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }))`
+  return db.one(sql.type(
+    z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }),
+  )`
     select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId} for update
   `);
 }
@@ -15,7 +17,9 @@ export async function lockKeyMonth(db: Db, keyId: string) {
   await db.query(sql.typeAlias('void')`
     insert into key_monthly_spend (key_id, month) values (${keyId}, ${month}) on conflict do nothing
   `);
-  return db.one(sql.type(z.object({ month: z.string(), spent_minor: z.number(), reserved_minor: z.number() }))`
+  return db.one(sql.type(
+    z.object({ month: z.string(), spent_minor: z.number(), reserved_minor: z.number() }),
+  )`
     select month, spent_minor, reserved_minor from key_monthly_spend
     where key_id = ${keyId} and month = ${month} for update
   `);

@@ -18,5 +18,7 @@ export function findProjects(db: Db, projectIds: string[]) {
 }
 
 export function findProject(db: Db, projectId: string) {
-  return db.maybeOne(sql.type(projectRow)`select id, workspace_id, name from projects where id = ${projectId}`);
+  return db.maybeOne(
+    sql.type(projectRow)`select id, workspace_id, name from projects where id = ${projectId}`,
+  );
 }

@@ -6,7 +6,13 @@ import { type Db, sql } from '../sql.ts';
  * Takes up to `want` requests from the workspace's window, never past `limit`, and says how many it got.
  * The FOR UPDATE sub-select serializes concurrent takers from every api process on the window row.
  */
-export function leaseRateLimit(db: Db, workspaceId: string, windowStart: string, want: number, limit: number) {
+export function leaseRateLimit(
+  db: Db,
+  workspaceId: string,
+  windowStart: string,
+  want: number,
+  limit: number,
+) {
   return db.maybeOneFirst(sql.type(z.object({ granted: z.number() }))`
     update rate_limit_windows r set used = r.used + g.granted
     from (
@@ -28,5 +34,7 @@ export async function openRateLimitWindow(db: Db, workspaceId: string, windowSta
 }
 
 export async function deleteOldRateLimitWindows(db: Db): Promise<void> {
-  await db.query(sql.typeAlias('void')`delete from rate_limit_windows where window_start < now() - interval '10 minutes'`);
+  await db.query(
+    sql.typeAlias('void')`delete from rate_limit_windows where window_start < now() - interval '10 minutes'`,
+  );
 }

@@ -4,7 +4,13 @@ import { type Db, sql } from '../sql.ts';
 
 export type ProbeState = 'operational' | 'degraded' | 'outage';
 
-export async function insertStatusSample(db: Db, component: string, state: ProbeState, latencyMs: number | null, checkedAt?: string) {
+export async function insertStatusSample(
+  db: Db,
+  component: string,
+  state: ProbeState,
+  latencyMs: number | null,
+  checkedAt?: string,
+) {
   await db.query(sql.typeAlias('void')`
     insert into status_samples (component, state, latency_ms, checked_at)
     values (${component}, ${state}, ${latencyMs}, coalesce(${checkedAt ?? null}::timestamptz, now()))
@@ -12,13 +18,15 @@ export async function insertStatusSample(db: Db, component: string, state: Probe
 }
 
 export function latestStatusSamples(db: Db) {
-  return db.any(sql.type(z.object({
-    component: z.string(),
-    state: z.enum(['operational', 'degraded', 'outage']),
-    latency_ms: z.number().nullable(),
-    checked_at: z.string(),
-    is_fresh: z.boolean(),
-  }))`
+  return db.any(sql.type(
+    z.object({
+      component: z.string(),
+      state: z.enum(['operational', 'degraded', 'outage']),
+      latency_ms: z.number().nullable(),
+      checked_at: z.string(),
+      is_fresh: z.boolean(),
+    }),
+  )`
     select distinct on (component) component, state, latency_ms, checked_at,
            checked_at > now() - interval '15 minutes' as is_fresh
     from status_samples order by component, checked_at desc
@@ -27,7 +35,9 @@ export function latestStatusSamples(db: Db) {
 
 /** Samples and up-samples (operational or degraded) per component and UTC day, last 90 days. */
 export function dailyStatusSamples(db: Db) {
-  return db.any(sql.type(z.object({ component: z.string(), day: z.string(), samples: z.number(), up_samples: z.number() }))`
+  return db.any(sql.type(
+    z.object({ component: z.string(), day: z.string(), samples: z.number(), up_samples: z.number() }),
+  )`
     select component, (checked_at at time zone 'utc')::date as day, count(*) as samples,
            count(*) filter (where state <> 'outage') as up_samples
     from status_samples
@@ -37,5 +47,9 @@ export function dailyStatusSamples(db: Db) {
 }
 
 export async function deleteStatusSamplesBefore(db: Db, days: number) {
-  await db.query(sql.typeAlias('void')`delete from status_samples where checked_at < now() - make_interval(days => ${days})`);
+  await db.query(
+    sql.typeAlias(
+      'void',
+    )`delete from status_samples where checked_at < now() - make_interval(days => ${days})`,
+  );
 }

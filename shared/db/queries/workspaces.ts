@@ -31,7 +31,9 @@ export function workspaceExists(db: Db, workspaceId: string): Promise<boolean> {
 }
 
 export function findWorkspaceBalance(db: Db, workspaceId: string) {
-  return db.maybeOne(sql.type(z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }))`
+  return db.maybeOne(sql.type(
+    z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }),
+  )`
     select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId}
   `);
 }

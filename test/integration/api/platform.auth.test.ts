@@ -22,8 +22,12 @@ describe('key checks', () => {
     const missing = await t.http.get(api('/me')).expect(401);
     expect(code(missing)).toBe('invalid_api_key');
     expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
-    expect(code(await t.http.get(api('/me')).set('Authorization', 'Basic abc').expect(401))).toBe('invalid_api_key');
-    expect(code(await t.http.get(api('/me')).set(bearer('svc_sk_test_nope')).expect(401))).toBe('invalid_api_key');
+    expect(code(await t.http.get(api('/me')).set('Authorization', 'Basic abc').expect(401))).toBe(
+      'invalid_api_key',
+    );
+    expect(code(await t.http.get(api('/me')).set(bearer('svc_sk_test_nope')).expect(401))).toBe(
+      'invalid_api_key',
+    );
     const unknown = `svc_sk_live_${'A'.repeat(33)}`;
     expect(code(await t.http.get(api('/me')).set(bearer(unknown)).expect(401))).toBe('invalid_api_key');
   });
@@ -38,7 +42,9 @@ describe('key checks', () => {
   it('answers api_key_expired past the expiry, and checks revocation first', async () => {
     const past = new Date(Date.now() - 1000).toISOString();
     const expired = await tenant.key({ expiresAt: past });
-    expect(code(await t.http.get(api('/me')).set(bearer(expired.secret)).expect(401))).toBe('api_key_expired');
+    expect(code(await t.http.get(api('/me')).set(bearer(expired.secret)).expect(401))).toBe(
+      'api_key_expired',
+    );
     const future = await tenant.key({ expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     await t.http.get(api('/me')).set(bearer(future.secret)).expect(200);
     const both = await tenant.key({ expiresAt: past });
@@ -54,7 +60,9 @@ describe('key checks', () => {
     expect(code(await from('10.2.0.1').expect(403))).toBe('api_key_ip_not_allowed');
     expect(code(await from('2001:db9::1').expect(403))).toBe('api_key_ip_not_allowed');
     // Without a forwarded address the caller is loopback, which is not on the list.
-    expect(code(await t.http.get(api('/me')).set(bearer(key.secret)).expect(403))).toBe('api_key_ip_not_allowed');
+    expect(code(await t.http.get(api('/me')).set(bearer(key.secret)).expect(403))).toBe(
+      'api_key_ip_not_allowed',
+    );
     const single = await tenant.key({ ipAllowlist: ['127.0.0.1'] });
     await t.http.get(api('/me')).set(bearer(single.secret)).expect(200);
   });
@@ -63,16 +71,24 @@ describe('key checks', () => {
     const other = await createTenant(t.deps.pool);
     const ipLocked = await other.key({ ipAllowlist: ['10.0.0.1'] });
     await setMemberDeveloperAccess(t.deps.pool, other.memberId, false);
-    expect(code(await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(403))).toBe('developer_access_revoked');
-    expect(code(await t.http.get(api('/me')).set(bearer(ipLocked.secret)).expect(403))).toBe('api_key_ip_not_allowed');
+    expect(code(await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(403))).toBe(
+      'developer_access_revoked',
+    );
+    expect(code(await t.http.get(api('/me')).set(bearer(ipLocked.secret)).expect(403))).toBe(
+      'api_key_ip_not_allowed',
+    );
     await setMemberDeveloperAccess(t.deps.pool, other.memberId, true);
     await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(200);
   });
 
   it('answers api_key_project_scope when the key covers no active project', async () => {
     const other = await createTenant(t.deps.pool);
-    await t.deps.pool.query(sql.typeAlias('void')`update projects set archived_at = now() where id = ${other.projectId}`);
-    expect(code(await t.http.get(api('/me')).set(bearer(other.testKey)).expect(403))).toBe('api_key_project_scope');
+    await t.deps.pool.query(
+      sql.typeAlias('void')`update projects set archived_at = now() where id = ${other.projectId}`,
+    );
+    expect(code(await t.http.get(api('/me')).set(bearer(other.testKey)).expect(403))).toBe(
+      'api_key_project_scope',
+    );
   });
 
   it('answers api_key_project_scope for a projectId outside the key, before the operation scope', async () => {
@@ -93,7 +109,11 @@ describe('key checks', () => {
   });
 
   it('checks authentication before body validation', async () => {
-    const res = await t.http.post(api('/embeddings')).set('Content-Type', 'application/json').send('{not json').expect(401);
+    const res = await t.http
+      .post(api('/embeddings'))
+      .set('Content-Type', 'application/json')
+      .send('{not json')
+      .expect(401);
     expect(code(res)).toBe('invalid_api_key');
   });
 });
@@ -137,10 +157,20 @@ describe('scope levels', () => {
 describe('GET /me', () => {
   it('lists every project of a multi-project key with app null', async () => {
     const second = await tenant.addProject('Second');
-    const key = await tenant.key({ projectIds: [tenant.projectId, second], monthlySpendCapMinor: 500, name: 'Multi' });
+    const key = await tenant.key({
+      projectIds: [tenant.projectId, second],
+      monthlySpendCapMinor: 500,
+      name: 'Multi',
+    });
     const res = await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
     expect(res.body.app).toBeNull();
-    expect(res.body.projects.map((p: { id: string }) => p.id).sort()).toEqual([tenant.projectId, second].sort());
-    expect(res.body.key).toMatchObject({ name: 'Multi', livemode: true, monthlySpendCap: { amount: 500, currency: 'USD' } });
+    expect(res.body.projects.map((p: { id: string }) => p.id).sort()).toEqual(
+      [tenant.projectId, second].sort(),
+    );
+    expect(res.body.key).toMatchObject({
+      name: 'Multi',
+      livemode: true,
+      monthlySpendCap: { amount: 500, currency: 'USD' },
+    });
   });
 });

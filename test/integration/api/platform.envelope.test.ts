@@ -26,11 +26,19 @@ describe('request ids', () => {
 
   it('replaces an invalid caller id (too short, too long, bad characters) with a generated one', async () => {
     for (const bad of ['short', 'x'.repeat(129), 'has space here', 'slash/not/ok']) {
-      const res = await t.http.get(api('/me')).set(bearer(tenant.testKey)).set('x-request-id', bad).expect(200);
+      const res = await t.http
+        .get(api('/me'))
+        .set(bearer(tenant.testKey))
+        .set('x-request-id', bad)
+        .expect(200);
       expect(res.headers['x-request-id']).toMatch(/^req_[0-9A-Za-z]{24}$/);
     }
     const longest = 'y'.repeat(128);
-    const ok = await t.http.get(api('/me')).set(bearer(tenant.testKey)).set('x-request-id', longest).expect(200);
+    const ok = await t.http
+      .get(api('/me'))
+      .set(bearer(tenant.testKey))
+      .set('x-request-id', longest)
+      .expect(200);
     expect(ok.headers['x-request-id']).toBe(longest);
   });
 
@@ -79,9 +87,17 @@ describe('error envelope', () => {
   });
 
   it('spec-specific codes win for their own fields', async () => {
-    const empty = await t.http.post(api('/images')).set(bearer(tenant.testKey)).send({ prompt: '' }).expect(422);
+    const empty = await t.http
+      .post(api('/images'))
+      .set(bearer(tenant.testKey))
+      .send({ prompt: '' })
+      .expect(422);
     expect(empty.body.error.code).toBe('invalid_generation_prompt');
-    const long = await t.http.post(api('/text')).set(bearer(tenant.testKey)).send({ prompt: 'x'.repeat(2001) }).expect(422);
+    const long = await t.http
+      .post(api('/text'))
+      .set(bearer(tenant.testKey))
+      .send({ prompt: 'x'.repeat(2001) })
+      .expect(422);
     expect(long.body.error.code).toBe('invalid_generation_prompt');
     const ratio = await t.http
       .post(api('/images'))
@@ -122,13 +138,39 @@ describe('GET /openapi.json', () => {
     const images = doc.paths['/images'].post;
     expect(images['x-svc-scope']).toBe('images.generate');
     expect(images['x-svc-error-codes']).toEqual(
-      expect.arrayContaining(['invalid_api_key', 'api_key_operation_scope', 'rate_limited', 'invalid_image_aspect_ratio']),
+      expect.arrayContaining([
+        'invalid_api_key',
+        'api_key_operation_scope',
+        'rate_limited',
+        'invalid_image_aspect_ratio',
+      ]),
     );
     const specPaths = [
-      '/openapi.json', '/status', '/mcp', '/me', '/reference', '/images', '/text', '/embeddings', '/transcriptions',
-      '/ocr', '/videos', '/videos/{videoId}/file', '/tasks', '/tasks/{taskId}', '/tasks/{taskId}/messages',
-      '/tasks/{taskId}/stream', '/staff', '/staff/{address}/trigger', '/workflows/{workflowId}/run', '/files',
-      '/files/uploads', '/files/uploads/{uploadId}/complete', '/files/{fileId}/render', '/brain/search', '/jobs/{jobId}',
+      '/openapi.json',
+      '/status',
+      '/mcp',
+      '/me',
+      '/reference',
+      '/images',
+      '/text',
+      '/embeddings',
+      '/transcriptions',
+      '/ocr',
+      '/videos',
+      '/videos/{videoId}/file',
+      '/tasks',
+      '/tasks/{taskId}',
+      '/tasks/{taskId}/messages',
+      '/tasks/{taskId}/stream',
+      '/staff',
+      '/staff/{address}/trigger',
+      '/workflows/{workflowId}/run',
+      '/files',
+      '/files/uploads',
+      '/files/uploads/{uploadId}/complete',
+      '/files/{fileId}/render',
+      '/brain/search',
+      '/jobs/{jobId}',
     ];
     for (const p of specPaths) expect(Object.keys(doc.paths)).toContain(p);
   });
@@ -151,6 +193,11 @@ describe('GET /reference', () => {
       },
     ]);
     const jobs = res.body.packages.find((p: { id: string }) => p.id === 'jobs');
-    expect(jobs.operations[0]).toMatchObject({ id: 'jobs.read', method: 'GET', path: '/jobs/{jobId}', billed: false });
+    expect(jobs.operations[0]).toMatchObject({
+      id: 'jobs.read',
+      method: 'GET',
+      path: '/jobs/{jobId}',
+      billed: false,
+    });
   });
 });

@@ -38,14 +38,28 @@ const rowFor = (requestId: string) =>
 
 describe('request log', () => {
   it('records every call off the request path, with redacted bodies', async () => {
-    const ok = await t.http.get(api('/me')).set(bearer(tenant.testKey)).set('x-request-id', 'log-test-0001').expect(200);
+    const ok = await t.http
+      .get(api('/me'))
+      .set(bearer(tenant.testKey))
+      .set('x-request-id', 'log-test-0001')
+      .expect(200);
     const secretish = { input: ['x'], password: 'hunter2', nested: { apiKey: 'k', long: 'z'.repeat(5000) } };
-    await t.http.post(api('/embeddings')).set(bearer(tenant.testKey)).set('x-request-id', 'log-test-0002').send(secretish);
+    await t.http
+      .post(api('/embeddings'))
+      .set(bearer(tenant.testKey))
+      .set('x-request-id', 'log-test-0002')
+      .send(secretish);
     await t.http.get(api('/me')).set('x-request-id', 'log-test-0003').expect(401);
     // Nothing is written synchronously: rows appear with the next 100 ms batch.
     await t.deps.requestLog.flush();
     const me = await rowFor('log-test-0001');
-    expect(me).toMatchObject({ workspace_id: tenant.workspaceId, method: 'GET', path: '/api/pub/v1/me', status: 200, cost_minor: 0 });
+    expect(me).toMatchObject({
+      workspace_id: tenant.workspaceId,
+      method: 'GET',
+      path: '/api/pub/v1/me',
+      status: 200,
+      cost_minor: 0,
+    });
     expect(me!.key_id).toBe(ok.body.key.id);
     expect(me!.latency_ms).toBeGreaterThanOrEqual(0);
     expect(me!.response_body).toMatchObject({ key: { name: 'Key' } });

@@ -24,14 +24,26 @@ afterAll(async () => {
 });
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
-type Component = { component: string; state: string; latencyMs: number | null; uptime90dPercent: number | null; days: { day: string; samples: number; upSamples: number; uptimePercent: number | null }[] };
+type Component = {
+  component: string;
+  state: string;
+  latencyMs: number | null;
+  uptime90dPercent: number | null;
+  days: { day: string; samples: number; upSamples: number; uptimePercent: number | null }[];
+};
 
 describe('GET /status', () => {
   it('reads unknown everywhere before any probe, without a key', async () => {
     const res = await t.http.get(api('/status')).expect(200);
     expect(res.body.state).toBe('unknown');
     expect(res.body.checkedAt).toBeNull();
-    expect(res.body.components.map((c: Component) => c.component)).toEqual(['api', 'workers', 'database', 'storage', 'ocr']);
+    expect(res.body.components.map((c: Component) => c.component)).toEqual([
+      'api',
+      'workers',
+      'database',
+      'storage',
+      'ocr',
+    ]);
     for (const c of res.body.components as Component[]) {
       expect(c).toMatchObject({ state: 'unknown', latencyMs: null, checkedAt: null, uptime90dPercent: null });
       expect(c.days).toHaveLength(90);
@@ -78,7 +90,7 @@ describe('GET /status', () => {
     const res = await other.http.get(api('/status')).expect(200);
     const byId = Object.fromEntries((res.body.components as Component[]).map((c) => [c.component, c]));
     for (const component of ['api', 'workers', 'database', 'storage']) {
-      expect([component, byId[component]!.state]).toEqual([component, "operational"]);
+      expect([component, byId[component]!.state]).toEqual([component, 'operational']);
     }
     expect(byId.api!.latencyMs).toEqual(expect.any(Number));
   });

@@ -42,7 +42,13 @@ function principalOf(tenant: Tenant, keyId: string, cap: number | null): Princip
 async function billedCall(principal: Principal, projectId: string, maxCost: number, actualCost: number) {
   try {
     const hold = await t.deps.pool.transaction((tx) =>
-      reserveCredits(tx, { principal, projectId, operation: 'text.generate', maxCostMinor: maxCost, requestId: newId('req') }),
+      reserveCredits(tx, {
+        principal,
+        projectId,
+        operation: 'text.generate',
+        maxCostMinor: maxCost,
+        requestId: newId('req'),
+      }),
     );
     await new Promise((r) => setTimeout(r, Math.random() * 20));
     await t.deps.pool.transaction((tx) =>
@@ -77,7 +83,9 @@ describe('concurrent billed calls', () => {
     const tenant = await createTenant(t.deps.pool, { credits: 120 });
     const key = await tenant.key();
     const principal = principalOf(tenant, key.id, null);
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 4)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 4)),
+    );
     const balance = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
     expect(balance!.reserved_minor).toBe(0);
     expect(balance!.balance_minor).toBeGreaterThanOrEqual(0);
@@ -92,11 +100,15 @@ describe('concurrent billed calls', () => {
     const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
     const key = await tenant.key({ monthlySpendCapMinor: 60 });
     const principal = principalOf(tenant, key.id, 60);
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 5)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 5)),
+    );
     expect(await spentOnKey(key.id)).toBe(60);
     expect(outcomes.filter((o) => o === 'ok')).toHaveLength(12);
     expect(outcomes.filter((o) => o === 'key_spend_limit_reached')).toHaveLength(38);
-    const month = await t.deps.pool.one(sql.type(z.object({ spent_minor: z.number(), reserved_minor: z.number() }))`
+    const month = await t.deps.pool.one(sql.type(
+      z.object({ spent_minor: z.number(), reserved_minor: z.number() }),
+    )`
       select spent_minor, reserved_minor from key_monthly_spend where key_id = ${key.id}
     `);
     expect(month).toEqual({ spent_minor: 60, reserved_minor: 0 });
@@ -106,10 +118,14 @@ describe('concurrent billed calls', () => {
   it('answers insufficient_credits at zero balance, and key_spend_limit_reached only when credit remains', async () => {
     const broke = await createTenant(t.deps.pool, { credits: 0 });
     const key = await broke.key({ monthlySpendCapMinor: 0 });
-    expect(await billedCall(principalOf(broke, key.id, 0), broke.projectId, 5, 5)).toBe('insufficient_credits');
+    expect(await billedCall(principalOf(broke, key.id, 0), broke.projectId, 5, 5)).toBe(
+      'insufficient_credits',
+    );
     const rich = await createTenant(t.deps.pool, { credits: 50 });
     const capped = await rich.key({ monthlySpendCapMinor: 0 });
-    expect(await billedCall(principalOf(rich, capped.id, 0), rich.projectId, 5, 5)).toBe('key_spend_limit_reached');
+    expect(await billedCall(principalOf(rich, capped.id, 0), rich.projectId, 5, 5)).toBe(
+      'key_spend_limit_reached',
+    );
   });
 
   it('settling the same hold twice bills once', async () => {
@@ -117,7 +133,13 @@ describe('concurrent billed calls', () => {
     const key = await tenant.key();
     const principal = principalOf(tenant, key.id, null);
     const hold = await t.deps.pool.transaction((tx) =>
-      reserveCredits(tx, { principal, projectId: tenant.projectId, operation: 'images.generate', maxCostMinor: 30, requestId: 'r' }),
+      reserveCredits(tx, {
+        principal,
+        projectId: tenant.projectId,
+        operation: 'images.generate',
+        maxCostMinor: 30,
+        requestId: 'r',
+      }),
     );
     const settle = () =>
       t.deps.pool.transaction((tx) =>
@@ -136,7 +158,10 @@ describe('concurrent billed calls', () => {
         }),
       );
     await Promise.all([settle(), settle(), settle()]);
-    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 80, reserved_minor: 0 });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({
+      balance_minor: 80,
+      reserved_minor: 0,
+    });
     expect(await spentOnKey(key.id)).toBe(20);
   });
 });

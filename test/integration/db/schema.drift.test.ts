@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 
 import { dumpSchema } from '../../../db/dumpSchema.ts';
-import { templateDatabase } from '../../helpers/globalSetup.ts';
 import { urlFor } from '../../helpers/database.ts';
+import { templateDatabase } from '../../helpers/globalSetup.ts';
 
 const schemaPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../db/schema.sql');
 

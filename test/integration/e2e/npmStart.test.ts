@@ -20,7 +20,13 @@ describe('npm start on the embedded defaults', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-start-'));
     const port = await freePort();
     // No DATABASE_URL or S3_ENDPOINT: everything embedded, as on a fresh machine.
-    const env = { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: '', S3_ENDPOINT: '', LOG_LEVEL: 'info' };
+    const env = {
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      S3_ENDPOINT: '',
+      LOG_LEVEL: 'info',
+    };
     const first = spawnNode('shared/platform/start.ts', env);
     started.push(first);
     const [, testKey] = await first.waitFor(/test key\s+(svc_sk_test_\S+)/);
@@ -34,9 +40,16 @@ describe('npm start on the embedded defaults', () => {
     expect(((await live.json()) as { key: { livemode: boolean } }).key.livemode).toBe(true);
     // The worker's boot probe fills the status page (read once: GET /status is cached 30 s).
     await first.waitFor(/Completed task \d+ \(status__probe/);
-    const status = (await (await fetch(`${base}/status`)).json()) as { components: { component: string; state: string }[] };
+    const status = (await (await fetch(`${base}/status`)).json()) as {
+      components: { component: string; state: string }[];
+    };
     const states = Object.fromEntries(status.components.map((c) => [c.component, c.state]));
-    expect(states).toMatchObject({ api: 'operational', workers: 'operational', database: 'operational', storage: 'operational' });
+    expect(states).toMatchObject({
+      api: 'operational',
+      workers: 'operational',
+      database: 'operational',
+      storage: 'operational',
+    });
     expect(await first.stop()).toBe(0);
 
     // A second start reuses the data: same keys work, no new demo workspace.

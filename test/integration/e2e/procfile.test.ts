@@ -23,8 +23,17 @@ afterAll(async () => {
 describe('Procfile deployment: separate web and worker processes on DATABASE_URL and S3', () => {
   it('serves from two web processes sharing state, with a worker process beside them', async () => {
     const [portA, portB] = [await freePort(), await freePort()];
-    const shared = { DATABASE_URL: t.databaseUrl, S3_ENDPOINT: t.s3.endpoint, S3_BUCKET: t.s3.bucket, LOG_LEVEL: 'info' };
-    const webA = spawnNode('api/server.ts', { ...shared, PORT: String(portA), PUBLIC_BASE_URL: `http://127.0.0.1:${portA}` });
+    const shared = {
+      DATABASE_URL: t.databaseUrl,
+      S3_ENDPOINT: t.s3.endpoint,
+      S3_BUCKET: t.s3.bucket,
+      LOG_LEVEL: 'info',
+    };
+    const webA = spawnNode('api/server.ts', {
+      ...shared,
+      PORT: String(portA),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${portA}`,
+    });
     const webB = spawnNode('api/server.ts', { ...shared, PORT: String(portB) });
     processes.push(webA, webB);
     await Promise.all([webA.waitFor(/api listening/), webB.waitFor(/api listening/)]);
@@ -36,7 +45,9 @@ describe('Procfile deployment: separate web and worker processes on DATABASE_URL
     for (const p of [webA, webB, worker]) expect(p.output()).not.toMatch(/database system is ready/);
 
     const me = (port: number) =>
-      fetch(`http://127.0.0.1:${port}/api/pub/v1/me`, { headers: { authorization: `Bearer ${tenant.testKey}` } });
+      fetch(`http://127.0.0.1:${port}/api/pub/v1/me`, {
+        headers: { authorization: `Bearer ${tenant.testKey}` },
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
       statuses.push((await me(portA)).status, (await me(portB)).status);
@@ -50,7 +61,14 @@ describe('Procfile deployment: separate web and worker processes on DATABASE_URL
     const probed = await t.deps.pool.anyFirst(sql.type(z.object({ c: z.string() }))`
       select component || ':' || state as c from status_samples order by component
     `);
-    expect(probed).toEqual(expect.arrayContaining(['api:operational', 'database:operational', 'storage:operational', 'workers:operational']));
+    expect(probed).toEqual(
+      expect.arrayContaining([
+        'api:operational',
+        'database:operational',
+        'storage:operational',
+        'workers:operational',
+      ]),
+    );
 
     for (const p of [webA, webB, worker]) expect(await p.stop()).toBe(0);
   });

@@ -29,7 +29,9 @@ const queuedJob = () =>
   });
 
 const finish = (id: string) =>
-  t.deps.pool.transaction((tx) => finishJob(tx, id, { status: 'succeeded', result: { text: 'ok' }, error: null, costMinor: 0 }));
+  t.deps.pool.transaction((tx) =>
+    finishJob(tx, id, { status: 'succeeded', result: { text: 'ok' }, error: null, costMinor: 0 }),
+  );
 
 describe('notification hub', () => {
   it('wakes a waiter at once through NOTIFY', async () => {
@@ -67,6 +69,8 @@ describe('notification hub', () => {
 
   it('times out with internal_error rather than hanging', async () => {
     const job = await queuedJob();
-    await expect(t.deps.jobWaiter.wait(job.id, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'internal_error' });
+    await expect(t.deps.jobWaiter.wait(job.id, { timeoutMs: 300 })).rejects.toMatchObject({
+      code: 'internal_error',
+    });
   });
 });

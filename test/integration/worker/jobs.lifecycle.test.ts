@@ -7,7 +7,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { createJob, enqueue, type JobType } from '../../../shared/jobs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import type { Principal } from '../../../shared/principal.ts';
-import { type JobWork,PermanentJobError, runJob } from '../../../worker/runJob.ts';
+import { type JobWork, PermanentJobError, runJob } from '../../../worker/runJob.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
@@ -25,7 +25,16 @@ afterAll(() => t.close());
 
 async function newJob(type: JobType, maxCost: number | null) {
   return t.deps.pool.transaction(async (tx) => {
-    const hold = maxCost === null ? null : await reserveCredits(tx, { principal, projectId: tenant.projectId, operation: type, maxCostMinor: maxCost, requestId: 'req_test' });
+    const hold =
+      maxCost === null
+        ? null
+        : await reserveCredits(tx, {
+            principal,
+            projectId: tenant.projectId,
+            operation: type,
+            maxCostMinor: maxCost,
+            requestId: 'req_test',
+          });
     return createJob(tx, {
       type,
       workspaceId: tenant.workspaceId,
@@ -40,7 +49,8 @@ async function newJob(type: JobType, maxCost: number | null) {
 }
 
 const deckTask = (work: JobWork) => ({
-  deck__export: (payload: unknown, helpers: Parameters<typeof runJob>[2]) => runJob(workerContextFor(t), payload, helpers, work),
+  deck__export: (payload: unknown, helpers: Parameters<typeof runJob>[2]) =>
+    runJob(workerContextFor(t), payload, helpers, work),
 });
 
 const events = (jobId: string) =>
@@ -51,7 +61,10 @@ const events = (jobId: string) =>
 describe('job lifecycle', () => {
   it('goes queued → running → succeeded, wakes waiters, bills once and announces job.succeeded', async () => {
     const job = await newJob('deck.export', 50);
-    const queued = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    const queued = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
     expect(queued.body.job).toEqual({
       id: job.id,
       type: 'deck.export',
@@ -66,22 +79,40 @@ describe('job lifecycle', () => {
     await runDueJobs(
       t,
       deckTask(async () => {
-        seenWhileRunning = (await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey))).body.job.status;
+        seenWhileRunning = (await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey))).body.job
+          .status;
         return { result: { pages: 3 }, usage: { pages: 3 }, costMinor: 7 };
       }),
     );
     expect(seenWhileRunning).toBe('running');
     const finished = await waiting;
     expect(finished.status).toBe('succeeded');
-    const done = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
-    expect(done.body.job).toMatchObject({ status: 'succeeded', result: { pages: 3 }, error: null, completedAt: expect.any(String) });
-    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 993, reserved_minor: 0 });
+    const done = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
+    expect(done.body.job).toMatchObject({
+      status: 'succeeded',
+      result: { pages: 3 },
+      error: null,
+      completedAt: expect.any(String),
+    });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({
+      balance_minor: 993,
+      reserved_minor: 0,
+    });
     expect(await events(job.id)).toEqual(['job.succeeded']);
 
     // The same job delivered again (a retry after a crash) changes nothing.
     await t.deps.pool.transaction((tx) => enqueue(tx, 'deck__export', { jobId: job.id }));
-    await runDueJobs(t, deckTask(async () => ({ result: { pages: 9 }, usage: {}, costMinor: 99 })));
-    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 993, reserved_minor: 0 });
+    await runDueJobs(
+      t,
+      deckTask(async () => ({ result: { pages: 9 }, usage: {}, costMinor: 99 })),
+    );
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({
+      balance_minor: 993,
+      reserved_minor: 0,
+    });
     const records = await t.deps.pool.anyFirst(sql.type(z.object({ cost_minor: z.number() }))`
       select cost_minor from metering_records where job_id = ${job.id}
     `);
@@ -96,14 +127,20 @@ describe('job lifecycle', () => {
           throw new PermanentJobError('unreadable_input', 'The image could not be decoded.');
         }),
     });
-    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    const res = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
     expect(res.body.job).toMatchObject({
       status: 'failed',
       result: null,
       error: { code: 'unreadable_input', message: 'The image could not be decoded.' },
       completedAt: expect.any(String),
     });
-    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 993, reserved_minor: 0 });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({
+      balance_minor: 993,
+      reserved_minor: 0,
+    });
     expect(await events(job.id)).toEqual(['job.failed']);
   });
 
@@ -115,7 +152,10 @@ describe('job lifecycle', () => {
           throw new Error('provider hiccup');
         }),
     });
-    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    const res = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
     expect(res.body.job.status).toBe('queued');
     const reserved = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
     expect(reserved?.reserved_minor).toBe(10);
@@ -125,8 +165,14 @@ describe('job lifecycle', () => {
     const before = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
     const job = await newJob('deck.export', 20);
     await requestJobCancel(t.deps.pool, job.id);
-    await runDueJobs(t, deckTask(async () => ({ result: 'should not run', usage: {}, costMinor: 5 })));
-    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(tenant.testKey)).expect(200);
+    await runDueJobs(
+      t,
+      deckTask(async () => ({ result: 'should not run', usage: {}, costMinor: 5 })),
+    );
+    const res = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
     expect(res.body.job).toMatchObject({ status: 'cancelled', result: null, error: null });
     expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toEqual(before);
   });
@@ -134,9 +180,15 @@ describe('job lifecycle', () => {
   it('keeps jobs inside their workspace and internal jobs private', async () => {
     const job = await newJob('deck.export', null);
     const stranger = await createTenant(t.deps.pool);
-    const res = await t.http.get(api(`/jobs/${job.id}`)).set(bearer(stranger.testKey)).expect(404);
+    const res = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(stranger.testKey))
+      .expect(404);
     expect(res.body.error.code).toBe('not_found');
     const internal = await newJob('text.generate', null);
-    await t.http.get(api(`/jobs/${internal.id}`)).set(bearer(tenant.testKey)).expect(404);
+    await t.http
+      .get(api(`/jobs/${internal.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(404);
   });
 });

@@ -19,7 +19,10 @@ import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { workerContextFor } from '../../helpers/workerContext.ts';
 
-const helperPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../helpers/crashableWorker.ts');
+const helperPath = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../helpers/crashableWorker.ts',
+);
 
 let t: TestContext;
 let tenant: Tenant;
@@ -34,10 +37,20 @@ afterAll(async () => {
   await t.close();
 });
 
-function spawnWorker(workMs?: number): { child: ChildProcess; lines: string[]; waitFor(prefix: string): Promise<string> } {
+function spawnWorker(workMs?: number): {
+  child: ChildProcess;
+  lines: string[];
+  waitFor(prefix: string): Promise<string>;
+} {
   const args = [helperPath, ...(workMs === undefined ? [] : [String(workMs)])];
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, DATABASE_URL: t.databaseUrl, S3_ENDPOINT: t.s3.endpoint, LOG_LEVEL: 'silent', NODE_ENV: 'test' },
+    env: {
+      ...process.env,
+      DATABASE_URL: t.databaseUrl,
+      S3_ENDPOINT: t.s3.endpoint,
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'test',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -53,7 +66,10 @@ function spawnWorker(workMs?: number): { child: ChildProcess; lines: string[]; w
     new Promise<string>((resolve, reject) => {
       const found = lines.find((l) => l.startsWith(prefix));
       if (found) return resolve(found);
-      const timer = setTimeout(() => reject(new Error(`worker never printed ${prefix}; got ${lines.join('|')}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`worker never printed ${prefix}; got ${lines.join('|')}`)),
+        30_000,
+      );
       emitter.on('line', (line: string) => {
         if (line.startsWith(prefix)) {
           clearTimeout(timer);
@@ -133,7 +149,10 @@ describe('worker liveness', () => {
         select cost_minor from metering_records where job_id = ${jobId}
       `);
       expect(records).toEqual([{ cost_minor: 7 }]);
-      expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({ balance_minor: 493, reserved_minor: 0 });
+      expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({
+        balance_minor: 493,
+        reserved_minor: 0,
+      });
     } finally {
       await runner.stop();
       await liveness.stop();
@@ -144,7 +163,9 @@ describe('worker liveness', () => {
     const jobId = await billedDeckJob();
     const worker = spawnWorker(1500);
     await worker.waitFor(`working ${jobId}`);
-    const exited = new Promise<number | null>((resolve) => worker.child.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      worker.child.once('exit', (code) => resolve(code)),
+    );
     worker.child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(worker.lines).toContain('drained');
