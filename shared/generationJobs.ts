@@ -40,7 +40,7 @@ export type OcrJobInput = z.infer<typeof ocrJobInput>;
 
 const usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 
-/** What each synchronous job hands to its waiting request (once; see takeJobResult). */
+/** What each synchronous job hands to its waiting request (once; see takeFinishedJob). */
 export const textJobResult = z.object({ text: z.string(), model: z.string(), usage });
 export const imageJobResult = z.object({
   image: z.object({ b64: z.string(), mimeType: z.string() }),

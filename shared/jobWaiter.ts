@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 
-import { findJob, type JobRow } from './db/queries/jobs.ts';
+import { findJob, type JobRow, takeFinishedJob } from './db/queries/jobs.ts';
 import { AppError } from './errors/appError.ts';
 import { KeyedChannel, type NotificationHub } from './pubsub.ts';
 
@@ -29,11 +29,12 @@ export class JobWaiter {
   /**
    * Resolves with the finished job row. `fresh`: the job was created after start() by the caller and
    * cannot have finished yet, so the first read is skipped (it would only compete with the worker).
+   * `take`: the finished row's input and result are dropped as it is read (synchronous endpoints).
    * @throws AppError internal_error when `timeoutMs` passes first; the abort reason when `signal` aborts.
    */
   wait(
     jobId: string,
-    options: { timeoutMs: number; signal?: AbortSignal; fresh?: boolean },
+    options: { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean },
   ): Promise<JobRow> {
     return new Promise<JobRow>((resolve, reject) => {
       let settled = false;
@@ -45,15 +46,34 @@ export class JobWaiter {
         if ('job' in outcome) resolve(outcome.job);
         else reject(outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error)));
       };
-      const check = async () => {
-        if (settled) return;
-        try {
-          const job = await findJob(this.pool, jobId);
-          if (!job) finish({ error: new Error(`job ${jobId} vanished`) });
-          else if (terminal.has(job.status)) finish({ job });
-        } catch (error) {
-          finish({ error });
+      // One read at a time: two overlapping takes would hand the second an already emptied row.
+      let reading: Promise<void> | undefined;
+      let readAgain = false;
+      const read = async () => {
+        if (options.take) {
+          const job = await takeFinishedJob(this.pool, jobId);
+          if (job) finish({ job });
+          return;
         }
+        const job = await findJob(this.pool, jobId);
+        if (!job) finish({ error: new Error(`job ${jobId} vanished`) });
+        else if (terminal.has(job.status)) finish({ job });
+      };
+      const check = async (): Promise<void> => {
+        if (settled) return;
+        if (reading) {
+          readAgain = true;
+          return;
+        }
+        reading = read()
+          .catch((error: unknown) => finish({ error }))
+          .finally(() => {
+            reading = undefined;
+            if (readAgain && !settled) {
+              readAgain = false;
+              void check();
+            }
+          });
       };
       cleanups.push(
         this.updates.on(jobId, (p) => {

@@ -26,7 +26,7 @@ export type TestContext = {
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   return {
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     VALIDATE_RESPONSES: 'true',
     S3_ENDPOINT: process.env.SVC_TEST_S3_ENDPOINT!,
     S3_BUCKET: 'svc-test',

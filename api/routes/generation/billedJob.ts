@@ -1,8 +1,9 @@
 import type { Request, Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
-import { type JobRow, requestJobCancel, takeJobResult } from '../../../shared/db/queries/jobs.ts';
+import { type JobRow, requestJobCancel } from '../../../shared/db/queries/jobs.ts';
 import { notify } from '../../../shared/db/queries/notifications.ts';
+import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { createJob, type JobType } from '../../../shared/jobs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
@@ -19,6 +20,19 @@ export function startBilledJob(
   job: { type: JobType; projectId: string; input: Record<string, unknown>; maxCostMinor: number },
 ): Promise<JobRow> {
   const principal = req.principal!;
+  const create = (db: Db, holdId: string | null) =>
+    createJob(db, {
+      workspaceId: principal.workspaceId,
+      projectId: job.projectId,
+      keyId: principal.keyId,
+      type: job.type,
+      livemode: principal.livemode,
+      input: job.input,
+      holdId,
+      requestId: req.requestId,
+    });
+  // Test keys reserve nothing: the job alone is one atomic statement, no transaction needed.
+  if (!principal.livemode) return create(deps.pool, null);
   return deps.pool.transaction(async (tx) => {
     const hold = await reserveCredits(tx, {
       principal,
@@ -27,16 +41,7 @@ export function startBilledJob(
       maxCostMinor: job.maxCostMinor,
       requestId: req.requestId,
     });
-    return createJob(tx, {
-      workspaceId: principal.workspaceId,
-      projectId: job.projectId,
-      keyId: principal.keyId,
-      type: job.type,
-      livemode: principal.livemode,
-      input: job.input,
-      holdId: hold?.holdId ?? null,
-      requestId: req.requestId,
-    });
+    return create(tx, hold?.holdId ?? null);
   });
 }
 
@@ -80,6 +85,8 @@ export async function awaitSyncJob(
   try {
     done = await deps.jobWaiter.wait(jobId, {
       fresh: true,
+      // The finished row is read once and its input and result dropped in the same statement.
+      take: true,
       timeoutMs: deps.config.syncTimeoutMs,
       signal: signal ?? gone!.signal,
     });
@@ -92,12 +99,6 @@ export async function awaitSyncJob(
     gone?.dispose();
   }
   if (done.status !== 'succeeded' || done.result === null || done.result === undefined) throw failed();
-  // The waiter read the finished row, result included: answer from it and drop the stored copy off
-  // the response's path (a durable UPDATE costs a WAL flush). Only this request waits on the job, so
-  // nobody else can collect it in between; maintenance purges a copy this drop failed to remove.
-  takeJobResult(deps.pool, jobId).catch((e: unknown) =>
-    deps.logger.warn({ err: e, jobId }, 'dropping a delivered result failed'),
-  );
   const costMinor = done.cost_minor ?? 0;
   res.locals.costMinor = costMinor;
   return { result: done.result, costMinor };

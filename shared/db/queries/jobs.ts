@@ -33,6 +33,10 @@ export type JobRow = z.infer<typeof jobRow>;
  */
 const asyncCommit = sql.fragment`(select set_config('synchronous_commit', 'off', true))`;
 
+/** What stays of a delivered job's input: only the key of its upload, which the worker still deletes. */
+const keptInput = (input: ReturnType<typeof sql.identifier>) =>
+  sql.fragment`(case when ${input} ? 'objectKey' then jsonb_build_object('objectKey', ${input} -> 'objectKey') else '{}'::jsonb end)`;
+
 const columns = sql.fragment`
   id, workspace_id, project_id, key_id, type, status, livemode, input, result, error, hold_id, cost_minor,
   request_id, cancel_requested_at, created_at, started_at, completed_at
@@ -213,14 +217,40 @@ export async function requestJobCancel(db: Db, jobId: string): Promise<void> {
 }
 
 /**
- * Hands the result over once: a synchronous endpoint's input and output are not kept after delivery
- * (spec: text and image generation store nothing).
+ * Reads a finished job and drops its input and result in the same statement: a synchronous
+ * endpoint hands its output over once and keeps nothing (spec: text and image generation store
+ * nothing). Nothing happens, and null comes back, while the job is still queued or running.
  */
-export function takeJobResult(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(z.object({ result: z.unknown() }))`
-    update jobs j set result = null, input = '{}'
-    from (select id, result from jobs where id = ${jobId} for update) old, ${asyncCommit} as durability
-    where j.id = old.id returning old.result
+export function takeFinishedJob(db: Db, jobId: string) {
+  return db.maybeOne(sql.type(jobRow)`
+    update jobs j set result = null, input = ${keptInput(sql.identifier(['j', 'input']))}
+    from (
+      select ${columns} from jobs
+      where id = ${jobId} and status in ('succeeded', 'failed', 'cancelled') for update
+    ) old, ${asyncCommit} as durability
+    where j.id = old.id
+    returning ${sql.join(
+      [
+        'id',
+        'workspace_id',
+        'project_id',
+        'key_id',
+        'type',
+        'status',
+        'livemode',
+        'input',
+        'result',
+        'error',
+        'hold_id',
+        'cost_minor',
+        'request_id',
+        'cancel_requested_at',
+        'created_at',
+        'started_at',
+        'completed_at',
+      ].map((c) => sql.identifier(['old', c])),
+      sql.fragment`, `,
+    )}
   `);
 }
 
@@ -234,8 +264,8 @@ export async function purgeUncollectedResults(
   olderThanMinutes: number,
 ): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    update jobs set result = null, input = '{}'
-    where type = any(${sql.array(types, 'text')}) and (result is not null or input <> '{}')
+    update jobs set result = null, input = ${keptInput(sql.identifier(['input']))}
+    where type = any(${sql.array(types, 'text')}) and (result is not null or input <> ${keptInput(sql.identifier(['input']))})
       and completed_at < now() - make_interval(mins => ${olderThanMinutes})
   `);
 }

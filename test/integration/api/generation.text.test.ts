@@ -38,9 +38,9 @@ function meteringFor(requestId: string) {
 
 function jobOf(requestId: string) {
   return t.deps.pool.one(sql.type(
-    z.object({ id: z.string(), status: z.string(), result: z.unknown(), type: z.string() }),
+    z.object({ id: z.string(), status: z.string(), result: z.unknown(), input: z.unknown(), type: z.string() }),
   )`
-    select id, status, result, type from jobs where request_id = ${requestId}
+    select id, status, result, input, type from jobs where request_id = ${requestId}
   `);
 }
 
@@ -67,7 +67,8 @@ describe('POST /text', () => {
     });
     const requestId = res.headers['x-request-id']!;
     const job = await jobOf(requestId);
-    expect(job).toMatchObject({ type: 'text.generate', status: 'succeeded', result: null });
+    // Neither the prompt nor the output is kept once delivered.
+    expect(job).toMatchObject({ type: 'text.generate', status: 'succeeded', result: null, input: {} });
     expect(await meteringFor(requestId)).toEqual([
       expect.objectContaining({ job_id: job.id, cost_minor: 0, livemode: false }),
     ]);
