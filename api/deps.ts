@@ -27,4 +27,6 @@ export type AppDeps = {
   /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;
   keyCache: KeyCache;
+  /** Aborts when the process begins to shut down: open streams end (with `done`) instead of holding on. */
+  shutdown: AbortSignal;
 };

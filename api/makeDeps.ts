@@ -15,11 +15,12 @@ export async function makeAppDeps(
   config: Config,
   services: { databaseUrl: string; s3: ObjectStoreConfig },
   logger: Logger,
-): Promise<AppDeps & { close(): Promise<void> }> {
+): Promise<AppDeps & { drain(): void; close(): Promise<void> }> {
   const pool = await makePool(services.databaseUrl, { maxPoolSize: config.databasePoolSize, name: 'api' });
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();
   const requestLog = new RequestLogWriter(pool, logger);
+  const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub);
   await jobWaiter.start();
   return {
@@ -34,7 +35,10 @@ export async function makeAppDeps(
     objectStore: new ObjectStore(services.s3),
     credentialResolvers: [],
     keyCache: new KeyCache(pool, hub),
+    shutdown: shutdown.signal,
+    drain: () => shutdown.abort(),
     close: async () => {
+      shutdown.abort();
       await requestLog.close();
       await hub.stop();
       await pool.end();

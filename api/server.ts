@@ -26,6 +26,8 @@ export async function startApi(
     server,
     port,
     stop: async () => {
+      // Streams end first (with `done`), so closing the server waits only for ordinary requests.
+      deps.drain();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

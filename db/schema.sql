@@ -91,6 +91,7 @@ create table idempotency_keys (
   status text not null default 'in_progress'::text,
   response_status integer,
   response_body jsonb,
+  response_location text,
   locked_until timestamp with time zone not null,
   created_at timestamp with time zone not null default now(),
   constraint idempotency_keys_pkey PRIMARY KEY (credential_id, key),

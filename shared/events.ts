@@ -31,3 +31,13 @@ export async function recordEvent(tx: Db, event: DomainEvent): Promise<string> {
   for (const hook of hooks) await hook(tx, { ...event, id: row.id, createdAt: row.created_at });
   return row.id;
 }
+
+/**
+ * Retention: events (and with them, by cascade, their webhook deliveries and attempts) older than
+ * `days`. Deliveries give up after about a day, so none of these is still pending.
+ */
+export async function deleteEventsBefore(db: Db, days: number): Promise<void> {
+  await db.query(
+    sql.typeAlias('void')`delete from events where created_at < now() - make_interval(days => ${days})`,
+  );
+}

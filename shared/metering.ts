@@ -11,6 +11,9 @@ import { AppError } from './errors/appError.ts';
 import { newId } from './ids.ts';
 import type { Principal } from './principal.ts';
 
+/** The parts of a principal that reserving credit reads. */
+export type Payer = Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'monthlySpendCapMinor'>;
+
 export type Reservation = { holdId: string; amountMinor: number } | null;
 
 /**
@@ -25,7 +28,8 @@ export type Reservation = { holdId: string; amountMinor: number } | null;
 export async function reserveCredits(
   tx: Db,
   input: {
-    principal: Principal;
+    /** Who pays: the credential's workspace, key and cap (a worker may rebuild these from a job). */
+    principal: Payer;
     projectId: string;
     operation: string;
     maxCostMinor: number;

@@ -25,6 +25,10 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
+function locationOf(header: unknown): string | null {
+  return typeof header === 'string' ? header : null;
+}
+
 function isStreaming(body: unknown, accept: string | undefined): boolean {
   return (
     (body as { stream?: unknown } | undefined)?.stream === true ||
@@ -62,6 +66,7 @@ export function installIdempotency(
       }
       if (entry.status === 'done') {
         res.setHeader('Idempotent-Replayed', 'true');
+        if (entry.response_location !== null) res.location(entry.response_location);
         res.status(entry.response_status ?? 200).json(entry.response_body);
         return;
       }
@@ -76,7 +81,14 @@ export function installIdempotency(
       const persist =
         status >= 500
           ? releaseIdempotencyKey(pool, principal.credentialId, key)
-          : completeIdempotencyKey(pool, principal.credentialId, key, status, body);
+          : completeIdempotencyKey(
+              pool,
+              principal.credentialId,
+              key,
+              status,
+              body,
+              locationOf(res.getHeader('location')),
+            );
       persist
         .catch((error: unknown) =>
           logger.error({ err: error, requestId: req.requestId }, 'idempotency write failed'),

@@ -49,7 +49,14 @@ function replyEvent(key: CursorKey, reply: TaskMessageRow): string {
 export function serveTaskStream(
   req: Request,
   res: Response,
-  input: { feed: TaskReplyFeed; key: CursorKey; taskId: string; after: number; options: TaskStreamOptions },
+  input: {
+    feed: TaskReplyFeed;
+    key: CursorKey;
+    taskId: string;
+    after: number;
+    options: TaskStreamOptions;
+    shutdown: AbortSignal;
+  },
 ): void {
   const { taskId, key } = input;
   res.status(200);
@@ -94,4 +101,9 @@ export function serveTaskStream(
   }
   // The client went away (or the server is closing the socket).
   res.on('close', () => finish(false));
+  // The process is stopping: end now, as at the end of the hold, so the client reconnects elsewhere.
+  const onShutdown = () => finish(true);
+  if (input.shutdown.aborted) onShutdown();
+  else input.shutdown.addEventListener('abort', onShutdown, { once: true });
+  res.on('close', () => input.shutdown.removeEventListener('abort', onShutdown));
 }

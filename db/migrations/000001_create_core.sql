@@ -183,6 +183,7 @@ create table idempotency_keys (
   status text not null default 'in_progress' check (status in ('in_progress', 'done')),
   response_status integer,
   response_body jsonb,
+  response_location text,
   -- An in-progress entry whose process died is abandoned after this instant.
   locked_until timestamptz not null,
   created_at timestamptz not null default now(),

@@ -5,13 +5,18 @@ import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
 import { deleteOldRateLimitWindows } from '../../shared/db/queries/rateLimits.ts';
 import { deleteRequestLogsBefore } from '../../shared/db/queries/requestLogs.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
+import { deleteEventsBefore } from '../../shared/events.ts';
 import { jobSpecs } from '../../shared/jobs.ts';
 import type { WorkerContext } from '../context.ts';
 
-/** Retention: the request log is kept 30 days (spec), status samples cover the 90-day history. */
+/**
+ * Retention: the request log is kept 30 days (spec), so are events with their webhook delivery log;
+ * status samples cover the 90-day history.
+ */
 export function maintenancePrune(ctx: WorkerContext): Task {
   return async () => {
     await deleteRequestLogsBefore(ctx.pool, 30);
+    await deleteEventsBefore(ctx.pool, 30);
     await deleteStatusSamplesBefore(ctx.pool, 100);
     await deleteExpiredIdempotencyKeys(ctx.pool);
     await deleteOldRateLimitWindows(ctx.pool);

@@ -13,9 +13,8 @@ import type { Db } from '../../shared/db/sql.ts';
 import { AppError, coerceError } from '../../shared/errors/appError.ts';
 import { newId } from '../../shared/ids.ts';
 import { jobPayload } from '../../shared/jobs.ts';
-import { releaseHold, reserveCredits, settleUsage } from '../../shared/metering.ts';
+import { type Payer, releaseHold, reserveCredits, settleUsage } from '../../shared/metering.ts';
 import { loadPrices, maxTextCost, textCost } from '../../shared/prices.ts';
-import type { Principal } from '../../shared/principal.ts';
 import { selectProviders } from '../../shared/providers/index.ts';
 import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
 import { buildConversation } from '../../shared/tasks/conversation.ts';
@@ -90,8 +89,8 @@ async function reserveReply(
     const current = await lockJob(tx, job.id);
     if (!current || current.status !== 'running') return { kind: 'stop' };
     if (current.hold_id !== null) return { kind: 'held', holdId: current.hold_id };
-    // reserveCredits reads only these fields of the principal; the job carries them for the worker.
-    const payer: Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'monthlySpendCapMinor'> = {
+    // The job carries who pays; the key's cap is read fresh.
+    const payer: Payer = {
       livemode: true,
       workspaceId: job.workspace_id,
       keyId: job.key_id,
@@ -99,7 +98,7 @@ async function reserveReply(
     };
     try {
       const hold = await reserveCredits(tx, {
-        principal: payer as Principal,
+        principal: payer,
         projectId,
         operation: job.type,
         maxCostMinor,

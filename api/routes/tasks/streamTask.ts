@@ -25,6 +25,6 @@ export function streamTask(deps: AppDeps): RequestHandler {
       req.get('last-event-id') ?? (req.query.cursor === undefined ? undefined : String(req.query.cursor));
     const key = await cursorKey(pool);
     const after = raw === undefined ? task.last_message_seq : decodeCursor(key, raw, 'stream', task.id);
-    serveTaskStream(req, res, { feed, key, taskId: task.id, after, options });
+    serveTaskStream(req, res, { feed, key, taskId: task.id, after, options, shutdown: deps.shutdown });
   };
 }

@@ -7,6 +7,7 @@ const entry = z.object({
   status: z.enum(['in_progress', 'done']),
   response_status: z.number().nullable(),
   response_body: z.unknown(),
+  response_location: z.string().nullable(),
   is_locked: z.boolean(),
   is_expired: z.boolean(),
 });
@@ -37,7 +38,7 @@ export async function claimIdempotencyKey(
       values (${credentialId}, ${key}, ${requestHash}, now() + make_interval(secs => ${lockSeconds}))
       on conflict (credential_id, key) do update
         set request_hash = excluded.request_hash, status = 'in_progress', response_status = null,
-            response_body = null, locked_until = excluded.locked_until, created_at = now()
+            response_body = null, response_location = null, locked_until = excluded.locked_until, created_at = now()
         where idempotency_keys.created_at < now() - interval '24 hours'
            or (idempotency_keys.status = 'in_progress' and idempotency_keys.locked_until < now()
                and idempotency_keys.request_hash = excluded.request_hash)
@@ -45,7 +46,7 @@ export async function claimIdempotencyKey(
     `);
     if (claimed) return { claimed: true };
     const existing = await db.maybeOne(sql.type(entry)`
-      select request_hash, status, response_status, response_body,
+      select request_hash, status, response_status, response_body, response_location,
              locked_until > now() as is_locked, created_at < now() - interval '24 hours' as is_expired
       from idempotency_keys where credential_id = ${credentialId} and key = ${key}
     `);
@@ -60,10 +61,11 @@ export async function completeIdempotencyKey(
   key: string,
   status: number,
   body: unknown,
+  location: string | null,
 ) {
   await db.query(sql.typeAlias('void')`
     update idempotency_keys set status = 'done', response_status = ${status},
-           response_body = ${sql.jsonb((body ?? null) as never)}
+           response_body = ${sql.jsonb((body ?? null) as never)}, response_location = ${location}
     where credential_id = ${credentialId} and key = ${key}
   `);
 }

@@ -93,6 +93,7 @@ describe('Idempotency-Key on POST /staff/{address}/trigger', () => {
     const replay = await trigger(key, body);
     expect(replay.status).toBe(202);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('location')).toBe(`/api/pub/v1/tasks/${created[0]!.body.task.id}`);
     expect(await replay.json()).toEqual(created[0]!.body);
     expect(await countTasks()).toBe(before + 1);
 

@@ -72,16 +72,25 @@ describe('request log', () => {
     expect(anonymous).toMatchObject({ workspace_id: null, key_id: null, status: 401 });
   });
 
-  it('keeps 30 days: the maintenance task prunes older rows', async () => {
+  it('keeps 30 days: the maintenance task prunes older log rows and events', async () => {
     await t.deps.pool.query(sql.typeAlias('void')`
       insert into request_logs (request_id, workspace_id, method, path, status, latency_ms, created_at)
       values ('old-row-0001', ${tenant.workspaceId}, 'GET', '/x', 200, 1, now() - interval '31 days'),
              ('new-row-0001', ${tenant.workspaceId}, 'GET', '/x', 200, 1, now() - interval '29 days')
+    `);
+    await t.deps.pool.query(sql.typeAlias('void')`
+      insert into events (id, workspace_id, type, data, created_at)
+      values ('evt_old', ${tenant.workspaceId}, 'job.succeeded', '{}', now() - interval '31 days'),
+             ('evt_new', ${tenant.workspaceId}, 'job.succeeded', '{}', now() - interval '1 day')
     `);
     const ctx = workerContextFor(t);
     await t.deps.pool.transaction((tx) => enqueue(tx, 'maintenance__prune', {}));
     await runDueJobs(t, { maintenance__prune: maintenancePrune(ctx) });
     expect(await rowFor('old-row-0001')).toBeNull();
     expect(await rowFor('new-row-0001')).not.toBeNull();
+    const events = await t.deps.pool.anyFirst(
+      sql.type(z.object({ id: z.string() }))`select id from events order by id`,
+    );
+    expect(events).toEqual(['evt_new']);
   });
 });

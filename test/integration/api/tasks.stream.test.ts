@@ -188,4 +188,21 @@ describe('GET /tasks/{taskId}/stream', () => {
     await waitUntil(async () => (feed.size.subscribers === 0 ? true : undefined), 5000);
     expect(feed.size).toEqual({ tasks: 0, subscribers: 0 });
   });
+
+  it('ends open streams with done at once when the api begins to shut down', async () => {
+    const taskId = await newTask();
+    const shutdown = new AbortController();
+    const app = await listenApp(makeApp({ ...t.deps, shutdown: shutdown.signal }));
+    try {
+      const s = await openSse(`${app.origin}${api(`/tasks/${taskId}/stream`)}`, bearer(tenant.testKey));
+      expect(s.status).toBe(200);
+      const started = Date.now();
+      shutdown.abort();
+      await s.ended;
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(s.events.map((e) => e.event)).toEqual(['done']);
+    } finally {
+      await app.close();
+    }
+  });
 });
