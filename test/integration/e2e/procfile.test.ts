@@ -70,6 +70,10 @@ describe('Procfile deployment: separate web and worker processes on DATABASE_URL
       ]),
     );
 
-    for (const p of [webA, webB, worker]) expect(await p.stop()).toBe(0);
+    for (const p of [webA, webB, worker]) {
+      const code = await p.stop();
+      if (code !== 0) console.log(p.output().slice(-3000));
+      expect(code).toBe(0);
+    }
   });
 });

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { admin } from '../../helpers/cli.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+let env: Record<string, string>;
+
+type Json = Record<string, Record<string, string>>;
+
+async function addPage(args: string[]): Promise<{ id: string; slug: string }> {
+  const out = await admin(['brain', 'add-page', ...args], env);
+  expect(out.code).toBe(0);
+  return (out.stdout as Json).page as { id: string; slug: string };
+}
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool);
+  env = { DATABASE_URL: t.databaseUrl };
+});
+afterAll(() => t.close());
+
+describe('brain add-page (CLI) and POST /brain/search', () => {
+  it('ranks matching pages best first, with snippets, across English forms', async () => {
+    const w = ['--workspace', tenant.workspaceId];
+    const handbook = await addPage([
+      ...w,
+      '--title',
+      'Refund policy',
+      '--body',
+      'Customers can request refunds within 30 days of purchase. Refunds are paid to the original card.',
+    ]);
+    expect(handbook.slug).toBe('refund-policy');
+    const again = await addPage([
+      ...w,
+      '--title',
+      'Old notes',
+      '--body',
+      'An older draft mentions refunding orders.',
+    ]);
+    await addPage([...w, '--title', 'Office plants', '--body', 'Water the ficus on Mondays.']);
+    const plants = await addPage([...w, '--title', 'Office plants', '--body', 'And the cactus never.']);
+    expect(plants.slug).toBe('office-plants-2');
+
+    const res = await t.http
+      .post(api('/brain/search'))
+      .set(bearer(tenant.testKey))
+      .send({ query: 'refund' })
+      .expect(200);
+    expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([handbook.id, again.id]);
+    const [best, second] = res.body.results as {
+      score: number;
+      snippet: string;
+      title: string;
+      slug: string;
+    }[];
+    expect(best).toMatchObject({
+      slug: 'refund-policy',
+      title: 'Refund policy',
+      snippet: expect.stringContaining('refunds'),
+    });
+    expect(second!.snippet).toContain('refunding');
+    expect(best!.score).toBeGreaterThan(second!.score);
+    const none = await t.http
+      .post(api('/brain/search'))
+      .set(bearer(tenant.testKey))
+      .send({ query: 'submarine' })
+      .expect(200);
+    expect(none.body.results).toEqual([]);
+  });
+
+  it("limits results to what the key's creator may see and to the key's workspace", async () => {
+    const other = await createTenant(t.deps.pool);
+    const colleague = await admin(
+      [
+        'member',
+        'create',
+        '--workspace',
+        tenant.workspaceId,
+        '--email',
+        'colleague@example.com',
+        '--password',
+        'longenough',
+      ],
+      env,
+    );
+    const colleagueId = (colleague.stdout as Json).member!.id!;
+    const w = ['--workspace', tenant.workspaceId];
+    const mine = await addPage([
+      ...w,
+      '--title',
+      'Salary bands',
+      '--body',
+      'Quarterly compensation review notes.',
+      '--private-to',
+      tenant.memberId,
+    ]);
+    await addPage([
+      ...w,
+      '--title',
+      'Salary review',
+      '--body',
+      'Compensation notes for one person.',
+      '--private-to',
+      colleagueId,
+    ]);
+    await addPage([
+      '--workspace',
+      other.workspaceId,
+      '--title',
+      'Compensation elsewhere',
+      '--body',
+      'compensation',
+    ]);
+    const res = await t.http
+      .post(api('/brain/search'))
+      .set(bearer(tenant.testKey))
+      .send({ query: 'compensation' })
+      .expect(200);
+    expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([mine.id]);
+  });
+
+  it('validates the query and the scope, and meters nothing', async () => {
+    const empty = await t.http
+      .post(api('/brain/search'))
+      .set(bearer(tenant.testKey))
+      .send({ query: '' })
+      .expect(422);
+    expect(empty.body.error.code).toBe('invalid_request_body');
+    const narrow = await tenant.key({ scopeLevel: 'package', packages: ['text'] });
+    const denied = await t.http
+      .post(api('/brain/search'))
+      .set(bearer(narrow.secret))
+      .send({ query: 'x' })
+      .expect(403);
+    expect(denied.body.error.code).toBe('api_key_operation_scope');
+    const bad = await admin(
+      [
+        'brain',
+        'add-page',
+        '--workspace',
+        tenant.workspaceId,
+        '--title',
+        'x',
+        '--body',
+        'y',
+        '--private-to',
+        'mem_nope',
+      ],
+      env,
+    );
+    expect((bad.stderr as Json).error!.code).toBe('not_found');
+  });
+});
