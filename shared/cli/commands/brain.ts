@@ -11,11 +11,13 @@ export const brainCommands: CommandTable = {
     flags: { workspace: 'string', title: 'string', body: 'string', 'private-to': 'string' },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
-      if (!(await workspaceExists(pool, workspaceId)))
+      if (!(await workspaceExists(pool, workspaceId))) {
         throw new CliError('not_found', `no workspace ${workspaceId}`);
+      }
       const title = requireFlag(v, 'title');
-      if (title.length > 500)
+      if (title.length > 500) {
         throw new CliError('invalid_arguments', '--title may have at most 500 characters');
+      }
       const body = requireFlag(v, 'body');
       const privateTo = v['private-to'] as string | undefined;
       if (privateTo !== undefined) {
