@@ -38,7 +38,13 @@ function meteringFor(requestId: string) {
 
 function jobOf(requestId: string) {
   return t.deps.pool.one(sql.type(
-    z.object({ id: z.string(), status: z.string(), result: z.unknown(), input: z.unknown(), type: z.string() }),
+    z.object({
+      id: z.string(),
+      status: z.string(),
+      result: z.unknown(),
+      input: z.unknown(),
+      type: z.string(),
+    }),
   )`
     select id, status, result, input, type from jobs where request_id = ${requestId}
   `);
