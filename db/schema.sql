@@ -191,6 +191,30 @@ create table metering_records (
   constraint metering_records_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table oauth_apps (
+  id text not null,
+  project_id text not null,
+  workspace_id text not null,
+  name text not null,
+  client_id text not null,
+  client_secret_hash bytea,
+  type text not null,
+  redirect_uris text[] not null,
+  scopes text[] not null,
+  verified boolean not null default false,
+  created_at timestamp with time zone not null default now(),
+  constraint oauth_apps_check CHECK (((type = 'server'::text) = (client_secret_hash IS NOT NULL))),
+  constraint oauth_apps_client_id_check CHECK ((client_id ~ '^svc_oc_[0-9A-Za-z]+$'::text)),
+  constraint oauth_apps_client_id_key UNIQUE (client_id),
+  constraint oauth_apps_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  constraint oauth_apps_pkey PRIMARY KEY (id),
+  constraint oauth_apps_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
+  constraint oauth_apps_redirect_uris_check CHECK ((cardinality(redirect_uris) > 0)),
+  constraint oauth_apps_scopes_check CHECK ((cardinality(scopes) > 0)),
+  constraint oauth_apps_type_check CHECK ((type = ANY (ARRAY['server'::text, 'public'::text]))),
+  constraint oauth_apps_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
+
 create table projects (
   id text not null,
   workspace_id text not null,
@@ -435,6 +459,7 @@ CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, crea
 CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree (created_at);
 CREATE INDEX jobs_workspace_idx ON public.jobs USING btree (workspace_id, created_at);
 CREATE INDEX metering_records_workspace_idx ON public.metering_records USING btree (workspace_id, created_at);
+CREATE INDEX oauth_apps_project_idx ON public.oauth_apps USING btree (project_id);
 CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id);
 CREATE INDEX request_logs_created_idx ON public.request_logs USING btree (created_at);
 CREATE INDEX request_logs_workspace_idx ON public.request_logs USING btree (workspace_id, created_at);

@@ -9,6 +9,7 @@ import { resolveServices } from '../platform/services.ts';
 import { CliError } from './cliError.ts';
 import { brainCommands } from './commands/brain.ts';
 import { coreCommands } from './commands/core.ts';
+import { oauthAppCommands } from './commands/oauthApps.ts';
 import { staffCommands } from './commands/staff.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { workflowCommands } from './commands/workflows.ts';
@@ -21,6 +22,7 @@ export const commands: CommandTable = {
   ...workflowCommands,
   ...webhookCommands,
   ...brainCommands,
+  ...oauthAppCommands,
 };
 
 function fail(code: string, message: string): never {

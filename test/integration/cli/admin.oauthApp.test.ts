@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { sql } from '../../../shared/db/sql.ts';
+import { sha256 } from '../../../shared/ids.ts';
+import { admin } from '../../helpers/cli.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool);
+  env = { DATABASE_URL: t.databaseUrl };
+});
+afterAll(() => t.close());
+
+type Json = Record<string, Record<string, string | null>>;
+const create = (args: string[]) =>
+  admin(['oauth-app', 'create', '--project', tenant.projectId, '--name', 'Zapier-like', ...args], env);
+
+describe('oauth-app create', () => {
+  it('registers a server app with a secret shown once and stored as a hash', async () => {
+    const out = await create([
+      '--redirect-uris',
+      'https://app.example.com/cb,http://localhost:3000/cb',
+      '--scopes',
+      'tasks.create,tasks.read,offline_access',
+      '--type',
+      'server',
+    ]);
+    expect(out.code).toBe(0);
+    const app = (out.stdout as Json).app!;
+    expect(app).toEqual({
+      clientId: expect.stringMatching(/^svc_oc_[0-9A-Za-z]{24}$/),
+      clientSecret: expect.stringMatching(/^svc_ocs_[0-9A-Za-z]{40}$/),
+    });
+    const row = await t.deps.pool.one(sql.type(
+      z.object({
+        client_secret_hash: z.instanceof(Buffer),
+        verified: z.boolean(),
+        scopes: z.array(z.string()),
+      }),
+    )`
+      select client_secret_hash, verified, scopes from oauth_apps where client_id = ${app.clientId!}
+    `);
+    expect(row.client_secret_hash.equals(sha256(app.clientSecret!))).toBe(true);
+    expect(row).toMatchObject({ verified: false, scopes: ['tasks.create', 'tasks.read', 'offline_access'] });
+  });
+
+  it('registers a public app without a secret', async () => {
+    const out = await create([
+      '--redirect-uris',
+      'com.example.app:/oauth',
+      '--scopes',
+      'openid,profile,tasks.read',
+      '--type',
+      'public',
+    ]);
+    expect((out.stdout as Json).app).toEqual({
+      clientId: expect.stringMatching(/^svc_oc_/),
+      clientSecret: null,
+    });
+  });
+
+  it('needs --verified for sensitive scopes and refuses bad input', async () => {
+    const sensitive = await create([
+      '--redirect-uris',
+      'https://a.example/cb',
+      '--scopes',
+      'files.upload',
+      '--type',
+      'server',
+    ]);
+    expect(sensitive.stderr).toEqual({
+      error: { code: 'invalid_arguments', message: expect.stringContaining('files.upload') },
+    });
+    const verified = await create([
+      '--redirect-uris',
+      'https://a.example/cb',
+      '--scopes',
+      'files.upload,brain.search',
+      '--type',
+      'server',
+      '--verified',
+    ]);
+    expect(verified.code).toBe(0);
+    for (const [args, fragment] of [
+      [
+        ['--redirect-uris', 'http://evil.example/cb', '--scopes', 'tasks.read', '--type', 'server'],
+        'localhost',
+      ],
+      [
+        ['--redirect-uris', 'https://a.example/cb', '--scopes', 'tasks.delete', '--type', 'server'],
+        'unknown scopes',
+      ],
+      [['--redirect-uris', 'https://a.example/cb', '--scopes', 'tasks.read', '--type', 'spa'], '--type'],
+    ] as const) {
+      const out = await create([...args]);
+      expect(out.code).not.toBe(0);
+      expect((out.stderr as Json).error).toEqual({
+        code: 'invalid_arguments',
+        message: expect.stringContaining(fragment),
+      });
+    }
+    const missing = await admin(
+      [
+        'oauth-app',
+        'create',
+        '--project',
+        'prj_nope',
+        '--name',
+        'x',
+        '--redirect-uris',
+        'https://a.example/cb',
+        '--scopes',
+        'tasks.read',
+        '--type',
+        'server',
+      ],
+      env,
+    );
+    expect((missing.stderr as Json).error!.code).toBe('not_found');
+  });
+});
