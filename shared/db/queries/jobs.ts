@@ -37,10 +37,37 @@ const asyncCommit = sql.fragment`(select set_config('synchronous_commit', 'off',
 const keptInput = (input: ReturnType<typeof sql.identifier>) =>
   sql.fragment`(case when ${input} ? 'objectKey' then jsonb_build_object('objectKey', ${input} -> 'objectKey') else '{}'::jsonb end)`;
 
-const columns = sql.fragment`
-  id, workspace_id, project_id, key_id, type, status, livemode, input, result, error, hold_id, cost_minor,
-  request_id, cancel_requested_at, created_at, started_at, completed_at
-`;
+const columnNames = [
+  'id',
+  'workspace_id',
+  'project_id',
+  'key_id',
+  'type',
+  'status',
+  'livemode',
+  'input',
+  'result',
+  'error',
+  'hold_id',
+  'cost_minor',
+  'request_id',
+  'cancel_requested_at',
+  'created_at',
+  'started_at',
+  'completed_at',
+] as const;
+
+const columns = sql.join(
+  columnNames.map((c) => sql.identifier([c])),
+  sql.fragment`, `,
+);
+
+/** The job columns of a table alias, where a join or a CTE makes bare names ambiguous. */
+const qualifiedColumns = (alias: string) =>
+  sql.join(
+    columnNames.map((c) => sql.identifier([alias, c])),
+    sql.fragment`, `,
+  );
 
 export type NewJob = {
   id: string;
@@ -124,28 +151,7 @@ export function markJobRunning(db: Db, jobId: string) {
     update jobs j set status = 'running', started_at = coalesce(started_at, now())
     from workspaces w, ${asyncCommit} as durability
     where j.id = ${jobId} and j.status in ('queued', 'running') and w.id = j.workspace_id
-    returning ${sql.join(
-      [
-        'id',
-        'workspace_id',
-        'project_id',
-        'key_id',
-        'type',
-        'status',
-        'livemode',
-        'input',
-        'result',
-        'error',
-        'hold_id',
-        'cost_minor',
-        'request_id',
-        'cancel_requested_at',
-        'created_at',
-        'started_at',
-        'completed_at',
-      ].map((c) => sql.identifier(['j', c])),
-      sql.fragment`, `,
-    )}, w.currency
+    returning ${qualifiedColumns('j')}, w.currency
   `);
 }
 
@@ -229,28 +235,7 @@ export function takeFinishedJob(db: Db, jobId: string) {
       where id = ${jobId} and status in ('succeeded', 'failed', 'cancelled') for update
     ) old, ${asyncCommit} as durability
     where j.id = old.id
-    returning ${sql.join(
-      [
-        'id',
-        'workspace_id',
-        'project_id',
-        'key_id',
-        'type',
-        'status',
-        'livemode',
-        'input',
-        'result',
-        'error',
-        'hold_id',
-        'cost_minor',
-        'request_id',
-        'cancel_requested_at',
-        'created_at',
-        'started_at',
-        'completed_at',
-      ].map((c) => sql.identifier(['old', c])),
-      sql.fragment`, `,
-    )}
+    returning ${qualifiedColumns('old')}
   `);
 }
 

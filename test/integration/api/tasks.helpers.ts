@@ -1,7 +1,5 @@
-import http from 'node:http';
 
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Express } from 'express';
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 
 import { makePool } from '../../../shared/db/pool.ts';
@@ -9,21 +7,7 @@ import { NotificationHub } from '../../../shared/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import type { TestContext } from '../../helpers/context.ts';
 
-/** Serves an app on a loopback port (SSE needs a real socket to read incrementally). */
-export async function listenApp(app: Express): Promise<{ origin: string; close(): Promise<void> }> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
 
 export type StreamEvent = { event: string; id: string | undefined; data: unknown };
 
