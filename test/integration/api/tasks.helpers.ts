@@ -1,4 +1,3 @@
-
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 
