@@ -73,6 +73,14 @@ export class ObjectStore {
     }
   }
 
+  /** Keys under `prefix` last modified before `before`. */
+  async *listOlderThan(prefix: string, before: Date): AsyncGenerator<string> {
+    for await (const item of this.client.listObjectsV2(this.bucket, prefix, true)) {
+      const entry = item as { name?: string; lastModified?: Date };
+      if (entry.name && entry.lastModified && entry.lastModified < before) yield entry.name;
+    }
+  }
+
   async remove(key: string): Promise<void> {
     await this.client.removeObject(this.bucket, key);
   }

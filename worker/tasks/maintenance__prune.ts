@@ -8,6 +8,7 @@ import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples
 import { deleteEventsBefore } from '../../shared/events.ts';
 import { jobSpecs } from '../../shared/jobs.ts';
 import type { WorkerContext } from '../context.ts';
+import { sweepOrphanUploads } from '../sweepUploads.ts';
 
 /**
  * Retention: the request log is kept 30 days (spec), so are events with their webhook delivery log;
@@ -24,5 +25,7 @@ export function maintenancePrune(ctx: WorkerContext): Task {
       .filter(([, s]) => s.isSync)
       .map(([type]) => type);
     await purgeUncollectedResults(ctx.pool, syncTypes, 60);
+    // A day is far longer than any upload waits for its job to be created.
+    await sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000));
   };
 }

@@ -254,3 +254,11 @@ export async function purgeUncollectedResults(
       and completed_at < now() - make_interval(mins => ${olderThanMinutes})
   `);
 }
+
+/** Which of these upload keys a queued or running job still needs. */
+export function findActiveInputKeys(db: Db, keys: string[]) {
+  return db.anyFirst(sql.type(z.object({ key: z.string() }))`
+    select distinct input ->> 'objectKey' as key from jobs
+    where status in ('queued', 'running') and input ->> 'objectKey' = any(${sql.array(keys, 'text')})
+  `);
+}

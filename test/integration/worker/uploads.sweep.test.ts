@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { insertJob } from '../../../shared/db/queries/jobs.ts';
+import { newId } from '../../../shared/ids.ts';
+import { sweepOrphanUploads } from '../../../worker/sweepUploads.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant } from '../../helpers/fixtures.ts';
+import { workerContextFor } from '../../helpers/workerContext.ts';
+
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+});
+afterAll(() => t.close());
+
+describe('orphan upload sweep', () => {
+  it('removes old job uploads that no unfinished job needs, and keeps the rest', async () => {
+    const ctx = workerContextFor(t);
+    const tenant = await createTenant(t.deps.pool);
+    const orphan = `job-inputs/audio/${newId('aud')}`;
+    const needed = `job-inputs/ocr/${newId('ocr')}`;
+    const unrelated = `files/${newId('file')}`;
+    for (const key of [orphan, needed, unrelated]) await ctx.objectStore.put(key, Buffer.from('bytes'));
+    await insertJob(t.deps.pool, {
+      id: newId('job'),
+      workspaceId: tenant.workspaceId,
+      projectId: tenant.projectId,
+      keyId: null,
+      type: 'ocr.extract',
+      livemode: true,
+      input: { objectKey: needed },
+      holdId: null,
+      requestId: null,
+    });
+    // Nothing is old enough yet.
+    expect(await sweepOrphanUploads(ctx, new Date(Date.now() - 3_600_000))).toBe(0);
+    // With the cut-off in the future every upload counts as old.
+    expect(await sweepOrphanUploads(ctx, new Date(Date.now() + 60_000))).toBe(1);
+    expect(await ctx.objectStore.stat(orphan)).toBeUndefined();
+    expect(await ctx.objectStore.stat(needed)).toBeDefined();
+    expect(await ctx.objectStore.stat(unrelated)).toBeDefined();
+  });
+});

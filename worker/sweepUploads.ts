@@ -1,0 +1,29 @@
+import { findActiveInputKeys } from '../shared/db/queries/jobs.ts';
+import type { WorkerContext } from './context.ts';
+
+const batch = 500;
+
+/**
+ * Deletes job uploads (`job-inputs/…`) older than `before` that no queued or running job needs:
+ * left behind when an api process died between storing an upload and creating its job, or when a
+ * worker's own cleanup failed. Returns how many objects it removed.
+ */
+export async function sweepOrphanUploads(ctx: WorkerContext, before: Date): Promise<number> {
+  let removed = 0;
+  let keys: string[] = [];
+  const flush = async () => {
+    const active = new Set(await findActiveInputKeys(ctx.pool, keys));
+    for (const key of keys) {
+      if (active.has(key)) continue;
+      await ctx.objectStore.remove(key);
+      removed++;
+    }
+    keys = [];
+  };
+  for await (const key of ctx.objectStore.listOlderThan('job-inputs/', before)) {
+    keys.push(key);
+    if (keys.length >= batch) await flush();
+  }
+  if (keys.length > 0) await flush();
+  return removed;
+}
