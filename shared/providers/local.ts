@@ -21,7 +21,7 @@ export const localModels = {
   text: 'local-echo-1',
   image: 'local-pattern-image-1',
   embedding: 'local-hash-embedding-1',
-  transcription: 'local-stub-transcriber-1',
+  transcription: 'local-offline-transcriber-1',
 } as const;
 
 export function localReply(messages: ChatMessage[]): string {

@@ -229,7 +229,7 @@ describe('POST /transcriptions', () => {
       .expect(201);
     expect(res.body).toEqual({
       text: '[Local stand-in transcript: 200 s of audio/wav audio received; set PROVIDER=openai for speech recognition.]',
-      model: 'local-stub-transcriber-1',
+      model: 'local-offline-transcriber-1',
       cost: { amount: 2, currency: 'USD' },
     });
     expect(await meteringFor(res.headers['x-request-id']!)).toEqual([
