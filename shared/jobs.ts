@@ -65,14 +65,24 @@ export async function enqueue(
 
 /**
  * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
- * on its own and joins the caller's transaction when there is one.
+ * on its own and joins the caller's transaction when there is one. Jobs of one `queueName` run one
+ * at a time, in the order they were added.
  */
-export function createJob(db: Db, job: Omit<NewJob, 'id'> & { type: JobType }): Promise<JobRow> {
+export function createJob(
+  db: Db,
+  job: Omit<NewJob, 'id'> & { type: JobType },
+  options: { queueName?: string } = {},
+): Promise<JobRow> {
   const spec = jobSpecs[job.type];
   return insertJobAndEnqueue(
     db,
     { ...job, id: newId('job') },
-    { identifier: spec.task, maxAttempts: spec.maxAttempts, priority: spec.priority },
+    {
+      identifier: spec.task,
+      maxAttempts: spec.maxAttempts,
+      priority: spec.priority,
+      queueName: options.queueName ?? null,
+    },
   );
 }
 

@@ -8,7 +8,11 @@ const batch = 500;
  * left behind when an api process died between storing an upload and creating its job, or when a
  * worker's own cleanup failed. Returns how many objects it removed.
  */
-export async function sweepOrphanUploads(ctx: WorkerContext, before: Date): Promise<number> {
+export async function sweepOrphanUploads(
+  ctx: WorkerContext,
+  before: Date,
+  prefix = 'job-inputs/',
+): Promise<number> {
   let removed = 0;
   let keys: string[] = [];
   const flush = async () => {
@@ -20,7 +24,7 @@ export async function sweepOrphanUploads(ctx: WorkerContext, before: Date): Prom
     }
     keys = [];
   };
-  for await (const key of ctx.objectStore.listOlderThan('job-inputs/', before)) {
+  for await (const key of ctx.objectStore.listOlderThan(prefix, before)) {
     keys.push(key);
     if (keys.length >= batch) await flush();
   }

@@ -93,20 +93,25 @@ export async function submitUserMessage(
   });
   if (!message) throw errors.notFound('task', input.taskId);
   await insertTaskMessageFiles(tx, actor.workspaceId, message.id, input.fileIds);
-  const job = await createJob(tx, {
-    type: 'task.reply',
-    workspaceId: actor.workspaceId,
-    projectId: actor.projectId,
-    keyId: actor.keyId,
-    livemode: actor.livemode,
-    input: {
-      taskId: input.taskId,
-      messageId: message.id,
-      staffId: input.replyStaffId,
-    } satisfies ReplyJobInput,
-    holdId: null,
-    requestId: actor.requestId,
-  });
+  const job = await createJob(
+    tx,
+    {
+      type: 'task.reply',
+      workspaceId: actor.workspaceId,
+      projectId: actor.projectId,
+      keyId: actor.keyId,
+      livemode: actor.livemode,
+      input: {
+        taskId: input.taskId,
+        messageId: message.id,
+        staffId: input.replyStaffId,
+      } satisfies ReplyJobInput,
+      holdId: null,
+      requestId: actor.requestId,
+    },
+    // One queue per task: replies run one at a time, in message order.
+    { queueName: `task:${input.taskId}` },
+  );
   return { message, job };
 }
 

@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 
 import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotencyKeys.ts';
-import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
+import { deleteEmptyJobQueues, purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
 import { deleteOldRateLimitWindows } from '../../shared/db/queries/rateLimits.ts';
 import { deleteRequestLogsBefore } from '../../shared/db/queries/requestLogs.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
@@ -21,6 +21,7 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await deleteStatusSamplesBefore(ctx.pool, 100);
     await deleteExpiredIdempotencyKeys(ctx.pool);
     await deleteOldRateLimitWindows(ctx.pool);
+    await deleteEmptyJobQueues(ctx.pool);
     const syncTypes = Object.entries(jobSpecs)
       .filter(([, s]) => s.isSync)
       .map(([type]) => type);

@@ -97,7 +97,7 @@ export function insertJob(db: Db, job: NewJob) {
 export function insertJobAndEnqueue(
   db: Db,
   job: NewJob,
-  task: { identifier: string; maxAttempts: number; priority: number },
+  task: { identifier: string; maxAttempts: number; priority: number; queueName: string | null },
 ) {
   return db.one(sql.type(jobRow)`
     with j as (
@@ -108,7 +108,8 @@ export function insertJobAndEnqueue(
     ), queued as (
       select graphile_worker.add_job(
         ${task.identifier}, json_build_object('jobId', j.id),
-        max_attempts => ${task.maxAttempts}, job_key => 'job:' || j.id, priority => ${task.priority}
+        queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, job_key => 'job:' || j.id,
+        priority => ${task.priority}
       ) from j
     )
     select j.* from j cross join queued
@@ -260,5 +261,17 @@ export function findActiveInputKeys(db: Db, keys: string[]) {
   return db.anyFirst(sql.type(z.object({ key: z.string() }))`
     select distinct input ->> 'objectKey' as key from jobs
     where status in ('queued', 'running') and input ->> 'objectKey' = any(${sql.array(keys, 'text')})
+  `);
+}
+
+/**
+ * Removes graphile-worker job queues with no job left (every task's reply queue lives only while it
+ * has work); what graphile-worker's own GC_JOB_QUEUES cleanup does.
+ */
+export async function deleteEmptyJobQueues(db: Db): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    delete from graphile_worker._private_job_queues q
+    where q.locked_at is null
+      and not exists (select 1 from graphile_worker._private_jobs j where j.job_queue_id = q.id)
   `);
 }

@@ -194,4 +194,37 @@ describe('task replies with a live key', () => {
     expect(calls[1]!.slice(1).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(calls[1]![3]!.content).toContain('Second.');
   });
+
+  it('answers messages sent in quick succession one at a time, in order', async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+    // The first reply is slow: without per-task ordering the second would overtake it.
+    script = [
+      () => new Promise((resolve) => setTimeout(() => resolve('Reply to the first.'), 1500)),
+      async () => 'Reply to the second.',
+    ];
+    const created = await t.http
+      .post(api('/tasks'))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'First.' })
+      .expect(202);
+    const taskId = created.body.task.id as string;
+    await t.http
+      .post(api(`/tasks/${taskId}/messages`))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'Second.' })
+      .expect(202);
+    const messages = await waitUntil(async () => {
+      const res = await t.http
+        .get(api(`/tasks/${taskId}/messages`))
+        .set(bearer(tenant.liveKey))
+        .expect(200);
+      return res.body.data.length >= 4 ? (res.body.data as Msg[]) : undefined;
+    }, 20_000);
+    const assistant = messages.filter((m) => m.role === 'assistant').map((m) => m.text);
+    expect(assistant).toEqual(['Reply to the first.', 'Reply to the second.']);
+    expect(calls.map((c) => c.at(-1)!.content)).toEqual([
+      expect.stringContaining('First.'),
+      expect.stringContaining('Second.'),
+    ]);
+  });
 });

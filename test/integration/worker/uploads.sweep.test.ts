@@ -18,8 +18,10 @@ describe('orphan upload sweep', () => {
   it('removes old job uploads that no unfinished job needs, and keeps the rest', async () => {
     const ctx = workerContextFor(t);
     const tenant = await createTenant(t.deps.pool);
-    const orphan = `job-inputs/audio/${newId('aud')}`;
-    const needed = `job-inputs/ocr/${newId('ocr')}`;
+    // Its own prefix: the bucket is shared with test files running at the same time.
+    const prefix = `job-inputs/sweep-test-${newId('t')}/`;
+    const orphan = `${prefix}audio/${newId('aud')}`;
+    const needed = `${prefix}ocr/${newId('ocr')}`;
     const unrelated = `files/${newId('file')}`;
     for (const key of [orphan, needed, unrelated]) await ctx.objectStore.put(key, Buffer.from('bytes'));
     await insertJob(t.deps.pool, {
@@ -34,11 +36,13 @@ describe('orphan upload sweep', () => {
       requestId: null,
     });
     // Nothing is old enough yet.
-    expect(await sweepOrphanUploads(ctx, new Date(Date.now() - 3_600_000))).toBe(0);
+    expect(await sweepOrphanUploads(ctx, new Date(Date.now() - 3_600_000), prefix)).toBe(0);
     // With the cut-off in the future every upload counts as old.
-    expect(await sweepOrphanUploads(ctx, new Date(Date.now() + 60_000))).toBe(1);
+    expect(await sweepOrphanUploads(ctx, new Date(Date.now() + 60_000), prefix)).toBe(1);
     expect(await ctx.objectStore.stat(orphan)).toBeUndefined();
     expect(await ctx.objectStore.stat(needed)).toBeDefined();
     expect(await ctx.objectStore.stat(unrelated)).toBeDefined();
+    await ctx.objectStore.remove(needed);
+    await ctx.objectStore.remove(unrelated);
   });
 });
