@@ -20,11 +20,13 @@ export const oauthAppCommands: CommandTable = {
       const project = await findProject(pool, requireFlag(v, 'project'));
       if (!project) throw new CliError('not_found', `no project ${String(v.project)}`);
       const type = requireFlag(v, 'type');
-      if (type !== 'server' && type !== 'public')
-        {throw new CliError('invalid_arguments', '--type must be server or public');}
+      if (type !== 'server' && type !== 'public') {
+        throw new CliError('invalid_arguments', '--type must be server or public');
+      }
       const redirectUris = listFlag(v, 'redirect-uris') ?? [];
-      if (redirectUris.length === 0)
-        {throw new CliError('invalid_arguments', '--redirect-uris needs at least one URI');}
+      if (redirectUris.length === 0) {
+        throw new CliError('invalid_arguments', '--redirect-uris needs at least one URI');
+      }
       for (const uri of redirectUris) {
         const problem = redirectUriProblem(uri);
         if (problem) throw new CliError('invalid_arguments', `redirect URI ${uri} ${problem}`);
@@ -34,8 +36,9 @@ export const oauthAppCommands: CommandTable = {
       const doc = loadApiDocument();
       const known = new Set<string>([...doc.scopes, ...identityScopes]);
       const unknown = scopes.filter((s) => !known.has(s));
-      if (unknown.length > 0)
-        {throw new CliError('invalid_arguments', `unknown scopes: ${unknown.join(', ')}; see GET /reference`);}
+      if (unknown.length > 0) {
+        throw new CliError('invalid_arguments', `unknown scopes: ${unknown.join(', ')}; see GET /reference`);
+      }
       const verified = v.verified === true;
       // Sensitive scopes (files, brain search, workflows, video) need a verified app (spec).
       const sensitive = doc.operations
