@@ -21,7 +21,7 @@ export async function makeAppDeps(
   await hub.start();
   const requestLog = new RequestLogWriter(pool, logger);
   const shutdown = new AbortController();
-  const jobWaiter = new JobWaiter(pool, hub);
+  const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
   return {
     config,
@@ -40,6 +40,7 @@ export async function makeAppDeps(
     close: async () => {
       shutdown.abort();
       await requestLog.close();
+      await jobWaiter.close();
       await hub.stop();
       await pool.end();
     },

@@ -487,7 +487,10 @@ CREATE OR REPLACE FUNCTION public.jobs_notify()
 AS $function$
 begin
   if new.status is distinct from old.status then
-    perform pg_notify('jobs:update', json_build_object('id', new.id, 'status', new.status)::text);
+    perform pg_notify('jobs:update', json_build_object(
+      'id', new.id, 'status', new.status, 'cost', new.cost_minor,
+      'result', case when new.status = 'succeeded' and octet_length(new.result::text) <= 6000 then new.result end
+    )::text);
   end if;
   return null;
 end;

@@ -1,24 +1,60 @@
 import type { DatabasePool } from 'slonik';
 
-import { findJob, type JobRow, takeFinishedJob } from './db/queries/jobs.ts';
+import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from './db/queries/jobs.ts';
 import { AppError } from './errors/appError.ts';
+import type { Logger } from './logger.ts';
 import { KeyedChannel, type NotificationHub } from './pubsub.ts';
 
 const terminal = new Set(['succeeded', 'failed', 'cancelled']);
 
 // NOTIFY is the fast path; this slow re-read only covers a notification lost in a way the hub cannot see.
 const safetyPollMs = 5000;
+// Delivered results are emptied in batches, off the response's path.
+const dropEveryMs = 100;
+
+/** What a waiter learns of a finished job. */
+export type FinishedJob = Pick<JobRow, 'id' | 'status' | 'result' | 'error' | 'cost_minor'>;
+
+/** The `jobs:update` payload (see the jobs_notify trigger): a small result and the cost ride along. */
+type JobUpdate = { id: string; status: string; cost?: number | null; result?: unknown };
 
 /** Lets api requests wait for a job to finish, woken by the `jobs:update` notification. */
 export class JobWaiter {
-  private readonly updates: KeyedChannel<{ id: string; status: string }>;
+  private readonly updates: KeyedChannel<JobUpdate>;
   private readonly pool: DatabasePool;
   private readonly hub: NotificationHub;
+  private readonly logger: Logger;
+  private drops: string[] = [];
+  private dropTimer: NodeJS.Timeout | undefined;
 
-  constructor(pool: DatabasePool, hub: NotificationHub) {
+  constructor(pool: DatabasePool, hub: NotificationHub, logger: Logger) {
     this.pool = pool;
     this.hub = hub;
+    this.logger = logger;
     this.updates = new KeyedChannel(hub, 'jobs:update', 'id');
+  }
+
+  /** Writes out the pending drops (on shutdown). */
+  async close(): Promise<void> {
+    clearTimeout(this.dropTimer);
+    await this.flushDrops();
+  }
+
+  private dropLater(jobId: string): void {
+    this.drops.push(jobId);
+    this.dropTimer ??= setTimeout(() => void this.flushDrops(), dropEveryMs);
+    this.dropTimer.unref();
+  }
+
+  private async flushDrops(): Promise<void> {
+    this.dropTimer = undefined;
+    const ids = this.drops;
+    this.drops = [];
+    if (ids.length === 0) return;
+    // If this fails the hourly maintenance purge empties them; the answers are already sent.
+    await dropDeliveredJobs(this.pool, ids).catch((error: unknown) =>
+      this.logger.warn({ err: error, jobs: ids.length }, 'emptying delivered jobs failed'),
+    );
   }
 
   /** LISTENs before the first wait, so a job created after this resolves cannot finish unheard. */
@@ -29,17 +65,18 @@ export class JobWaiter {
   /**
    * Resolves with the finished job row. `fresh`: the job was created after start() by the caller and
    * cannot have finished yet, so the first read is skipped (it would only compete with the worker).
-   * `take`: the finished row's input and result are dropped as it is read (synchronous endpoints).
+   * `take`: the finished row's input and result are dropped once read (synchronous endpoints); a
+   * small result arrives in the notification itself, and the row is then emptied in a later batch.
    * @throws AppError internal_error when `timeoutMs` passes first; the abort reason when `signal` aborts.
    */
   wait(
     jobId: string,
     options: { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean },
-  ): Promise<JobRow> {
-    return new Promise<JobRow>((resolve, reject) => {
+  ): Promise<FinishedJob> {
+    return new Promise<FinishedJob>((resolve, reject) => {
       let settled = false;
       const cleanups: (() => void)[] = [];
-      const finish = (outcome: { job: JobRow } | { error: unknown }) => {
+      const finish = (outcome: { job: FinishedJob } | { error: unknown }) => {
         if (settled) return;
         settled = true;
         for (const cleanup of cleanups) cleanup();
@@ -77,7 +114,27 @@ export class JobWaiter {
       };
       cleanups.push(
         this.updates.on(jobId, (p) => {
-          if (terminal.has(p.status)) void check();
+          if (!terminal.has(p.status)) return;
+          if (
+            options.take &&
+            p.status === 'succeeded' &&
+            p.result !== undefined &&
+            p.result !== null &&
+            !reading
+          ) {
+            finish({
+              job: {
+                id: jobId,
+                status: 'succeeded',
+                result: p.result,
+                error: null,
+                cost_minor: p.cost ?? null,
+              },
+            });
+            this.dropLater(jobId);
+            return;
+          }
+          void check();
         }),
       );
       cleanups.push(this.hub.onReconnect(() => void check()));

@@ -124,11 +124,15 @@ create table jobs (
 );
 create index jobs_workspace_idx on jobs (workspace_id, created_at);
 
--- Every status change is announced in the same transaction; listeners refetch the row.
+-- Every status change is announced in the same transaction. A small result and the cost ride along
+-- (NOTIFY payloads stop at 8000 bytes), so a waiting request needs no read; listeners refetch otherwise.
 create function jobs_notify() returns trigger language plpgsql as $$
 begin
   if new.status is distinct from old.status then
-    perform pg_notify('jobs:update', json_build_object('id', new.id, 'status', new.status)::text);
+    perform pg_notify('jobs:update', json_build_object(
+      'id', new.id, 'status', new.status, 'cost', new.cost_minor,
+      'result', case when new.status = 'succeeded' and octet_length(new.result::text) <= 6000 then new.result end
+    )::text);
   end if;
   return null;
 end;

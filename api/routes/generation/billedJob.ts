@@ -6,6 +6,7 @@ import { notify } from '../../../shared/db/queries/notifications.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { createJob, type JobType } from '../../../shared/jobs.ts';
+import type { FinishedJob } from '../../../shared/jobWaiter.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import type { AppDeps } from '../../deps.ts';
 
@@ -81,7 +82,7 @@ export async function awaitSyncJob(
   signal?: AbortSignal,
 ): Promise<{ result: unknown; costMinor: number }> {
   const gone = signal ? undefined : clientGone(res);
-  let done: JobRow;
+  let done: FinishedJob;
   try {
     done = await deps.jobWaiter.wait(jobId, {
       fresh: true,

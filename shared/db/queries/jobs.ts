@@ -275,3 +275,12 @@ export async function deleteEmptyJobQueues(db: Db): Promise<void> {
       and not exists (select 1 from graphile_worker._private_jobs j where j.job_queue_id = q.id)
   `);
 }
+
+/** Empties delivered synchronous jobs (see takeFinishedJob), many at once, committed asynchronously. */
+export async function dropDeliveredJobs(db: Db, jobIds: string[]): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update jobs set result = null, input = ${keptInput(sql.identifier(['input']))}
+    from ${asyncCommit} as durability
+    where id = any(${sql.array(jobIds, 'text')})
+  `);
+}
