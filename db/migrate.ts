@@ -48,6 +48,7 @@ export async function migrate(
       }
     }
   } finally {
+    // The lock also ends with the session, which client.end() closes next.
     await client.query('select pg_advisory_unlock($1)', [migrationLockId]).catch(() => {});
     await client.end();
   }

@@ -90,6 +90,7 @@ export class NotificationHub {
     this.stopped = true;
     const client = this.client;
     this.client = undefined;
+    // The connection may already be gone; either way it is no longer ours.
     await client?.end().catch(() => {});
   }
 

@@ -54,6 +54,7 @@ export function startLiveness(
     stop: async () => {
       clearInterval(beatTimer);
       clearInterval(reapTimer);
+      // Best effort: a heartbeat left behind goes stale and is ignored after 20 s anyway.
       await forgetWorkers(ctx.pool, [...workerIds]).catch(() => {});
     },
   };

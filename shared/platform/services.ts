@@ -38,6 +38,7 @@ export async function resolveServices(
     databaseUrl,
     s3: { ...config.s3, endpoint },
     stop: async () => {
+      // Shutting down: one service failing to stop must not keep the others running.
       for (const stop of stops.reverse()) await stop().catch(() => {});
     },
   };
