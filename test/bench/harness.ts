@@ -60,6 +60,8 @@ export async function load(options: Parameters<BenchContext['load']>[0]): Promis
     body: options.body,
     connections: options.connections ?? 32,
     duration: options.seconds ?? 8,
+    // In its own thread: a real client does not share the server's event loop.
+    workers: 1,
   });
   return {
     requestsPerSecond: Math.round(result.requests.average),
