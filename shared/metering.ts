@@ -5,6 +5,7 @@ import {
   lockHold,
   lockKeyMonth,
   lockWorkspaceBalance,
+  type NewMeteringRecord,
 } from './db/queries/credits.ts';
 import { type Db } from './db/sql.ts';
 import { AppError } from './errors/appError.ts';
@@ -73,19 +74,8 @@ export async function reserveCredits(
   return { holdId, amountMinor: amount };
 }
 
-export type Settlement = {
-  holdId: string | null;
-  jobId: string;
-  workspaceId: string;
-  projectId: string;
-  keyId: string | null;
-  operation: string;
-  livemode: boolean;
-  usage: Record<string, number>;
-  costMinor: number;
-  currency: string;
-  requestId: string | null;
-};
+/** A finished call to bill: its metering record, for one job (the record's id is minted here). */
+export type Settlement = Omit<NewMeteringRecord, 'id' | 'jobId'> & { jobId: string };
 
 /**
  * Charges the actual cost (at most the hold) and writes the metering record, exactly once per job:
