@@ -141,6 +141,7 @@ export async function startEmbeddedPostgres(
       const binary = binaries[name];
       if (binary) await letPostgresUserReach(binary);
     }
+    await letPostgresUserReach(dataDir);
   }
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
