@@ -21,9 +21,11 @@ export function onEventRecorded(hook: EventHook): void {
   hooks.push(hook);
 }
 
+const eventIdRow = z.object({ id: z.string(), created_at: z.string() });
+
 /** Records a domain event in the caller's transaction: it exists iff the change that caused it commits. */
 export async function recordEvent(tx: Db, event: DomainEvent): Promise<string> {
-  const row = await tx.one(sql.type(z.object({ id: z.string(), created_at: z.string() }))`
+  const row = await tx.one(sql.type(eventIdRow)`
     insert into events (id, workspace_id, project_id, type, data)
     values (${newId('evt')}, ${event.workspaceId}, ${event.projectId}, ${event.type}, ${sql.jsonb(event.data as never)})
     returning id, created_at

@@ -16,6 +16,8 @@ export type DemoCredentials = {
   liveKey: string;
 };
 
+const emptyRow = z.object({});
+
 /**
  * On the very first start (no workspace at all) creates a demo workspace with credit, a member, a
  * project and a test and a live key, returning the secrets to print once; later starts return null.
@@ -24,7 +26,7 @@ export async function ensureDemoWorkspace(pool: DatabasePool): Promise<DemoCrede
   return pool.transaction(async (tx) => {
     // Serializes concurrent first starts: only one of them creates the demo.
     await tx.query(sql.typeAlias('void')`lock table workspaces in share row exclusive mode`);
-    const any = await tx.exists(sql.type(z.object({}))`select from workspaces`);
+    const any = await tx.exists(sql.type(emptyRow)`select from workspaces`);
     if (any) return null;
     const workspace = await insertWorkspace(tx, {
       id: newId('ws'),

@@ -96,8 +96,10 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
   `);
 }
 
+const revokedKeyRow = z.object({ id: z.string(), revoked_at: z.string() });
+
 export function revokeApiKey(db: Db, keyId: string) {
-  return db.maybeOne(sql.type(z.object({ id: z.string(), revoked_at: z.string() }))`
+  return db.maybeOne(sql.type(revokedKeyRow)`
     update api_keys set revoked_at = coalesce(revoked_at, now()) where id = ${keyId}
     returning id, revoked_at
   `);

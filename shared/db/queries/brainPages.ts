@@ -11,9 +11,11 @@ export type NewBrainPage = {
   privateTo: string | null;
 };
 
+const insertedPageRow = z.object({ id: z.string(), slug: z.string() });
+
 /** Inserts the page; when the slug is taken in the workspace, the next free `-2`, `-3`, … suffix is used. */
 export function insertBrainPage(db: Db, page: NewBrainPage) {
-  return db.one(sql.type(z.object({ id: z.string(), slug: z.string() }))`
+  return db.one(sql.type(insertedPageRow)`
     insert into brain_pages (id, workspace_id, slug, title, body, private_to_member_id)
     select ${page.id}, ${page.workspaceId},
            case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end,

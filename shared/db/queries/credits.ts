@@ -115,8 +115,10 @@ export function insertMeteringRecord(db: Db, r: NewMeteringRecord) {
   `);
 }
 
+const balanceRow = z.object({ id: z.string(), balance_minor: z.number() });
+
 export function addCredits(db: Db, workspaceId: string, amountMinor: number) {
-  return db.maybeOne(sql.type(z.object({ id: z.string(), balance_minor: z.number() }))`
+  return db.maybeOne(sql.type(balanceRow)`
     update workspaces set balance_minor = balance_minor + ${amountMinor} where id = ${workspaceId}
     returning id, balance_minor
   `);

@@ -43,6 +43,8 @@ export function findWorkspaceFile(db: Db, workspaceId: string, fileId: string) {
   `);
 }
 
+const fileIdRow = z.object({ id: z.string() });
+
 /** Which of `fileIds` are files of the workspace (the others are reported as not found). */
 export function findWorkspaceFileIds(
   db: Db,
@@ -50,7 +52,7 @@ export function findWorkspaceFileIds(
   fileIds: string[],
 ): Promise<readonly string[]> {
   if (fileIds.length === 0) return Promise.resolve([]);
-  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
+  return db.anyFirst(sql.type(fileIdRow)`
     select id from files where workspace_id = ${workspaceId} and id = any(${sql.array(fileIds, 'text')})
   `);
 }

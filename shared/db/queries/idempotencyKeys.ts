@@ -14,6 +14,8 @@ const entry = z.object({
 
 export type IdempotencyClaim = { claimed: true } | ({ claimed: false } & z.infer<typeof entry>);
 
+const claimedRow = z.object({ claimed: z.boolean() });
+
 /**
  * Claims the key for this request, or returns the existing entry. An entry older than 24 h is
  * replaced, and so is an in-progress one whose process died (its lock ran out).
@@ -33,7 +35,7 @@ export async function claimIdempotencyKey(
   lockSeconds: number,
 ): Promise<IdempotencyClaim> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const claimed = await db.maybeOneFirst(sql.type(z.object({ claimed: z.boolean() }))`
+    const claimed = await db.maybeOneFirst(sql.type(claimedRow)`
       insert into idempotency_keys (credential_id, key, request_hash, locked_until)
       values (${credentialId}, ${key}, ${requestHash}, now() + make_interval(secs => ${lockSeconds}))
       on conflict (credential_id, key) do update

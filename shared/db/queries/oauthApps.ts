@@ -15,8 +15,10 @@ export type NewOauthApp = {
   verified: boolean;
 };
 
+const insertedAppRow = z.object({ id: z.string(), client_id: z.string() });
+
 export function insertOauthApp(db: Db, app: NewOauthApp) {
-  return db.one(sql.type(z.object({ id: z.string(), client_id: z.string() }))`
+  return db.one(sql.type(insertedAppRow)`
     insert into oauth_apps (id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris,
                             scopes, verified)
     values (${app.id}, ${app.projectId}, ${app.workspaceId}, ${app.name}, ${app.clientId},

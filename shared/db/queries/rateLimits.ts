@@ -2,6 +2,8 @@ import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
 
+const grantedRow = z.object({ granted: z.number() });
+
 /**
  * Takes up to `want` requests from the workspace's window, never past `limit`, and says how many it got.
  * The FOR UPDATE sub-select serializes concurrent takers from every api process on the window row.
@@ -13,7 +15,7 @@ export function leaseRateLimit(
   want: number,
   limit: number,
 ) {
-  return db.maybeOneFirst(sql.type(z.object({ granted: z.number() }))`
+  return db.maybeOneFirst(sql.type(grantedRow)`
     update rate_limit_windows r set used = r.used + g.granted
     from (
       select workspace_id, window_start, greatest(0, least(${want}, ${limit} - used)) as granted

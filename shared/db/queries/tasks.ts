@@ -47,11 +47,13 @@ export function findWorkspaceTask(db: Db, workspaceId: string, taskId: string) {
   `);
 }
 
+const spendCapRow = z.object({ monthly_spend_cap_minor: z.number().nullable() });
+
 /** The monthly cap of the key a reply is metered against (null: no cap, or not an API key). */
 export function findKeySpendCap(db: Db, keyId: string): Promise<number | null> {
   return db
     .maybeOneFirst(
-      sql.type(z.object({ monthly_spend_cap_minor: z.number().nullable() }))`
+      sql.type(spendCapRow)`
       select monthly_spend_cap_minor from api_keys where id = ${keyId}
     `,
     )

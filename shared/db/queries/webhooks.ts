@@ -33,6 +33,8 @@ export function insertWebhookEndpoint(db: Db, e: NewWebhookEndpoint) {
   `);
 }
 
+const endpointIdRow = z.object({ id: z.string() });
+
 /**
  * Enabled endpoints subscribed to an event: those of the event's project, or every endpoint of the
  * workspace for an event that belongs to no project.
@@ -41,7 +43,7 @@ export function findSubscribedEndpointIds(
   db: Db,
   event: { workspaceId: string; projectId: string | null; type: string },
 ) {
-  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
+  return db.anyFirst(sql.type(endpointIdRow)`
     select id from webhook_endpoints
     where workspace_id = ${event.workspaceId} and enabled and ${event.type} = any(events)
       and (${event.projectId}::text is null or project_id = ${event.projectId})

@@ -17,12 +17,14 @@ export async function forgetWorkers(db: Db, workerIds: string[]): Promise<void> 
   `);
 }
 
+const lockHolderRow = z.object({ locked_by: z.string() });
+
 /**
  * Workers holding job locks whose heartbeat is older than `staleSeconds` (or that never beat and
  * locked their job that long ago): they are dead, and their jobs would otherwise stay locked 4 hours.
  */
 export function findDeadLockHolders(db: Db, staleSeconds: number) {
-  return db.anyFirst(sql.type(z.object({ locked_by: z.string() }))`
+  return db.anyFirst(sql.type(lockHolderRow)`
     select distinct j.locked_by
     from graphile_worker._private_jobs j
     left join worker_heartbeats h on h.worker_id = j.locked_by
@@ -38,8 +40,10 @@ export async function forceUnlockWorkers(db: Db, workerIds: string[]): Promise<v
   await forgetWorkers(db, workerIds);
 }
 
+const countRow = z.object({ count: z.number() });
+
 export function countLiveWorkers(db: Db, freshSeconds: number) {
-  return db.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return db.oneFirst(sql.type(countRow)`
     select count(*) from worker_heartbeats where last_seen_at > now() - make_interval(secs => ${freshSeconds})
   `);
 }

@@ -11,8 +11,10 @@ export type NewWorkspace = {
   rateLimitPerMinute: number | null;
 };
 
+const insertedWorkspaceRow = z.object({ id: z.string(), name: z.string() });
+
 export function insertWorkspace(db: Db, w: NewWorkspace) {
-  return db.one(sql.type(z.object({ id: z.string(), name: z.string() }))`
+  return db.one(sql.type(insertedWorkspaceRow)`
     insert into workspaces (id, name, currency, balance_minor, storage_quota_bytes, rate_limit_per_minute)
     values (${w.id}, ${w.name}, ${w.currency}, ${w.balanceMinor},
             coalesce(${w.storageQuotaBytes}::bigint, 10737418240), ${w.rateLimitPerMinute})
@@ -20,8 +22,10 @@ export function insertWorkspace(db: Db, w: NewWorkspace) {
   `);
 }
 
+const currencyRow = z.object({ currency: z.string() });
+
 export function findWorkspaceCurrency(db: Db, workspaceId: string): Promise<string> {
-  return db.oneFirst(sql.type(z.object({ currency: z.string() }))`
+  return db.oneFirst(sql.type(currencyRow)`
     select currency from workspaces where id = ${workspaceId}
   `);
 }
