@@ -37,6 +37,12 @@ export type Platform = {
 /** What a bench scenario gets: real services on loopback, a load generator and a place to report. */
 export type BenchContext = {
   databaseUrl: string;
+  /**
+   * A second, migration-free database on the same server for a floor's own graphile-worker: its
+   * job notifications then wake only its own runner (NOTIFY is per database), not the platform's
+   * workers, and the other way round.
+   */
+  floorDatabaseUrl: string;
   s3: ObjectStoreConfig;
   /** Starts an api (listening on a loopback port) and, unless `worker: false`, a worker pool. */
   startPlatform(options?: { env?: Record<string, string>; worker?: boolean }): Promise<Platform>;
@@ -88,6 +94,8 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
   await ensureDatabase(pg.adminUrl, 'bench');
   const databaseUrl = pg.urlFor('bench');
   await migrate(databaseUrl);
+  await ensureDatabase(pg.adminUrl, 'bench_floor');
+  const floorDatabaseUrl = pg.urlFor('bench_floor');
   const s3Server = await startEmbeddedS3(path.join(scratch, 's3'), 'svc-bench');
   const s3: ObjectStoreConfig = {
     endpoint: s3Server.endpoint,
@@ -99,6 +107,7 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
   const stops: (() => Promise<void>)[] = [];
   return {
     databaseUrl,
+    floorDatabaseUrl,
     s3,
     load,
     report(section, rows) {

@@ -13,7 +13,7 @@ type Floor = { url: string; stop(): Promise<void> };
  * The floor: a bare Express route that enqueues a graphile-worker job whose task only NOTIFYs, and
  * answers when that notification arrives. The least any queued endpoint can cost on this machine.
  */
-async function startFloor(databaseUrl: string, concurrency: number): Promise<Floor> {
+export async function startFloor(databaseUrl: string, concurrency: number): Promise<Floor> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const listener = new pg.Client({ connectionString: databaseUrl });
   await listener.connect();
@@ -102,7 +102,7 @@ const row = (r: LoadResult) =>
  */
 export default async function textBench(ctx: BenchContext): Promise<void> {
   const platform = await ctx.startPlatform();
-  const floor = await startFloor(ctx.databaseUrl, platform.config.workerConcurrency);
+  const floor = await startFloor(ctx.floorDatabaseUrl, platform.config.workerConcurrency);
   const textUrl = `${platform.baseUrl}/text`;
   const textLoad = {
     url: textUrl,
