@@ -1,6 +1,7 @@
 import type { JobHelpers } from 'graphile-worker';
 
 import {
+  failUnbilledJob,
   finishJob,
   finishUnbilledJob,
   type JobRow,
@@ -11,7 +12,7 @@ import {
 import { coerceError } from '../shared/errors/appError.ts';
 import { recordEvent } from '../shared/events.ts';
 import { newId } from '../shared/ids.ts';
-import { isJobType, jobPayload, jobSpecs } from '../shared/jobs.ts';
+import { type InlineJob, isJobType, jobPayload, jobSpecs } from '../shared/jobs.ts';
 import { releaseHold, settleUsage } from '../shared/metering.ts';
 import { KeyedChannel } from '../shared/pubsub.ts';
 import type { WorkerContext } from './context.ts';
@@ -25,7 +26,13 @@ export type JobOutcome = {
   cancelled?: boolean;
 };
 
-export type JobWork = (job: JobRow, signal: AbortSignal) => Promise<JobOutcome>;
+/** What a job's work gets to know of its job. */
+export type WorkJob = Pick<
+  JobRow,
+  'id' | 'type' | 'workspace_id' | 'project_id' | 'key_id' | 'livemode' | 'input' | 'hold_id' | 'request_id'
+>;
+
+export type JobWork = (job: WorkJob, signal: AbortSignal) => Promise<JobOutcome>;
 
 /** A failure that retrying cannot fix (bad input, a provider refusing the request). */
 export class PermanentJobError extends Error {
@@ -55,6 +62,58 @@ function jobSignal(
   return { signal: AbortSignal.any([controller.signal, helpers.abortSignal]), done: off };
 }
 
+type Failure = { retry: boolean; error: Error; publicError: { code: string; message: string } };
+
+/**
+ * How a thrown error ends this attempt. Retried (by graphile-worker, with backoff) unless it is
+ * permanent or this was the last attempt; a worker that is shutting down hands the job back instead
+ * of failing it.
+ */
+function failureOf(thrown: unknown, helpers: JobHelpers): Failure {
+  const error = coerceError(thrown);
+  const permanent = error instanceof PermanentJobError;
+  const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
+  return {
+    retry: !permanent && (!lastAttempt || helpers.abortSignal.aborted),
+    error,
+    publicError: {
+      code: permanent ? error.code : 'internal_error',
+      message: permanent ? error.message : 'The job failed after several attempts.',
+    },
+  };
+}
+
+/**
+ * An inline job (see shared/jobs.ts): started from its payload, finished and metered in one
+ * statement, failed in one. Nothing is held or charged, so a retry after a committed finish only
+ * repeats free work, which the finish then ignores.
+ */
+async function runInlineJob(
+  ctx: WorkerContext,
+  jobId: string,
+  inline: InlineJob,
+  helpers: JobHelpers,
+  work: JobWork,
+): Promise<void> {
+  const control = jobSignal(ctx, jobId, helpers);
+  try {
+    const outcome = await work({ id: jobId, ...inline, livemode: false, hold_id: null }, control.signal);
+    await finishUnbilledJob(ctx.pool, jobId, {
+      status: outcome.cancelled ? 'cancelled' : 'succeeded',
+      result: outcome.result,
+      meteringId: newId('mtr'),
+      usage: outcome.usage,
+    });
+  } catch (thrown) {
+    const failure = failureOf(thrown, helpers);
+    if (failure.retry) throw failure.error;
+    helpers.logger.error(`job ${jobId} failed for good: ${failure.error.message}`);
+    await failUnbilledJob(ctx.pool, jobId, failure.publicError);
+  } finally {
+    control.done();
+  }
+}
+
 /**
  * Runs one job row through queued → running → succeeded | failed | cancelled. Idempotent: a job that
  * already finished (the worker died after committing) is skipped, and settlement happens in the same
@@ -67,7 +126,8 @@ export async function runJob(
   helpers: JobHelpers,
   work: JobWork,
 ): Promise<void> {
-  const { jobId } = jobPayload.parse(rawPayload);
+  const { jobId, inline } = jobPayload.parse(rawPayload);
+  if (inline) return runInlineJob(ctx, jobId, inline, helpers, work);
   const job = await markJobRunning(ctx.pool, jobId);
   if (!job) {
     helpers.logger.info(`job ${jobId} already finished or gone; nothing to do`);
@@ -134,23 +194,12 @@ export async function runJob(
       }
     });
   } catch (thrown) {
-    const error = coerceError(thrown);
-    const permanent = error instanceof PermanentJobError;
-    const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
-    if (!permanent && !lastAttempt && !helpers.abortSignal.aborted) {
-      await markJobQueued(ctx.pool, jobId);
-      throw error;
-    }
-    if (helpers.abortSignal.aborted && !permanent) {
-      // Shutting down: leave the job to the next worker rather than failing it.
+    const { retry, error, publicError } = failureOf(thrown, helpers);
+    if (retry) {
       await markJobQueued(ctx.pool, jobId);
       throw error;
     }
     helpers.logger.error(`job ${jobId} failed for good: ${error.message}`);
-    const publicError = {
-      code: permanent ? (error as PermanentJobError).code : 'internal_error',
-      message: permanent ? error.message : 'The job failed after several attempts.',
-    };
     await ctx.pool.transaction(async (tx) => {
       const current = await lockJob(tx, jobId);
       if (!current || current.status !== 'running') return;

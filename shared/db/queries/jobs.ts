@@ -1,3 +1,4 @@
+import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
@@ -34,7 +35,7 @@ export type JobRow = z.infer<typeof jobRow>;
 const asyncCommit = sql.fragment`(select set_config('synchronous_commit', 'off', true))`;
 
 /** What stays of a delivered job's input: only the key of its upload, which the worker still deletes. */
-const keptInput = (input: ReturnType<typeof sql.identifier>) =>
+const keptInput = (input: ValueExpression) =>
   sql.fragment`(case when ${input} ? 'objectKey' then jsonb_build_object('objectKey', ${input} -> 'objectKey') else '{}'::jsonb end)`;
 
 const columnNames = [
@@ -92,24 +93,32 @@ export function insertJob(db: Db, job: NewJob) {
 
 /**
  * Inserts the job row and adds its graphile-worker job in one statement: atomic without an explicit
- * transaction, and one round trip on the hot path of every queued endpoint.
+ * transaction, and one round trip on the hot path of every queued endpoint. `inputInPayload`: the
+ * payload carries the input, and the row keeps only what the upload sweep needs of it.
  */
 export function insertJobAndEnqueue(
   db: Db,
   job: NewJob,
-  task: { identifier: string; maxAttempts: number; priority: number; queueName: string | null },
+  task: {
+    identifier: string;
+    payload: Record<string, unknown>;
+    inputInPayload: boolean;
+    maxAttempts: number;
+    priority: number;
+    queueName: string | null;
+  },
 ) {
+  const input = sql.jsonb(job.input as never);
   return db.one(sql.type(jobRow)`
     with j as (
       insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
       values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-              ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
+              ${task.inputInPayload ? keptInput(input) : input}, ${job.holdId}, ${job.requestId})
       returning ${columns}
     ), queued as (
       select graphile_worker.add_job(
-        ${task.identifier}, json_build_object('jobId', j.id),
-        queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, job_key => 'job:' || j.id,
-        priority => ${task.priority}
+        ${task.identifier}, ${sql.json(task.payload as never)},
+        queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, priority => ${task.priority}
       ) from j
     )
     select j.* from j cross join queued
@@ -142,13 +151,15 @@ export function lockJob(db: Db, jobId: string) {
   return db.maybeOne(sql.type(jobRow)`select ${columns} from jobs where id = ${jobId} for update`);
 }
 
+const runningJobRow = jobRow.extend({ currency: z.string() });
+
 /**
  * queued (or running again after a crash) → running; nothing when the job already finished.
  * Returns the workspace currency too, which settlement needs. Committed asynchronously: if a
  * database crash loses the mark, the job simply runs from queued again.
  */
 export function markJobRunning(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(jobRow.extend({ currency: z.string() }))`
+  return db.maybeOne(sql.type(runningJobRow)`
     update jobs j set status = 'running', started_at = coalesce(started_at, now())
     from workspaces w, ${asyncCommit} as durability
     where j.id = ${jobId} and j.status in ('queued', 'running') and w.id = j.workspace_id
@@ -156,10 +167,13 @@ export function markJobRunning(db: Db, jobId: string) {
   `);
 }
 
+const finishedIdRow = z.object({ id: z.string() });
+
 /**
- * Finishes a running job that holds no credit and announces nothing, writing its (zero-cost)
- * metering record in the same statement: the common case of test keys, one round trip.
- * Returns false when the job was no longer running (a retry after it already finished).
+ * Finishes an unfinished job that holds no credit and announces nothing, writing its (zero-cost)
+ * metering record in the same statement: the common case of test keys, one round trip. Such a job
+ * may still read `queued` (an inline job is never marked running). Returns false when it had
+ * already finished (a retry after an earlier attempt committed).
  */
 export async function finishUnbilledJob(
   db: Db,
@@ -171,11 +185,11 @@ export async function finishUnbilledJob(
     usage: Record<string, number>;
   },
 ): Promise<boolean> {
-  const finished = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  const finished = await db.maybeOneFirst(sql.type(finishedIdRow)`
     with done as (
       update jobs set status = ${outcome.status}, result = ${sql.jsonb((outcome.result ?? null) as never)},
                       cost_minor = 0, completed_at = now()
-      where id = ${jobId} and status = 'running' and hold_id is null
+      where id = ${jobId} and status in ('queued', 'running') and hold_id is null
       returning id, workspace_id, project_id, key_id, type, livemode, request_id
     ), metered as (
       insert into metering_records (id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
@@ -189,6 +203,15 @@ export async function finishUnbilledJob(
     select id from done
   `);
   return finished !== null;
+}
+
+/** Fails an unfinished job that holds no credit (an inline job that ran out of attempts). */
+export async function failUnbilledJob(db: Db, jobId: string, error: unknown): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update jobs set status = 'failed', result = null, error = ${sql.jsonb(error as never)}, cost_minor = 0,
+                    completed_at = now()
+    where id = ${jobId} and status in ('queued', 'running') and hold_id is null
+  `);
 }
 
 export async function markJobQueued(db: Db, jobId: string): Promise<void> {
@@ -256,9 +279,11 @@ export async function purgeUncollectedResults(
   `);
 }
 
+const inputKeyRow = z.object({ key: z.string() });
+
 /** Which of these upload keys a queued or running job still needs. */
 export function findActiveInputKeys(db: Db, keys: string[]) {
-  return db.anyFirst(sql.type(z.object({ key: z.string() }))`
+  return db.anyFirst(sql.type(inputKeyRow)`
     select distinct input ->> 'objectKey' as key from jobs
     where status in ('queued', 'running') and input ->> 'objectKey' = any(${sql.array(keys, 'text')})
   `);
