@@ -57,8 +57,14 @@ export type InlineJob = z.infer<typeof inlineJob>;
 export const jobPayload = z.object({ jobId: z.string(), inline: inlineJob.optional() });
 export type JobPayload = z.infer<typeof jobPayload>;
 
-function isInline(job: Omit<NewJob, 'id'> & { type: JobType }): boolean {
-  return jobSpecs[job.type].isSync && job.holdId === null && !job.livemode;
+/**
+ * Inline jobs are also committed asynchronously (nothing the caller sees depends on that commit
+ * alone: the answer waits for the worker's durable finish), so they are only made outside a
+ * caller's transaction, whose other writes must stay durable.
+ */
+function isInline(db: Db, job: Omit<NewJob, 'id'> & { type: JobType }): boolean {
+  const outsideTransaction = 'getPoolState' in db;
+  return outsideTransaction && jobSpecs[job.type].isSync && job.holdId === null && !job.livemode;
 }
 
 /**
@@ -94,7 +100,7 @@ export function createJob(
 ): Promise<JobRow> {
   const spec = jobSpecs[job.type];
   const id = newId('job');
-  const inline = isInline(job);
+  const inline = isInline(db, job);
   const payload: JobPayload = inline
     ? {
         jobId: id,
@@ -114,7 +120,7 @@ export function createJob(
     {
       identifier: spec.task,
       payload,
-      inputInPayload: inline,
+      inline,
       maxAttempts: spec.maxAttempts,
       priority: spec.priority,
       queueName: options.queueName ?? null,

@@ -1,11 +1,19 @@
 import { createSqlTag } from 'slonik';
 import { z } from 'zod';
 
-/** The project's `sql` tag: `sql.type(schema)` for rows, `sql.typeAlias('void')` for statements. */
+/** Row schemas of statements that return nothing, or only an id (also for `sql.prepared`). */
+export const noRows = z.object({}).strict();
+export const idRow = z.object({ id: z.string() });
+
+/**
+ * The project's `sql` tag: `sql.type(schema)` for rows, `sql.typeAlias('void')` for statements.
+ * `sql.prepared(name, schema)` for statements on the request path whose text never varies:
+ * PostgreSQL then parses and plans them once per connection instead of on every call.
+ */
 export const sql = createSqlTag({
   typeAliases: {
-    id: z.object({ id: z.string() }),
-    void: z.object({}).strict(),
+    id: idRow,
+    void: noRows,
   },
 });
 

@@ -1,25 +1,29 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, idRow, noRows, sql } from '../sql.ts';
 
 const month = sql.fragment`(date_trunc('month', now() at time zone 'utc'))::date`;
 
+const lockedBalanceRow = z.object({
+  balance_minor: z.number(),
+  reserved_minor: z.number(),
+  currency: z.string(),
+});
+
 export function lockWorkspaceBalance(db: Db, workspaceId: string) {
-  return db.one(sql.type(
-    z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }),
-  )`
+  return db.one(sql.prepared('workspaces_lock_balance', lockedBalanceRow)`
     select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId} for update
   `);
 }
 
+const keyMonthRow = z.object({ month: z.string(), spent_minor: z.number(), reserved_minor: z.number() });
+
 /** Locks (creating when absent) the key's row for the current UTC calendar month. */
 export async function lockKeyMonth(db: Db, keyId: string) {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('key_monthly_spend_open', noRows)`
     insert into key_monthly_spend (key_id, month) values (${keyId}, ${month}) on conflict do nothing
   `);
-  return db.one(sql.type(
-    z.object({ month: z.string(), spent_minor: z.number(), reserved_minor: z.number() }),
-  )`
+  return db.one(sql.prepared('key_monthly_spend_lock', keyMonthRow)`
     select month, spent_minor, reserved_minor from key_monthly_spend
     where key_id = ${keyId} and month = ${month} for update
   `);
@@ -37,16 +41,16 @@ export type NewHold = {
 };
 
 export async function insertHold(db: Db, hold: NewHold): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('workspaces_reserve', noRows)`
     update workspaces set reserved_minor = reserved_minor + ${hold.amountMinor} where id = ${hold.workspaceId}
   `);
   if (hold.keyId !== null) {
-    await db.query(sql.typeAlias('void')`
+    await db.query(sql.prepared('key_monthly_spend_reserve', noRows)`
       update key_monthly_spend set reserved_minor = reserved_minor + ${hold.amountMinor}
       where key_id = ${hold.keyId} and month = ${hold.month}::date
     `);
   }
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('credit_holds_insert', noRows)`
     insert into credit_holds (id, workspace_id, project_id, key_id, operation, amount_minor, month, request_id)
     values (${hold.id}, ${hold.workspaceId}, ${hold.projectId}, ${hold.keyId}, ${hold.operation},
             ${hold.amountMinor}, ${hold.month}::date, ${hold.requestId})
@@ -64,26 +68,26 @@ const holdRow = z.object({
 export type HoldRow = z.infer<typeof holdRow>;
 
 export function lockHold(db: Db, holdId: string) {
-  return db.maybeOne(sql.type(holdRow)`
+  return db.maybeOne(sql.prepared('credit_holds_lock', holdRow)`
     select id, workspace_id, key_id, amount_minor, month, status from credit_holds where id = ${holdId} for update
   `);
 }
 
 /** Closes a held hold: the charge leaves the balance and the key's month, the whole hold leaves reserved. */
 export async function closeHold(db: Db, hold: HoldRow, chargeMinor: number, status: 'settled' | 'released') {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('workspaces_settle', noRows)`
     update workspaces
     set balance_minor = balance_minor - ${chargeMinor}, reserved_minor = reserved_minor - ${hold.amount_minor}
     where id = ${hold.workspace_id}
   `);
   if (hold.key_id !== null) {
-    await db.query(sql.typeAlias('void')`
+    await db.query(sql.prepared('key_monthly_spend_settle', noRows)`
       update key_monthly_spend
       set spent_minor = spent_minor + ${chargeMinor}, reserved_minor = reserved_minor - ${hold.amount_minor}
       where key_id = ${hold.key_id} and month = ${hold.month}::date
     `);
   }
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('credit_holds_close', noRows)`
     update credit_holds set status = ${status}, closed_at = now() where id = ${hold.id}
   `);
 }
@@ -105,7 +109,7 @@ export type NewMeteringRecord = {
 
 /** Inserts the record unless one exists for the same job (a retried job must not meter twice). */
 export function insertMeteringRecord(db: Db, r: NewMeteringRecord) {
-  return db.maybeOne(sql.typeAlias('id')`
+  return db.maybeOne(sql.prepared('metering_records_insert', idRow)`
     insert into metering_records (id, hold_id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
                                   cost_minor, currency, request_id)
     values (${r.id}, ${r.holdId}, ${r.jobId}, ${r.workspaceId}, ${r.projectId}, ${r.keyId}, ${r.operation},

@@ -1,7 +1,7 @@
 import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, noRows, sql } from '../sql.ts';
 
 export const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
 export type JobStatus = z.infer<typeof jobStatus>;
@@ -93,8 +93,9 @@ export function insertJob(db: Db, job: NewJob) {
 
 /**
  * Inserts the job row and adds its graphile-worker job in one statement: atomic without an explicit
- * transaction, and one round trip on the hot path of every queued endpoint. `inputInPayload`: the
- * payload carries the input, and the row keeps only what the upload sweep needs of it.
+ * transaction, and one round trip on the hot path of every queued endpoint. `inline` (see
+ * shared/jobs.ts): the payload carries the input, the row keeps only what the upload sweep needs of
+ * it, and the statement commits without waiting for the WAL flush (the worker's finish flushes it).
  */
 export function insertJobAndEnqueue(
   db: Db,
@@ -102,18 +103,22 @@ export function insertJobAndEnqueue(
   task: {
     identifier: string;
     payload: Record<string, unknown>;
-    inputInPayload: boolean;
+    inline: boolean;
     maxAttempts: number;
     priority: number;
     queueName: string | null;
   },
 ) {
   const input = sql.jsonb(job.input as never);
-  return db.one(sql.type(jobRow)`
+  // Prepared (one statement name per shape): planning this CTE costs more than running it.
+  const statement = task.inline
+    ? sql.prepared('jobs_insert_enqueue_inline', jobRow)
+    : sql.prepared('jobs_insert_enqueue', jobRow);
+  return db.one(statement`
     with j as (
       insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
       values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-              ${task.inputInPayload ? keptInput(input) : input}, ${job.holdId}, ${job.requestId})
+              ${task.inline ? keptInput(input) : input}, ${job.holdId}, ${job.requestId})
       returning ${columns}
     ), queued as (
       select graphile_worker.add_job(
@@ -121,7 +126,7 @@ export function insertJobAndEnqueue(
         queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, priority => ${task.priority}
       ) from j
     )
-    select j.* from j cross join queued
+    select j.* from j cross join queued${task.inline ? sql.fragment` cross join ${asyncCommit} as durability` : sql.fragment``}
   `);
 }
 
@@ -138,7 +143,7 @@ export function insertFinishedJob(db: Db, job: NewJob & { result: unknown }) {
 }
 
 export function findJob(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(jobRow)`select ${columns} from jobs where id = ${jobId}`);
+  return db.maybeOne(sql.prepared('jobs_find', jobRow)`select ${columns} from jobs where id = ${jobId}`);
 }
 
 export function findWorkspaceJob(db: Db, workspaceId: string, jobId: string) {
@@ -148,7 +153,7 @@ export function findWorkspaceJob(db: Db, workspaceId: string, jobId: string) {
 }
 
 export function lockJob(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(jobRow)`select ${columns} from jobs where id = ${jobId} for update`);
+  return db.maybeOne(sql.prepared('jobs_lock', jobRow)`select ${columns} from jobs where id = ${jobId} for update`);
 }
 
 const runningJobRow = jobRow.extend({ currency: z.string() });
@@ -159,7 +164,7 @@ const runningJobRow = jobRow.extend({ currency: z.string() });
  * database crash loses the mark, the job simply runs from queued again.
  */
 export function markJobRunning(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(runningJobRow)`
+  return db.maybeOne(sql.prepared('jobs_mark_running', runningJobRow)`
     update jobs j set status = 'running', started_at = coalesce(started_at, now())
     from workspaces w, ${asyncCommit} as durability
     where j.id = ${jobId} and j.status in ('queued', 'running') and w.id = j.workspace_id
@@ -173,7 +178,9 @@ const finishedIdRow = z.object({ id: z.string() });
  * Finishes an unfinished job that holds no credit and announces nothing, writing its (zero-cost)
  * metering record in the same statement: the common case of test keys, one round trip. Such a job
  * may still read `queued` (an inline job is never marked running). Returns false when it had
- * already finished (a retry after an earlier attempt committed).
+ * already finished (a retry after an earlier attempt committed). Committed asynchronously: such a
+ * job costs nothing, and if a database crash loses the finish, it also loses graphile-worker's
+ * later (durable) completion of the job, so the job runs again and is finished again.
  */
 export async function finishUnbilledJob(
   db: Db,
@@ -185,7 +192,7 @@ export async function finishUnbilledJob(
     usage: Record<string, number>;
   },
 ): Promise<boolean> {
-  const finished = await db.maybeOneFirst(sql.type(finishedIdRow)`
+  const finished = await db.maybeOneFirst(sql.prepared('jobs_finish_unbilled', finishedIdRow)`
     with done as (
       update jobs set status = ${outcome.status}, result = ${sql.jsonb((outcome.result ?? null) as never)},
                       cost_minor = 0, completed_at = now()
@@ -200,14 +207,14 @@ export async function finishUnbilledJob(
       where d.project_id is not null
       on conflict do nothing
     )
-    select id from done
+    select id from done, ${asyncCommit} as durability
   `);
   return finished !== null;
 }
 
 /** Fails an unfinished job that holds no credit (an inline job that ran out of attempts). */
 export async function failUnbilledJob(db: Db, jobId: string, error: unknown): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('jobs_fail_unbilled', noRows)`
     update jobs set status = 'failed', result = null, error = ${sql.jsonb(error as never)}, cost_minor = 0,
                     completed_at = now()
     where id = ${jobId} and status in ('queued', 'running') and hold_id is null
@@ -216,7 +223,7 @@ export async function failUnbilledJob(db: Db, jobId: string, error: unknown): Pr
 
 export async function markJobQueued(db: Db, jobId: string): Promise<void> {
   await db.query(
-    sql.typeAlias('void')`update jobs set status = 'queued' where id = ${jobId} and status = 'running'`,
+    sql.prepared('jobs_mark_queued', noRows)`update jobs set status = 'queued' where id = ${jobId} and status = 'running'`,
   );
 }
 
@@ -240,7 +247,7 @@ export async function finishJob(
 }
 
 export async function requestJobCancel(db: Db, jobId: string): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('jobs_request_cancel', noRows)`
     update jobs set cancel_requested_at = coalesce(cancel_requested_at, now())
     where id = ${jobId} and status in ('queued', 'running')
   `);
@@ -252,7 +259,7 @@ export async function requestJobCancel(db: Db, jobId: string): Promise<void> {
  * nothing). Nothing happens, and null comes back, while the job is still queued or running.
  */
 export function takeFinishedJob(db: Db, jobId: string) {
-  return db.maybeOne(sql.type(jobRow)`
+  return db.maybeOne(sql.prepared('jobs_take_finished', jobRow)`
     update jobs j set result = null, input = ${keptInput(sql.identifier(['j', 'input']))}
     from (
       select ${columns} from jobs
@@ -303,7 +310,7 @@ export async function deleteEmptyJobQueues(db: Db): Promise<void> {
 
 /** Empties delivered synchronous jobs (see takeFinishedJob), many at once, committed asynchronously. */
 export async function dropDeliveredJobs(db: Db, jobIds: string[]): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('jobs_drop_delivered', noRows)`
     update jobs set result = null, input = ${keptInput(sql.identifier(['input']))}
     from ${asyncCommit} as durability
     where id = any(${sql.array(jobIds, 'text')})

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, noRows, sql } from '../sql.ts';
 
 const grantedRow = z.object({ granted: z.number() });
 
@@ -15,7 +15,7 @@ export function leaseRateLimit(
   want: number,
   limit: number,
 ) {
-  return db.maybeOneFirst(sql.type(grantedRow)`
+  return db.maybeOneFirst(sql.prepared('rate_limit_lease', grantedRow)`
     update rate_limit_windows r set used = r.used + g.granted
     from (
       select workspace_id, window_start, greatest(0, least(${want}, ${limit} - used)) as granted
@@ -29,7 +29,7 @@ export function leaseRateLimit(
 }
 
 export async function openRateLimitWindow(db: Db, workspaceId: string, windowStart: string): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('rate_limit_open', noRows)`
     insert into rate_limit_windows (workspace_id, window_start) values (${workspaceId}, ${windowStart}::timestamptz)
     on conflict do nothing
   `);

@@ -1,4 +1,4 @@
-import { type Db, sql } from '../sql.ts';
+import { type Db, noRows, sql } from '../sql.ts';
 
 export type RequestLogEntry = {
   request_id: string;
@@ -18,7 +18,7 @@ export type RequestLogEntry = {
 
 /** One statement for a whole batch: the log must not cost a write per request. */
 export async function insertRequestLogs(db: Db, entries: RequestLogEntry[]): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+  await db.query(sql.prepared('request_logs_insert', noRows)`
     insert into request_logs (request_id, workspace_id, project_id, key_id, method, path, status, latency_ms,
                               cost_minor, ip, request_body, response_body, created_at)
     select request_id, workspace_id, project_id, key_id, method, path, status, latency_ms, cost_minor, ip,

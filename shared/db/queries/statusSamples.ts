@@ -17,27 +17,32 @@ export async function insertStatusSample(
   `);
 }
 
+const latestSampleRow = z.object({
+  component: z.string(),
+  state: z.enum(['operational', 'degraded', 'outage']),
+  latency_ms: z.number().nullable(),
+  checked_at: z.string(),
+  is_fresh: z.boolean(),
+});
+
 export function latestStatusSamples(db: Db) {
-  return db.any(sql.type(
-    z.object({
-      component: z.string(),
-      state: z.enum(['operational', 'degraded', 'outage']),
-      latency_ms: z.number().nullable(),
-      checked_at: z.string(),
-      is_fresh: z.boolean(),
-    }),
-  )`
+  return db.any(sql.type(latestSampleRow)`
     select distinct on (component) component, state, latency_ms, checked_at,
            checked_at > now() - interval '15 minutes' as is_fresh
     from status_samples order by component, checked_at desc
   `);
 }
 
+const dailySampleRow = z.object({
+  component: z.string(),
+  day: z.string(),
+  samples: z.number(),
+  up_samples: z.number(),
+});
+
 /** Samples and up-samples (operational or degraded) per component and UTC day, last 90 days. */
 export function dailyStatusSamples(db: Db) {
-  return db.any(sql.type(
-    z.object({ component: z.string(), day: z.string(), samples: z.number(), up_samples: z.number() }),
-  )`
+  return db.any(sql.type(dailySampleRow)`
     select component, (checked_at at time zone 'utc')::date as day, count(*) as samples,
            count(*) filter (where state <> 'outage') as up_samples
     from status_samples

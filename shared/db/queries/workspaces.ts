@@ -34,10 +34,14 @@ export function workspaceExists(db: Db, workspaceId: string): Promise<boolean> {
   return db.exists(sql.typeAlias('void')`select from workspaces where id = ${workspaceId}`);
 }
 
+const workspaceBalanceRow = z.object({
+  balance_minor: z.number(),
+  reserved_minor: z.number(),
+  currency: z.string(),
+});
+
 export function findWorkspaceBalance(db: Db, workspaceId: string) {
-  return db.maybeOne(sql.type(
-    z.object({ balance_minor: z.number(), reserved_minor: z.number(), currency: z.string() }),
-  )`
+  return db.maybeOne(sql.type(workspaceBalanceRow)`
     select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId}
   `);
 }
