@@ -63,7 +63,7 @@ export type JobPayload = z.infer<typeof jobPayload>;
  * caller's transaction, whose other writes must stay durable.
  */
 function isInline(db: Db, job: Omit<NewJob, 'id'> & { type: JobType }): boolean {
-  const outsideTransaction = 'getPoolState' in db;
+  const outsideTransaction = !('transactionId' in db);
   return outsideTransaction && jobSpecs[job.type].isSync && job.holdId === null && !job.livemode;
 }
 
