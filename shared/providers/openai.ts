@@ -40,12 +40,41 @@ const chatChunk = z.object({
   usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
 });
 
+type BudgetField = 'max_completion_tokens' | 'max_tokens';
+
+/** A 400 that names the budget field: a server that does not know max_completion_tokens. */
+function rejectsBudgetField(error: unknown, field: BudgetField): boolean {
+  return error instanceof ProviderError && error.status === 400 && error.message.includes(field);
+}
+
 /**
  * Chat completions, always streamed from the provider: deltas reach `onDelta` as they arrive, and a
  * cancellation mid-reply still knows what was produced, so it can be billed for exactly that.
+ * The output budget goes as max_completion_tokens (OpenAI's name; its reasoning models refuse
+ * max_tokens); a compatible server that refuses that name gets max_tokens from then on.
  */
 function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
   const path = '/chat/completions';
+  let budgetField: BudgetField = 'max_completion_tokens';
+  const request = (messages: unknown, maxTokens: number, signal: AbortSignal) => {
+    const body = {
+      model,
+      messages,
+      [budgetField]: maxTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    return openaiRequest(settings, path, body, signal);
+  };
+  const start = async (messages: unknown, maxTokens: number, signal: AbortSignal) => {
+    try {
+      return await request(messages, maxTokens, signal);
+    } catch (error) {
+      if (budgetField !== 'max_completion_tokens' || !rejectsBudgetField(error, budgetField)) throw error;
+      budgetField = 'max_tokens';
+      return request(messages, maxTokens, signal);
+    }
+  };
   return {
     async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
       const estimatedInput = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
@@ -61,12 +90,7 @@ function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
       });
       let call: Awaited<ReturnType<typeof openaiRequest>>;
       try {
-        call = await openaiRequest(
-          settings,
-          path,
-          { model, messages, max_tokens: maxTokens, stream: true, stream_options: { include_usage: true } },
-          signal,
-        );
+        call = await start(messages, maxTokens, signal);
       } catch (error) {
         if (error instanceof ProviderAborted) return partial();
         throw error;

@@ -46,7 +46,7 @@ async function errorFromResponse(
     `openai ${path} answered ${res.status}${detail ? `: ${detail.slice(0, 300)}` : ''}`,
     apiKey,
   );
-  return new ProviderError(message, retryableStatuses.has(res.status));
+  return new ProviderError(message, retryableStatuses.has(res.status), { status: res.status });
 }
 
 /**

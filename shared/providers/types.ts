@@ -77,9 +77,12 @@ export type Providers = {
 /** A provider failure; `retryable` says whether trying again may help (timeouts, 5xx, 429). */
 export class ProviderError extends Error {
   readonly retryable: boolean;
-  constructor(message: string, retryable: boolean, options?: { cause?: unknown }) {
+  /** The provider's HTTP status, when it answered with one. */
+  readonly status: number | undefined;
+  constructor(message: string, retryable: boolean, options?: { cause?: unknown; status?: number }) {
     super(message, options);
     this.name = 'ProviderError';
     this.retryable = retryable;
+    this.status = options?.status;
   }
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
@@ -23,7 +24,41 @@ export type LoadResult = {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** Share of CPU time the hypervisor gave to other guests during the run (/proc/stat steal). */
+  stealPercent: number;
 };
+
+/** Cumulative CPU ticks of this machine: all, and stolen by the hypervisor (0 where unknown). */
+function cpuTicks(): { total: number; steal: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * The median of each figure over several runs. Scenarios that compare against a floor alternate
+ * the two run by run, so a change in the host's load (steal) falls on both alike.
+ */
+export function medianResult(runs: LoadResult[]): LoadResult {
+  return {
+    requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+    p50Ms: median(runs.map((r) => r.p50Ms)),
+    p99Ms: median(runs.map((r) => r.p99Ms)),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    stealPercent: median(runs.map((r) => r.stealPercent)),
+  };
+}
 
 export type Platform = {
   baseUrl: string;
@@ -59,6 +94,7 @@ export type BenchContext = {
 };
 
 export async function load(options: Parameters<BenchContext['load']>[0]): Promise<LoadResult> {
+  const before = cpuTicks();
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -75,7 +111,14 @@ export async function load(options: Parameters<BenchContext['load']>[0]): Promis
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    stealPercent: stealSince(before),
   };
+}
+
+function stealSince(before: { total: number; steal: number }): number {
+  const after = cpuTicks();
+  const total = after.total - before.total;
+  return total > 0 ? Math.round((100 * (after.steal - before.steal)) / total) : 0;
 }
 
 export function listen(server: http.Server): Promise<number> {

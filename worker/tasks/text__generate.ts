@@ -6,7 +6,7 @@ import { selectProviders } from '../../shared/providers/index.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
 import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, WorkerStopping } from '../generationWork.ts';
+import { callProvider, cancelledOutcome, WorkerStopping } from '../generationWork.ts';
 import { runJob } from '../runJob.ts';
 
 /**
@@ -38,8 +38,17 @@ export function textGenerate(ctx: WorkerContext): Task {
       );
       // Deltas must all be published before the job's final status: the api ends the stream on it.
       await publisher?.flush();
-      if (generation === 'cancelled') return { result: null, usage: {}, costMinor: 0, cancelled: true };
-      if (generation.finishReason === 'cancelled' && helpers.abortSignal.aborted) throw new WorkerStopping();
+      if (
+        generation !== 'cancelled' &&
+        generation.finishReason === 'cancelled' &&
+        helpers.abortSignal.aborted
+      ) {
+        throw new WorkerStopping();
+      }
+      // Stopped before a single token: the caller got nothing, so nothing is billed (not even the prompt).
+      if (generation === 'cancelled' || (generation.finishReason === 'cancelled' && generation.text === '')) {
+        return cancelledOutcome;
+      }
       const usage = generation.usage;
       return {
         result: { text: generation.text, model: generation.model, usage },

@@ -81,7 +81,7 @@ describe('live keys on the openai provider', () => {
       { role: 'system', content: 'Be kind.' },
       { role: 'user', content: 'Hello there' },
     ]);
-    expect(sent.max_tokens).toBe(4096);
+    expect(sent.max_completion_tokens).toBe(4096);
     expect((await balance()).balance_minor).toBe(before.balance_minor - 5);
     expect((await balance()).reserved_minor).toBe(0);
   });

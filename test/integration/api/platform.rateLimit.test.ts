@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { awayFromMinuteEdge } from '../../helpers/clock.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
 
@@ -9,12 +10,6 @@ beforeAll(async () => {
   t = await setupTestContext();
 });
 afterAll(() => t.close());
-
-/** Windows are calendar minutes: keep a test from straddling one. */
-async function awayFromMinuteEdge() {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 8000) await new Promise((r) => setTimeout(r, left + 200));
-}
 
 describe('rate limiting per workspace', () => {
   it('is shared by two api instances and answers 429 rate_limited with Retry-After', async () => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import { awayFromMinuteEdge } from '../../helpers/clock.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
@@ -48,6 +49,7 @@ describe('Procfile deployment: separate web and worker processes on DATABASE_URL
       fetch(`http://127.0.0.1:${port}/api/pub/v1/me`, {
         headers: { authorization: `Bearer ${tenant.testKey}` },
       });
+    await awayFromMinuteEdge();
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
       statuses.push((await me(portA)).status, (await me(portB)).status);

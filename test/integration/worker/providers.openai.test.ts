@@ -60,10 +60,34 @@ describe('openai provider: chat', () => {
     expect(sent.authorization).toBe(`Bearer ${mock.apiKey}`);
     expect(sent.json).toMatchObject({
       model: 'gpt-4o-mini',
-      max_tokens: 50,
+      max_completion_tokens: 50,
       stream: true,
       stream_options: { include_usage: true },
     });
+    expect(sent.json).not.toHaveProperty('max_tokens');
+  });
+
+  it('falls back to max_tokens, from then on, for a server that refuses max_completion_tokens', async () => {
+    const older = providersFor({});
+    mock.queueChat({
+      kind: 'status',
+      status: 400,
+      message: 'Unrecognized request argument supplied: max_completion_tokens',
+    });
+    const before = mock.requests.length;
+    const request = {
+      messages: [{ role: 'user' as const, content: 'hello there' }],
+      maxTokens: 20,
+      signal: never(),
+    };
+    expect((await older.chat.chat(request)).text).toBe(mockReply('hello there'));
+    expect((await older.chat.chat(request)).text).toBe(mockReply('hello there'));
+    const sent = mock.requests.slice(before).map((r) => r.json);
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toMatchObject({ max_completion_tokens: 20 });
+    expect(sent[1]).toMatchObject({ max_tokens: 20 });
+    expect(sent[1]).not.toHaveProperty('max_completion_tokens');
+    expect(sent[2]).toMatchObject({ max_tokens: 20 });
   });
 
   it('stops on abort and returns what was produced, estimated', async () => {

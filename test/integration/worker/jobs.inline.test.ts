@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { findJob } from '../../../shared/db/queries/jobs.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { createJob } from '../../../shared/jobs.ts';
+import { type JobWork, PermanentJobError, runJob } from '../../../worker/runJob.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+
+let t: TestContext;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool, { credits: 1000 });
+});
+afterAll(() => t.close());
+
+const prompt = 'a prompt that must not be stored';
+
+const testJob = () => ({
+  type: 'text.generate' as const,
+  workspaceId: tenant.workspaceId,
+  projectId: tenant.projectId,
+  keyId: null,
+  livemode: false,
+  input: { prompt, maxTokens: 50, stream: false },
+  holdId: null,
+  requestId: 'req_inline_test',
+});
+
+const payloadOf = (jobId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ payload: z.record(z.string(), z.unknown()) }))`
+    select payload from graphile_worker._private_jobs where payload->>'jobId' = ${jobId}
+  `);
+
+const meteringOf = (jobId: string) =>
+  t.deps.pool.any(sql.type(z.object({ cost_minor: z.number(), usage: z.unknown() }))`
+    select cost_minor, usage from metering_records where job_id = ${jobId}
+  `);
+
+/** Makes every pending graphile job due now (a retry would otherwise wait out its backoff). */
+const makeDue = () =>
+  t.deps.pool.query(sql.typeAlias('void')`
+    select from graphile_worker.reschedule_jobs(
+      array(select id from graphile_worker.jobs), run_at => now(), attempts => null, max_attempts => null,
+      priority => null
+    )
+  `);
+
+const textTask = (work: JobWork, after?: () => void) => ({
+  text__generate: async (payload: unknown, helpers: Parameters<typeof runJob>[2]) => {
+    await runJob(workerContextFor(t), payload, helpers, work);
+    after?.();
+  },
+});
+
+describe('inline (unbilled synchronous) jobs', () => {
+  it('carry their input in the payload: the row never holds the prompt, and stays queued until finished', async () => {
+    const job = await createJob(t.deps.pool, testJob());
+    expect(job.input).toEqual({});
+    expect(job.status).toBe('queued');
+    const payload = await payloadOf(job.id);
+    expect(payload).toMatchObject({
+      jobId: job.id,
+      inline: { type: 'text.generate', input: testJob().input },
+    });
+    await runDueJobs(
+      t,
+      textTask(async (running) => {
+        expect(running.input).toEqual(testJob().input);
+        expect(running.livemode).toBe(false);
+        return { result: { text: 'hi' }, usage: { outputTokens: 1 }, costMinor: 0 };
+      }),
+    );
+    const finished = await findJob(t.deps.pool, job.id);
+    expect(finished).toMatchObject({ status: 'succeeded', result: { text: 'hi' }, cost_minor: 0, input: {} });
+    expect(await meteringOf(job.id)).toEqual([{ cost_minor: 0, usage: { outputTokens: 1 } }]);
+  });
+
+  it('is finished and metered once when a retry repeats work whose finish already committed', async () => {
+    const job = await createJob(t.deps.pool, testJob());
+    let runs = 0;
+    let crashAfterCommit = true;
+    const task = textTask(
+      async (running) => {
+        if (running.id !== job.id) throw new Error(`unexpected job ${running.id}`);
+        runs += 1;
+        return { result: { text: `run ${runs}` }, usage: { outputTokens: runs }, costMinor: 0 };
+      },
+      () => {
+        // The finish committed; graphile-worker never hears of it (as if the worker died here).
+        if (crashAfterCommit) {
+          crashAfterCommit = false;
+          throw new Error('worker died after committing');
+        }
+      },
+    );
+    await runDueJobs(t, task);
+    await makeDue();
+    await runDueJobs(t, task);
+    expect(runs).toBe(2);
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({
+      status: 'succeeded',
+      result: { text: 'run 1' },
+    });
+    expect(await meteringOf(job.id)).toEqual([{ cost_minor: 0, usage: { outputTokens: 1 } }]);
+  });
+
+  it('fails for good, unmetered, on a permanent error', async () => {
+    const job = await createJob(t.deps.pool, testJob());
+    await runDueJobs(
+      t,
+      textTask(async () => {
+        throw new PermanentJobError('unsupported_media_type', 'cannot read this');
+      }),
+    );
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'unsupported_media_type', message: 'cannot read this' },
+    });
+    expect(await meteringOf(job.id)).toEqual([]);
+  });
+
+  it('are not made inside a caller transaction: that job keeps its input and is marked running', async () => {
+    const job = await t.deps.pool.transaction((tx) => createJob(tx, testJob()));
+    expect(job.input).toEqual(testJob().input);
+    expect(await payloadOf(job.id)).toEqual({ jobId: job.id });
+    let seen: string | undefined;
+    await runDueJobs(
+      t,
+      textTask(async (running) => {
+        seen = (await findJob(t.deps.pool, running.id))?.status;
+        return { result: { text: 'hi' }, usage: {}, costMinor: 0 };
+      }),
+    );
+    expect(seen).toBe('running');
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'succeeded' });
+  });
+});
