@@ -1,6 +1,13 @@
 import { z } from 'zod';
 
-import { insertJobAndEnqueue, type JobRow, type NewJob } from './db/queries/jobs.ts';
+import { Batcher } from './db/batcher.ts';
+import {
+  insertInlineJobs,
+  insertJobAndEnqueue,
+  type JobRow,
+  type NewInlineJob,
+  type NewJob,
+} from './db/queries/jobs.ts';
 import { type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
 
@@ -62,9 +69,31 @@ export type JobPayload = z.infer<typeof jobPayload>;
  * alone: the answer waits for the worker's durable finish), so they are only made outside a
  * caller's transaction, whose other writes must stay durable.
  */
-function isInline(db: Db, job: Omit<NewJob, 'id'> & { type: JobType }): boolean {
+function isInline(
+  db: Db,
+  job: Omit<NewJob, 'id'> & { type: JobType },
+  queueName: string | undefined,
+): boolean {
   const outsideTransaction = !('transactionId' in db);
-  return outsideTransaction && jobSpecs[job.type].isSync && job.holdId === null && !job.livemode;
+  return (
+    outsideTransaction &&
+    queueName === undefined &&
+    jobSpecs[job.type].isSync &&
+    job.holdId === null &&
+    !job.livemode
+  );
+}
+
+// Concurrent inline jobs of one pool are inserted together (group commit).
+const inlineInserts = new WeakMap<Db, Batcher<NewInlineJob, JobRow>>();
+
+function insertInline(db: Db, job: NewInlineJob): Promise<JobRow> {
+  let batcher = inlineInserts.get(db);
+  if (!batcher) {
+    batcher = new Batcher((jobs) => insertInlineJobs(db, jobs));
+    inlineInserts.set(db, batcher);
+  }
+  return batcher.submit(job);
 }
 
 /**
@@ -100,27 +129,30 @@ export function createJob(
 ): Promise<JobRow> {
   const spec = jobSpecs[job.type];
   const id = newId('job');
-  const inline = isInline(db, job);
-  const payload: JobPayload = inline
-    ? {
-        jobId: id,
-        inline: {
-          type: job.type,
-          workspace_id: job.workspaceId,
-          project_id: job.projectId,
-          key_id: job.keyId,
-          input: job.input,
-          request_id: job.requestId,
-        },
-      }
-    : { jobId: id };
+  if (isInline(db, job, options.queueName)) {
+    const inline: InlineJob = {
+      type: job.type,
+      workspace_id: job.workspaceId,
+      project_id: job.projectId,
+      key_id: job.keyId,
+      input: job.input,
+      request_id: job.requestId,
+    };
+    return insertInline(db, {
+      ...job,
+      id,
+      task: spec.task,
+      payload: { jobId: id, inline } satisfies JobPayload,
+      maxAttempts: spec.maxAttempts,
+      priority: spec.priority,
+    });
+  }
   return insertJobAndEnqueue(
     db,
     { ...job, id },
     {
       identifier: spec.task,
-      payload,
-      inline,
+      payload: { jobId: id } satisfies JobPayload,
       maxAttempts: spec.maxAttempts,
       priority: spec.priority,
       queueName: options.queueName ?? null,

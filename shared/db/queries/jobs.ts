@@ -93,9 +93,7 @@ export function insertJob(db: Db, job: NewJob) {
 
 /**
  * Inserts the job row and adds its graphile-worker job in one statement: atomic without an explicit
- * transaction, and one round trip on the hot path of every queued endpoint. `inline` (see
- * shared/jobs.ts): the payload carries the input, the row keeps only what the upload sweep needs of
- * it, and the statement commits without waiting for the WAL flush (the worker's finish flushes it).
+ * transaction, and one round trip on the hot path of every queued endpoint.
  */
 export function insertJobAndEnqueue(
   db: Db,
@@ -103,22 +101,17 @@ export function insertJobAndEnqueue(
   task: {
     identifier: string;
     payload: Record<string, unknown>;
-    inline: boolean;
     maxAttempts: number;
     priority: number;
     queueName: string | null;
   },
 ) {
-  const input = sql.jsonb(job.input as never);
-  // Prepared (one statement name per shape): planning this CTE costs more than running it.
-  const statement = task.inline
-    ? sql.prepared('jobs_insert_enqueue_inline', jobRow)
-    : sql.prepared('jobs_insert_enqueue', jobRow);
-  return db.one(statement`
+  // Prepared: planning this CTE costs more than running it.
+  return db.one(sql.prepared('jobs_insert_enqueue', jobRow)`
     with j as (
       insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
       values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-              ${task.inline ? keptInput(input) : input}, ${job.holdId}, ${job.requestId})
+              ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
       returning ${columns}
     ), queued as (
       select graphile_worker.add_job(
@@ -126,8 +119,62 @@ export function insertJobAndEnqueue(
         queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, priority => ${task.priority}
       ) from j
     )
-    select j.* from j cross join queued${task.inline ? sql.fragment` cross join ${asyncCommit} as durability` : sql.fragment``}
+    select j.* from j cross join queued
   `);
+}
+
+/** An inline job (see shared/jobs.ts) with the graphile-worker task that runs it. */
+export type NewInlineJob = Omit<NewJob, 'livemode' | 'holdId'> & {
+  task: string;
+  payload: Record<string, unknown>;
+  maxAttempts: number;
+  priority: number;
+};
+
+/**
+ * Inserts inline jobs and adds their graphile-worker jobs, any number in one statement (the api
+ * batches concurrent calls), committed asynchronously: the worker's durable completion flushes it.
+ * Each row keeps only what the upload sweep needs of its input. Rows come back in input order.
+ */
+export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<JobRow[]> {
+  const given = jobs.map((j) => ({
+    id: j.id,
+    workspace_id: j.workspaceId,
+    project_id: j.projectId,
+    key_id: j.keyId,
+    type: j.type,
+    input: j.input,
+    request_id: j.requestId,
+    task: j.task,
+    payload: j.payload,
+    max_attempts: j.maxAttempts,
+    priority: j.priority,
+  }));
+  const rows = await db.any(sql.prepared('jobs_insert_inline', jobRow)`
+    with given as (
+      select * from jsonb_to_recordset(${sql.jsonb(given as never)}) as t(
+        id text, workspace_id text, project_id text, key_id text, type text, input jsonb, request_id text,
+        task text, payload json, max_attempts smallint, priority smallint)
+    ), j as (
+      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
+      select id, workspace_id, project_id, key_id, type, false, ${keptInput(sql.identifier(['given', 'input']))},
+             null, request_id
+      from given
+      returning ${columns}
+    ), queued as (
+      select count(*) from graphile_worker.add_jobs((
+        select array_agg(row(task, payload, null, null, max_attempts, null, priority, null)::graphile_worker.job_spec)
+        from given
+      ))
+    )
+    select j.* from j, queued, ${asyncCommit} as durability
+  `);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return jobs.map((j) => {
+    const row = byId.get(j.id);
+    if (!row) throw new Error(`inline job ${j.id} was not inserted`);
+    return row;
+  });
 }
 
 /** A job that is born finished (test-key fixtures answer with an already succeeded job). */
@@ -153,7 +200,9 @@ export function findWorkspaceJob(db: Db, workspaceId: string, jobId: string) {
 }
 
 export function lockJob(db: Db, jobId: string) {
-  return db.maybeOne(sql.prepared('jobs_lock', jobRow)`select ${columns} from jobs where id = ${jobId} for update`);
+  return db.maybeOne(
+    sql.prepared('jobs_lock', jobRow)`select ${columns} from jobs where id = ${jobId} for update`,
+  );
 }
 
 const runningJobRow = jobRow.extend({ currency: z.string() });
@@ -174,42 +223,53 @@ export function markJobRunning(db: Db, jobId: string) {
 
 const finishedIdRow = z.object({ id: z.string() });
 
+/** How an unbilled job ended, for finishUnbilledJobs. */
+export type UnbilledOutcome = {
+  jobId: string;
+  status: 'succeeded' | 'cancelled';
+  result: unknown;
+  meteringId: string;
+  usage: Record<string, number>;
+};
+
 /**
- * Finishes an unfinished job that holds no credit and announces nothing, writing its (zero-cost)
- * metering record in the same statement: the common case of test keys, one round trip. Such a job
- * may still read `queued` (an inline job is never marked running). Returns false when it had
- * already finished (a retry after an earlier attempt committed). Committed asynchronously: such a
- * job costs nothing, and if a database crash loses the finish, it also loses graphile-worker's
- * later (durable) completion of the job, so the job runs again and is finished again.
+ * Finishes unfinished jobs that hold no credit and announce nothing, each with its (zero-cost)
+ * metering record, any number in one statement (workers batch concurrent finishes): the common case
+ * of test keys. Such a job may still read `queued` (an inline job is never marked running). Says
+ * per outcome whether it finished the job: false when an earlier attempt already had (a retry).
+ * Committed asynchronously: such a job costs nothing, and if a database crash loses the finish, it
+ * also loses graphile-worker's later (durable) completion of the job, which then runs again.
  */
-export async function finishUnbilledJob(
-  db: Db,
-  jobId: string,
-  outcome: {
-    status: 'succeeded' | 'cancelled';
-    result: unknown;
-    meteringId: string;
-    usage: Record<string, number>;
-  },
-): Promise<boolean> {
-  const finished = await db.maybeOneFirst(sql.prepared('jobs_finish_unbilled', finishedIdRow)`
-    with done as (
-      update jobs set status = ${outcome.status}, result = ${sql.jsonb((outcome.result ?? null) as never)},
-                      cost_minor = 0, completed_at = now()
-      where id = ${jobId} and status in ('queued', 'running') and hold_id is null
-      returning id, workspace_id, project_id, key_id, type, livemode, request_id
+export async function finishUnbilledJobs(db: Db, outcomes: UnbilledOutcome[]): Promise<boolean[]> {
+  const given = outcomes.map((o) => ({
+    id: o.jobId,
+    status: o.status,
+    result: o.result ?? null,
+    metering_id: o.meteringId,
+    usage: o.usage,
+  }));
+  const finished = await db.anyFirst(sql.prepared('jobs_finish_unbilled', finishedIdRow)`
+    with given as (
+      select * from jsonb_to_recordset(${sql.jsonb(given as never)}) as t(
+        id text, status text, result jsonb, metering_id text, usage jsonb)
+    ), done as (
+      update jobs j set status = g.status, result = g.result, cost_minor = 0, completed_at = now()
+      from given g
+      where j.id = g.id and j.status in ('queued', 'running') and j.hold_id is null
+      returning j.id, j.workspace_id, j.project_id, j.key_id, j.type, j.livemode, j.request_id
     ), metered as (
       insert into metering_records (id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
                                     cost_minor, currency, request_id)
-      select ${outcome.meteringId}, d.id, d.workspace_id, d.project_id, d.key_id, d.type, d.livemode,
-             ${sql.jsonb(outcome.usage)}, 0, w.currency, d.request_id
-      from done d join workspaces w on w.id = d.workspace_id
+      select g.metering_id, d.id, d.workspace_id, d.project_id, d.key_id, d.type, d.livemode, g.usage, 0,
+             w.currency, d.request_id
+      from done d join given g on g.id = d.id join workspaces w on w.id = d.workspace_id
       where d.project_id is not null
       on conflict do nothing
     )
     select id from done, ${asyncCommit} as durability
   `);
-  return finished !== null;
+  const done = new Set(finished);
+  return outcomes.map((o) => done.has(o.jobId));
 }
 
 /** Fails an unfinished job that holds no credit (an inline job that ran out of attempts). */
@@ -223,7 +283,10 @@ export async function failUnbilledJob(db: Db, jobId: string, error: unknown): Pr
 
 export async function markJobQueued(db: Db, jobId: string): Promise<void> {
   await db.query(
-    sql.prepared('jobs_mark_queued', noRows)`update jobs set status = 'queued' where id = ${jobId} and status = 'running'`,
+    sql.prepared(
+      'jobs_mark_queued',
+      noRows,
+    )`update jobs set status = 'queued' where id = ${jobId} and status = 'running'`,
   );
 }
 

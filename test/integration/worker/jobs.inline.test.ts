@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runOnce } from 'graphile-worker';
 import { z } from 'zod';
 
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createJob } from '../../../shared/jobs.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { type JobWork, PermanentJobError, runJob } from '../../../worker/runJob.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -107,6 +110,38 @@ describe('inline (unbilled synchronous) jobs', () => {
       result: { text: 'run 1' },
     });
     expect(await meteringOf(job.id)).toEqual([{ cost_minor: 0, usage: { outputTokens: 1 } }]);
+  });
+
+  it('made concurrently, are inserted together yet each once, and finish and meter once each', async () => {
+    const jobs = await Promise.all(Array.from({ length: 40 }, () => createJob(t.deps.pool, testJob())));
+    const ids = jobs.map((j) => j.id);
+    expect(new Set(ids).size).toBe(40);
+    const queued = await t.deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      select payload->>'jobId' as id from graphile_worker._private_jobs
+      where payload->>'jobId' = any(${sql.array(ids, 'text')})
+    `);
+    expect([...queued].sort()).toEqual([...ids].sort());
+    await runOnce({
+      connectionString: t.databaseUrl,
+      taskList: textTask(async (running) => ({
+        result: { text: running.id },
+        usage: { outputTokens: 1 },
+        costMinor: 0,
+      })),
+      logger: graphileLogger(createLogger('silent', 'test')),
+      concurrency: 8,
+    });
+    const finished = await t.deps.pool.any(sql.type(
+      z.object({ id: z.string(), status: z.string(), text: z.string().nullable(), metered: z.number() }),
+    )`
+      select j.id, j.status, j.result->>'text' as text,
+             (select count(*) from metering_records m where m.job_id = j.id) as metered
+      from jobs j where j.id = any(${sql.array(ids, 'text')})
+    `);
+    expect(finished).toHaveLength(40);
+    for (const job of finished) {
+      expect(job).toEqual({ id: job.id, status: 'succeeded', text: job.id, metered: 1 });
+    }
   });
 
   it('fails for good, unmetered, on a permanent error', async () => {

@@ -1,0 +1,55 @@
+type Pending<I, O> = { input: I; resolve(output: O): void; reject(error: unknown): void };
+
+/**
+ * Group commit for one kind of statement. A call made while `maxInFlight` batches are already
+ * running waits and goes out with every other call made meanwhile, as one statement; a call made
+ * while nothing is running goes out at once, so a lone caller never waits for company. Under load
+ * this turns N round trips, plans and commits into one; unloaded it costs nothing.
+ *
+ * `run` gets the inputs of a batch and returns one output per input, in order. A failed batch of
+ * several is retried one input at a time, so one bad input fails only its own caller.
+ */
+export class Batcher<I, O> {
+  private readonly run: (inputs: I[]) => Promise<O[]>;
+  private readonly maxInFlight: number;
+  private readonly maxBatch: number;
+  private queue: Pending<I, O>[] = [];
+  private inFlight = 0;
+
+  constructor(run: (inputs: I[]) => Promise<O[]>, options: { maxInFlight?: number; maxBatch?: number } = {}) {
+    this.run = run;
+    this.maxInFlight = options.maxInFlight ?? 2;
+    this.maxBatch = options.maxBatch ?? 100;
+  }
+
+  submit(input: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async send(batch: Pending<I, O>[]): Promise<void> {
+    try {
+      const outputs = await this.run(batch.map((p) => p.input));
+      batch.forEach((p, i) => p.resolve(outputs[i]!));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      await Promise.all(batch.map((p) => this.send([p])));
+    }
+  }
+}
