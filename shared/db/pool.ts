@@ -32,11 +32,23 @@ const typeParsers: DriverTypeParser[] = [
 export type PoolOptions = { maxPoolSize?: number; name?: string };
 
 /**
+ * Prepared statements (sql.prepared) are parsed and rewritten once per connection but planned on
+ * every execution: a plan cached while a table is still small would keep scanning it whole as it
+ * grows, until the next ANALYZE.
+ */
+function withSessionSettings(connectionUri: string): string {
+  const url = new URL(connectionUri);
+  const given = url.searchParams.get('options');
+  url.searchParams.set('options', [given, '-c plan_cache_mode=force_custom_plan'].filter(Boolean).join(' '));
+  return url.toString();
+}
+
+/**
  * Opens a slonik pool. The connection reset is a no-op: we never set session state outside
  * transactions, and DISCARD ALL on every release costs ~15 % of a simple request's throughput.
  */
 export async function makePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createPool(connectionUri, {
+  return createPool(withSessionSettings(connectionUri), {
     interceptors: [resultParserInterceptor],
     typeParsers,
     maxPoolSize: options.maxPoolSize ?? 10,

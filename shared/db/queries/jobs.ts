@@ -255,7 +255,11 @@ export async function finishUnbilledJobs(db: Db, outcomes: UnbilledOutcome[]): P
     ), done as (
       update jobs j set status = g.status, result = g.result, cost_minor = 0, completed_at = now()
       from given g
-      where j.id = g.id and j.status in ('queued', 'running') and j.hold_id is null
+      -- The id list lets the planner use the primary key: it cannot tell how few rows "given" holds.
+      where j.id = any(${sql.array(
+        outcomes.map((o) => o.jobId),
+        'text',
+      )}) and j.id = g.id and j.status in ('queued', 'running') and j.hold_id is null
       returning j.id, j.workspace_id, j.project_id, j.key_id, j.type, j.livemode, j.request_id
     ), metered as (
       insert into metering_records (id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
