@@ -36,6 +36,7 @@ export async function startWorker(
   const pool = await makePool(services.databaseUrl, {
     maxPoolSize: config.workerConcurrency + 4,
     name: 'worker',
+    customPlans: true,
   });
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();

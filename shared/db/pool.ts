@@ -29,26 +29,29 @@ const typeParsers: DriverTypeParser[] = [
   { name: 'date', parse: (v) => v },
 ];
 
-export type PoolOptions = { maxPoolSize?: number; name?: string };
+export type PoolOptions = {
+  maxPoolSize?: number;
+  name?: string;
+  /**
+   * Plan prepared statements (sql.prepared) on every execution, from current statistics, instead
+   * of reusing a generic plan: a generic plan made while a table was still small keeps scanning it
+   * whole as it grows, until the next ANALYZE. For pools whose prepared statements look rows up in
+   * growing tables (the worker's, by job id); not for the api's, which mostly inserts and whose
+   * graphile-worker add_jobs calls would then re-plan every statement inside it.
+   */
+  customPlans?: boolean;
+};
 
-/**
- * Prepared statements (sql.prepared) are parsed and rewritten once per connection but planned on
- * every execution: a plan cached while a table is still small would keep scanning it whole as it
- * grows, until the next ANALYZE.
- */
-function withSessionSettings(connectionUri: string): string {
+function withSessionSettings(connectionUri: string, options: PoolOptions): string {
+  if (!options.customPlans) return connectionUri;
   const url = new URL(connectionUri);
   const given = url.searchParams.get('options');
   url.searchParams.set('options', [given, '-c plan_cache_mode=force_custom_plan'].filter(Boolean).join(' '));
   return url.toString();
 }
 
-/**
- * Opens a slonik pool. The connection reset is a no-op: we never set session state outside
- * transactions, and DISCARD ALL on every release costs ~15 % of a simple request's throughput.
- */
 export async function makePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createPool(withSessionSettings(connectionUri), {
+  return createPool(withSessionSettings(connectionUri, options), {
     interceptors: [resultParserInterceptor],
     typeParsers,
     maxPoolSize: options.maxPoolSize ?? 10,

@@ -190,7 +190,7 @@ export function insertFinishedJob(db: Db, job: NewJob & { result: unknown }) {
 }
 
 export function findJob(db: Db, jobId: string) {
-  return db.maybeOne(sql.prepared('jobs_find', jobRow)`select ${columns} from jobs where id = ${jobId}`);
+  return db.maybeOne(sql.type(jobRow)`select ${columns} from jobs where id = ${jobId}`);
 }
 
 export function findWorkspaceJob(db: Db, workspaceId: string, jobId: string) {
@@ -314,7 +314,7 @@ export async function finishJob(
 }
 
 export async function requestJobCancel(db: Db, jobId: string): Promise<void> {
-  await db.query(sql.prepared('jobs_request_cancel', noRows)`
+  await db.query(sql.typeAlias('void')`
     update jobs set cancel_requested_at = coalesce(cancel_requested_at, now())
     where id = ${jobId} and status in ('queued', 'running')
   `);
@@ -326,7 +326,7 @@ export async function requestJobCancel(db: Db, jobId: string): Promise<void> {
  * nothing). Nothing happens, and null comes back, while the job is still queued or running.
  */
 export function takeFinishedJob(db: Db, jobId: string) {
-  return db.maybeOne(sql.prepared('jobs_take_finished', jobRow)`
+  return db.maybeOne(sql.type(jobRow)`
     update jobs j set result = null, input = ${keptInput(sql.identifier(['j', 'input']))}
     from (
       select ${columns} from jobs
@@ -377,7 +377,7 @@ export async function deleteEmptyJobQueues(db: Db): Promise<void> {
 
 /** Empties delivered synchronous jobs (see takeFinishedJob), many at once, committed asynchronously. */
 export async function dropDeliveredJobs(db: Db, jobIds: string[]): Promise<void> {
-  await db.query(sql.prepared('jobs_drop_delivered', noRows)`
+  await db.query(sql.typeAlias('void')`
     update jobs set result = null, input = ${keptInput(sql.identifier(['input']))}
     from ${asyncCommit} as durability
     where id = any(${sql.array(jobIds, 'text')})
