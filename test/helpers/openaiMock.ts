@@ -38,6 +38,11 @@ export type OpenAiMock = {
   close(): Promise<void>;
 };
 
+/** The environment that points the `openai` provider at this mock. */
+export function openaiEnv(mock: OpenAiMock): Record<string, string> {
+  return { PROVIDER: 'openai', OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: mock.apiKey };
+}
+
 export function mockReply(prompt: string): string {
   return `Mock reply to: ${prompt}`;
 }

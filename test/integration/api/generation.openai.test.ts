@@ -7,7 +7,7 @@ import { makeWav } from '../../helpers/audio.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
 
 let t: TestContext;
@@ -18,9 +18,7 @@ let server: Awaited<ReturnType<typeof listenOnLoopback>>;
 beforeAll(async () => {
   mock = await startOpenAiMock();
   t = await setupTestContext({
-    PROVIDER: 'openai',
-    OPENAI_BASE_URL: mock.baseUrl,
-    OPENAI_API_KEY: mock.apiKey,
+    ...openaiEnv(mock),
     PROVIDER_TIMEOUT_MS: '1500',
     // One minor unit per output token: what a reply costs is then visible in the balance.
     PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),

@@ -5,7 +5,7 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -14,9 +14,7 @@ let mock: OpenAiMock;
 beforeAll(async () => {
   mock = await startOpenAiMock();
   t = await setupTestContext({
-    PROVIDER: 'openai',
-    OPENAI_BASE_URL: mock.baseUrl,
-    OPENAI_API_KEY: mock.apiKey,
+    ...openaiEnv(mock),
     // The request gives up long before the provider call would time out.
     SYNC_TIMEOUT_MS: '1000',
     PROVIDER_TIMEOUT_MS: '30000',

@@ -9,7 +9,7 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 
 const workerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../worker/main.ts');
 
@@ -20,7 +20,7 @@ let child: ChildProcess | undefined;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  const env = { PROVIDER: 'openai', OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: mock.apiKey };
+  const env = openaiEnv(mock);
   t = await setupTestContext(env);
   tenant = await createTenant(t.deps.pool, { credits: 50_000 });
   // The production worker entry point, as its own process (`npm run start:worker`).

@@ -5,7 +5,7 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
@@ -14,11 +14,7 @@ let mock: OpenAiMock;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  t = await setupTestContext({
-    PROVIDER: 'openai',
-    OPENAI_BASE_URL: mock.baseUrl,
-    OPENAI_API_KEY: mock.apiKey,
-  });
+  t = await setupTestContext(openaiEnv(mock));
   tenant = await createTenant(t.deps.pool, { credits: 100_000 });
   // The production worker: its task list, its provider selection.
   await t.startWorker();
