@@ -36,7 +36,6 @@ export async function startWorker(
   const pool = await makePool(services.databaseUrl, {
     maxPoolSize: config.workerConcurrency + 4,
     name: 'worker',
-    customPlans: true,
   });
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();

@@ -29,29 +29,10 @@ const typeParsers: DriverTypeParser[] = [
   { name: 'date', parse: (v) => v },
 ];
 
-export type PoolOptions = {
-  maxPoolSize?: number;
-  name?: string;
-  /**
-   * Plan prepared statements (sql.prepared) on every execution, from current statistics, instead
-   * of reusing a generic plan: a generic plan made while a table was still small keeps scanning it
-   * whole as it grows, until the next ANALYZE. For pools whose prepared statements look rows up in
-   * growing tables (the worker's, by job id); not for the api's, which mostly inserts and whose
-   * graphile-worker add_jobs calls would then re-plan every statement inside it.
-   */
-  customPlans?: boolean;
-};
-
-function withSessionSettings(connectionUri: string, options: PoolOptions): string {
-  if (!options.customPlans) return connectionUri;
-  const url = new URL(connectionUri);
-  const given = url.searchParams.get('options');
-  url.searchParams.set('options', [given, '-c plan_cache_mode=force_custom_plan'].filter(Boolean).join(' '));
-  return url.toString();
-}
+export type PoolOptions = { maxPoolSize?: number; name?: string };
 
 export async function makePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createPool(withSessionSettings(connectionUri, options), {
+  return createPool(connectionUri, {
     interceptors: [resultParserInterceptor],
     typeParsers,
     maxPoolSize: options.maxPoolSize ?? 10,

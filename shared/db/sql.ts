@@ -8,7 +8,9 @@ export const idRow = z.object({ id: z.string() });
 /**
  * The project's `sql` tag: `sql.type(schema)` for rows, `sql.typeAlias('void')` for statements.
  * `sql.prepared(name, schema)` for statements on the request path whose text never varies:
- * PostgreSQL then parses and plans them once per connection instead of on every call.
+ * PostgreSQL then parses and plans them once per connection instead of on every call. Their generic
+ * plans follow the table statistics autovacuum keeps: on a brand-new database, until its first
+ * ANALYZE (within a minute of the first writes), a lookup planned against empty tables may scan.
  */
 export const sql = createSqlTag({
   typeAliases: {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 import { startApi } from '../../api/server.ts';
 import { migrate } from '../../db/migrate.ts';
@@ -91,6 +92,12 @@ export type BenchContext = {
     seconds?: number;
   }): Promise<LoadResult>;
   report(section: string, rows: Record<string, string | number>): void;
+  /**
+   * ANALYZE both databases: run after a scenario's warm-up, so the measured window sees the table
+   * statistics a running system has (autovacuum gathers them within a minute of the first writes),
+   * not plans made against the empty tables of a new database.
+   */
+  analyze(): Promise<void>;
 };
 
 export async function load(options: Parameters<BenchContext['load']>[0]): Promise<LoadResult> {
@@ -133,12 +140,12 @@ export function listen(server: http.Server): Promise<number> {
 /** Embedded PostgreSQL and S3 in a temp dir for one bench run (or DATABASE_URL when set). */
 export async function makeBenchContext(): Promise<BenchContext & { close(): Promise<void> }> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
-  const pg = await startEmbeddedPostgres(path.join(scratch, 'postgres'));
-  await ensureDatabase(pg.adminUrl, 'bench');
-  const databaseUrl = pg.urlFor('bench');
+  const postgres = await startEmbeddedPostgres(path.join(scratch, 'postgres'));
+  await ensureDatabase(postgres.adminUrl, 'bench');
+  const databaseUrl = postgres.urlFor('bench');
   await migrate(databaseUrl);
-  await ensureDatabase(pg.adminUrl, 'bench_floor');
-  const floorDatabaseUrl = pg.urlFor('bench_floor');
+  await ensureDatabase(postgres.adminUrl, 'bench_floor');
+  const floorDatabaseUrl = postgres.urlFor('bench_floor');
   const s3Server = await startEmbeddedS3(path.join(scratch, 's3'), 'svc-bench');
   const s3: ObjectStoreConfig = {
     endpoint: s3Server.endpoint,
@@ -153,6 +160,17 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
     floorDatabaseUrl,
     s3,
     load,
+    async analyze() {
+      for (const url of [databaseUrl, floorDatabaseUrl]) {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        try {
+          await client.query('analyze');
+        } finally {
+          await client.end();
+        }
+      }
+    },
     report(section, rows) {
       process.stdout.write(`\n## ${section}\n`);
       for (const [k, v] of Object.entries(rows)) process.stdout.write(`  ${k.padEnd(44)} ${v}\n`);
@@ -186,7 +204,7 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
     async close() {
       for (const stop of stops.reverse()) await stop().catch(() => {});
       await s3Server.stop();
-      await pg.stop();
+      await postgres.stop();
       await rm(scratch, { recursive: true, force: true });
     },
   };

@@ -101,7 +101,7 @@ const rounds = 3;
  * NOTIFY, result hand-over) beside the floor. Target: p50 ≤ floor p50 + 5 ms. Measured unloaded
  * (one connection: the latency the platform adds) and loaded (32 connections: throughput), each as
  * the median of three rounds that alternate floor and platform, then the streaming time to first
- * delta. Every row shows the hypervisor's steal: figures taken under heavy steal are not comparable
+ * delta. Both databases are analyzed after the warm-up (see BenchContext.analyze). Every row shows the hypervisor's steal: figures taken under heavy steal are not comparable
  * with other runs, only with their own floor.
  */
 export default async function textBench(ctx: BenchContext): Promise<void> {
@@ -123,6 +123,7 @@ export default async function textBench(ctx: BenchContext): Promise<void> {
   try {
     await ctx.load({ ...floorLoad, connections: 8, seconds: 2 });
     await ctx.load({ ...textLoad, connections: 8, seconds: 2 });
+    await ctx.analyze();
     const runs = {
       floorOne: [] as LoadResult[],
       textOne: [] as LoadResult[],

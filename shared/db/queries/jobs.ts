@@ -162,9 +162,14 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
       from given
       returning ${columns}
     ), queued as (
+      -- add_jobs would plan its inner statements anew on every call (their plans do not depend on
+      -- the values, yet PL/pgSQL keeps choosing custom plans), which costs more than all the rest
+      -- of this statement. The setting is taken before add_jobs runs (it is part of its argument)
+      -- and lasts only for this statement's own transaction.
       select count(*) from graphile_worker.add_jobs((
         select array_agg(row(task, payload, null, null, max_attempts, null, priority, null)::graphile_worker.job_spec)
         from given
+        where set_config('plan_cache_mode', 'force_generic_plan', true) is not null
       ))
     )
     select j.* from j, queued, ${asyncCommit} as durability
@@ -248,14 +253,16 @@ export async function finishUnbilledJobs(db: Db, outcomes: UnbilledOutcome[]): P
     metering_id: o.meteringId,
     usage: o.usage,
   }));
-  const finished = await db.anyFirst(sql.prepared('jobs_finish_unbilled', finishedIdRow)`
+  // Not prepared: a generic plan would assume ten ids whatever the batch holds, and scan the whole
+  // table rather than probe its primary key ten times while the table is still small.
+  const finished = await db.anyFirst(sql.type(finishedIdRow)`
     with given as (
       select * from jsonb_to_recordset(${sql.jsonb(given as never)}) as t(
         id text, status text, result jsonb, metering_id text, usage jsonb)
     ), done as (
       update jobs j set status = g.status, result = g.result, cost_minor = 0, completed_at = now()
       from given g
-      -- The id list lets the planner use the primary key: it cannot tell how few rows "given" holds.
+      -- The id list lets the planner see how few rows it updates ("given" is an opaque function).
       where j.id = any(${sql.array(
         outcomes.map((o) => o.jobId),
         'text',
