@@ -79,6 +79,8 @@ function isInline(
     outsideTransaction &&
     queueName === undefined &&
     jobSpecs[job.type].isSync &&
+    // A public job shows every status of the spec's state machine, running included.
+    !jobSpecs[job.type].isPublic &&
     job.holdId === null &&
     !job.livemode
   );
