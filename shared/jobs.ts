@@ -1,13 +1,7 @@
 import { z } from 'zod';
 
-import { Batcher } from './db/batcher.ts';
-import {
-  insertInlineJobs,
-  insertJobAndEnqueue,
-  type JobRow,
-  type NewInlineJob,
-  type NewJob,
-} from './db/queries/jobs.ts';
+import { batchedPer } from './db/batcher.ts';
+import { insertInlineJobs, insertJobAndEnqueue, type JobRow, type NewJob } from './db/queries/jobs.ts';
 import { type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
 
@@ -87,16 +81,7 @@ function isInline(
 }
 
 // Concurrent inline jobs of one pool are inserted together (group commit).
-const inlineInserts = new WeakMap<Db, Batcher<NewInlineJob, JobRow>>();
-
-function insertInline(db: Db, job: NewInlineJob): Promise<JobRow> {
-  let batcher = inlineInserts.get(db);
-  if (!batcher) {
-    batcher = new Batcher((jobs) => insertInlineJobs(db, jobs));
-    inlineInserts.set(db, batcher);
-  }
-  return batcher.submit(job);
-}
+const insertInline = batchedPer(insertInlineJobs);
 
 /**
  * Adds a graphile-worker job inside the caller's transaction, so the job exists iff the rows commit.

@@ -1,6 +1,6 @@
 import type { JobHelpers } from 'graphile-worker';
 
-import { Batcher } from '../shared/db/batcher.ts';
+import { batchedPer } from '../shared/db/batcher.ts';
 import {
   failUnbilledJob,
   finishJob,
@@ -9,7 +9,6 @@ import {
   lockJob,
   markJobQueued,
   markJobRunning,
-  type UnbilledOutcome,
 } from '../shared/db/queries/jobs.ts';
 import { coerceError } from '../shared/errors/appError.ts';
 import { recordEvent } from '../shared/events.ts';
@@ -49,16 +48,7 @@ export class PermanentJobError extends Error {
 const cancelChannels = new WeakMap<WorkerContext['hub'], KeyedChannel<{ id: string }>>();
 
 // Concurrent finishes of unbilled jobs share one statement (group commit).
-const unbilledFinishes = new WeakMap<WorkerContext['pool'], Batcher<UnbilledOutcome, boolean>>();
-
-function finishUnbilled(ctx: WorkerContext, outcome: UnbilledOutcome): Promise<boolean> {
-  let batcher = unbilledFinishes.get(ctx.pool);
-  if (!batcher) {
-    batcher = new Batcher((outcomes) => finishUnbilledJobs(ctx.pool, outcomes));
-    unbilledFinishes.set(ctx.pool, batcher);
-  }
-  return batcher.submit(outcome);
-}
+const finishUnbilled = batchedPer(finishUnbilledJobs);
 
 /** Aborts when the job is cancelled (the api publishes on `jobs:cancel`) or the worker shuts down. */
 function jobSignal(
@@ -112,7 +102,7 @@ async function runInlineJob(
   const control = jobSignal(ctx, jobId, helpers);
   try {
     const outcome = await work({ id: jobId, ...inline, livemode: false, hold_id: null }, control.signal);
-    await finishUnbilled(ctx, {
+    await finishUnbilled(ctx.pool, {
       jobId,
       status: outcome.cancelled ? 'cancelled' : 'succeeded',
       result: outcome.result,
@@ -165,7 +155,7 @@ export async function runJob(
     const status = outcome.cancelled ? 'cancelled' : 'succeeded';
     if (job.hold_id === null && !job.livemode && !isPublic) {
       // Nothing held, nothing to charge, nothing to announce: one statement finishes and meters it.
-      await finishUnbilled(ctx, {
+      await finishUnbilled(ctx.pool, {
         jobId,
         status,
         result: outcome.result,
