@@ -4,7 +4,8 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'coverage/**'] },
+  // Everything .gitignore leaves out (.prof holds local profiling scripts).
+  { ignores: ['node_modules/**', '.data/**', 'coverage/**', '.prof/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

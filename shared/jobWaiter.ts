@@ -63,8 +63,9 @@ export class JobWaiter {
   }
 
   /**
-   * Resolves with the finished job row. `fresh`: the job was created after start() by the caller and
-   * cannot have finished yet, so the first read is skipped (it would only compete with the worker).
+   * Resolves with the finished job row. `fresh`: the caller waits before it creates the job (a quick
+   * worker can finish it before the insert's answer is back), so there is nothing to read yet and
+   * the first read is skipped (it would only compete with the worker).
    * `take`: the finished row's input and result are dropped once read (synchronous endpoints); a
    * small result arrives in the notification itself, and the row is then emptied in a later batch.
    * @throws AppError internal_error when `timeoutMs` passes first; the abort reason when `signal` aborts.

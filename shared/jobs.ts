@@ -80,6 +80,10 @@ function isInline(
   );
 }
 
+export function newJobId(): string {
+  return newId('job');
+}
+
 // Concurrent inline jobs of one pool are inserted together (group commit).
 const insertInline = batchedPer(insertInlineJobs);
 
@@ -107,15 +111,16 @@ export async function enqueue(
 /**
  * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
  * on its own and joins the caller's transaction when there is one. Jobs of one `queueName` run one
- * at a time, in the order they were added.
+ * at a time, in the order they were added. A caller that must listen for the job before it can
+ * start (its deltas) allocates the id itself with `newJobId`.
  */
 export function createJob(
   db: Db,
-  job: Omit<NewJob, 'id'> & { type: JobType },
+  job: Omit<NewJob, 'id'> & { id?: string; type: JobType },
   options: { queueName?: string } = {},
 ): Promise<JobRow> {
   const spec = jobSpecs[job.type];
-  const id = newId('job');
+  const id = job.id ?? newJobId();
   if (isInline(db, job, options.queueName)) {
     const inline: InlineJob = {
       type: job.type,

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
+import { newJobId } from '../../shared/jobs.ts';
 import type { AppDeps } from '../deps.ts';
 import { awaitSyncJob, clientGone } from '../routes/generation/billedJob.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
@@ -21,18 +22,25 @@ function frame(event: string, data: unknown): string {
  * the text the deltas did not carry is sent as one last delta first, so deltas always add up to
  * the final text. A client that disconnects cancels the job. A job that fails ends the stream with
  * an `error` event carrying the error envelope (the 201 status line is already out).
+ *
+ * The stream listens before `start` creates the job: a worker can pick a job up and publish its
+ * first deltas before the insert's answer is back here. Deltas that arrive before the headers are
+ * out wait for them. Errors of `start` (no credits, ...) are thrown before anything is sent.
  */
 export async function streamTextJob<B extends TextBody>(
   deps: AppDeps,
   relay: TextDeltaRelay,
   req: Request,
   res: Response,
-  jobId: string,
+  start: (jobId: string) => Promise<unknown>,
   toBody: (result: unknown, costMinor: number) => B,
 ): Promise<void> {
+  const jobId = newJobId();
   const gone = clientGone(res);
+  let early: string[] | undefined = [];
   const write = (chunk: string) => {
-    if (!res.writableEnded && !res.destroyed) res.write(chunk);
+    if (early) early.push(chunk);
+    else if (!res.writableEnded && !res.destroyed) res.write(chunk);
   };
   let sent = '';
   let contiguous = true;
@@ -49,14 +57,22 @@ export async function streamTextJob<B extends TextBody>(
     sent += fresh;
     write(frame('delta', { text: fresh }));
   });
-  res.status(201);
-  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-cache, no-transform');
-  res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
+  let started = false;
+  const open = async () => {
+    await start(jobId);
+    started = true;
+    res.status(201);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    const waiting = early ?? [];
+    early = undefined;
+    for (const chunk of waiting) write(chunk);
+  };
   const keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
   try {
-    const { result, costMinor } = await awaitSyncJob(deps, res, jobId, gone.signal);
+    const { result, costMinor } = await awaitSyncJob(deps, res, { id: jobId, start: open }, gone.signal);
     const body = toBody(result, costMinor);
     if (body.text.length > sent.length && body.text.startsWith(sent)) {
       write(frame('delta', { text: body.text.slice(sent.length) }));
@@ -64,6 +80,8 @@ export async function streamTextJob<B extends TextBody>(
     res.locals.responseBody = body;
     write(frame('done', body));
   } catch (error) {
+    // Nothing is sent yet: the error middleware answers with the envelope and its status.
+    if (!started) throw error;
     if (gone.signal.aborted) return;
     const known = error instanceof AppError ? error : undefined;
     if (!known) deps.logger.error({ err: error, requestId: req.requestId, jobId }, 'text stream failed');
@@ -78,6 +96,6 @@ export async function streamTextJob<B extends TextBody>(
     off();
     clearInterval(keepalive);
     gone.dispose();
-    res.end();
+    if (started) res.end();
   }
 }

@@ -5,10 +5,19 @@ import { type JobRow, requestJobCancel } from '../../../shared/db/queries/jobs.t
 import { notify } from '../../../shared/db/queries/notifications.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
-import { createJob, type JobType } from '../../../shared/jobs.ts';
+import { createJob, type JobType, newJobId } from '../../../shared/jobs.ts';
 import type { FinishedJob } from '../../../shared/jobWaiter.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import type { AppDeps } from '../../deps.ts';
+
+export type BilledJob = {
+  /** Allocated by the caller that must listen for the job before it exists (newJobId). */
+  id?: string;
+  type: JobType;
+  projectId: string;
+  input: Record<string, unknown>;
+  maxCostMinor: number;
+};
 
 /**
  * Reserves the call's maximum cost (live keys only) and creates its job in ONE transaction: the job
@@ -18,11 +27,18 @@ import type { AppDeps } from '../../deps.ts';
 export function startBilledJob(
   deps: Pick<AppDeps, 'pool'>,
   req: Request,
-  job: { type: JobType; projectId: string; input: Record<string, unknown>; maxCostMinor: number },
+  job: {
+    id?: string;
+    type: JobType;
+    projectId: string;
+    input: Record<string, unknown>;
+    maxCostMinor: number;
+  },
 ): Promise<JobRow> {
   const principal = req.principal!;
   const create = (db: Db, holdId: string | null) =>
     createJob(db, {
+      id: job.id,
       workspaceId: principal.workspaceId,
       projectId: job.projectId,
       keyId: principal.keyId,
@@ -70,32 +86,46 @@ export function clientGone(res: Response): { signal: AbortSignal; dispose(): voi
 const failed = () => new AppError('internal_error', 'The generation failed; retry with backoff.');
 
 /**
- * Waits for a synchronous job and hands its result over (once; the stored copy is then dropped).
- * A client that disconnects (or `signal` aborts), or a wait that times out, cancels the job so it
- * is billed only for what it produced.
+ * Runs a synchronous job and hands its result over (once; the stored copy is then dropped). The
+ * wait is registered before `job.start` creates the job (with `job.id`): a worker can finish a
+ * quick job before the insert's answer is back here, and its notification must not go unheard.
+ * Errors of `start` (no credits, ...) are thrown as they are. A client that disconnects (or
+ * `signal` aborts), or a wait that times out, cancels the job so it is billed only for what it
+ * produced.
  * @throws AppError internal_error when the job failed, was cancelled or took too long.
  */
 export async function awaitSyncJob(
   deps: Pick<AppDeps, 'pool' | 'jobWaiter' | 'config' | 'logger'>,
   res: Response,
-  jobId: string,
+  job: { id: string; start: () => Promise<unknown> },
   signal?: AbortSignal,
 ): Promise<{ result: unknown; costMinor: number }> {
   const gone = signal ? undefined : clientGone(res);
+  const startFailed = new AbortController();
+  const waiting = deps.jobWaiter.wait(job.id, {
+    fresh: true,
+    // The finished row is read once and its input and result dropped in the same statement.
+    take: true,
+    timeoutMs: deps.config.syncTimeoutMs,
+    signal: AbortSignal.any([startFailed.signal, signal ?? gone!.signal]),
+  });
   let done: FinishedJob;
   try {
-    done = await deps.jobWaiter.wait(jobId, {
-      fresh: true,
-      // The finished row is read once and its input and result dropped in the same statement.
-      take: true,
-      timeoutMs: deps.config.syncTimeoutMs,
-      signal: signal ?? gone!.signal,
-    });
-  } catch (error) {
-    await cancelJob(deps.pool, jobId).catch((e: unknown) =>
-      deps.logger.warn({ err: e, jobId }, 'job cancel failed'),
-    );
-    throw error;
+    try {
+      await job.start();
+    } catch (error) {
+      startFailed.abort(error);
+      await waiting.catch(() => {});
+      throw error;
+    }
+    try {
+      done = await waiting;
+    } catch (error) {
+      await cancelJob(deps.pool, job.id).catch((e: unknown) =>
+        deps.logger.warn({ err: e, jobId: job.id }, 'job cancel failed'),
+      );
+      throw error;
+    }
   } finally {
     gone?.dispose();
   }
@@ -103,6 +133,17 @@ export async function awaitSyncJob(
   const costMinor = done.cost_minor ?? 0;
   res.locals.costMinor = costMinor;
   return { result: done.result, costMinor };
+}
+
+/** Creates a billed synchronous job (see startBilledJob) and waits for its result (see awaitSyncJob). */
+export function runBilledJob(
+  deps: Pick<AppDeps, 'pool' | 'jobWaiter' | 'config' | 'logger'>,
+  req: Request,
+  res: Response,
+  job: Omit<BilledJob, 'id'>,
+): Promise<{ result: unknown; costMinor: number }> {
+  const id = newJobId();
+  return awaitSyncJob(deps, res, { id, start: () => startBilledJob(deps, req, { ...job, id }) });
 }
 
 /** `cost` of a response: the settled charge in the workspace currency (0 for test keys). */

@@ -5,7 +5,7 @@ import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/gene
 import { loadPrices, maxEmbeddingCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { awaitSyncJob, costOf, startBilledJob } from './billedJob.ts';
+import { costOf, runBilledJob } from './billedJob.ts';
 
 const maxEmbeddingTextLength = 50_000;
 
@@ -29,13 +29,12 @@ export function postEmbeddings(deps: AppDeps): RequestHandler {
     const projectId = resolveProject(req);
     const input: EmbeddingJobInput = { input: body.input };
     const maxCostMinor = maxEmbeddingCost(prices, body.input);
-    const job = await startBilledJob(deps, req, {
+    const { result, costMinor } = await runBilledJob(deps, req, res, {
       type: 'embeddings.create',
       projectId,
       input,
       maxCostMinor,
     });
-    const { result, costMinor } = await awaitSyncJob(deps, res, job.id);
     res.status(201).json({ ...embeddingJobResult.parse(result), cost: costOf(req, costMinor) });
   };
 }

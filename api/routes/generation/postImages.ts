@@ -4,7 +4,7 @@ import { type ImageJobInput, imageJobResult } from '../../../shared/generationJo
 import { imageCost, loadPrices } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { awaitSyncJob, costOf, startBilledJob } from './billedJob.ts';
+import { costOf, runBilledJob } from './billedJob.ts';
 
 type ImagesBody = { prompt: string; aspectRatio?: string; projectId?: string };
 
@@ -15,13 +15,12 @@ export function postImages(deps: AppDeps): RequestHandler {
     const body = req.body as ImagesBody; // shape enforced by the OpenAPI validator
     const projectId = resolveProject(req);
     const input: ImageJobInput = { prompt: body.prompt, aspectRatio: body.aspectRatio ?? '1:1' };
-    const job = await startBilledJob(deps, req, {
+    const { result, costMinor } = await runBilledJob(deps, req, res, {
       type: 'images.generate',
       projectId,
       input,
       maxCostMinor: imageCost(prices, 1),
     });
-    const { result, costMinor } = await awaitSyncJob(deps, res, job.id);
     res.status(201).json({ ...imageJobResult.parse(result), cost: costOf(req, costMinor) });
   };
 }

@@ -11,7 +11,7 @@ import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { TextDeltaRelay } from '../../sse/textDeltaRelay.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
-import { awaitSyncJob, costOf, startBilledJob } from './billedJob.ts';
+import { costOf, runBilledJob, startBilledJob } from './billedJob.ts';
 
 type TextBody = { prompt: string; system?: string; maxTokens?: number; projectId?: string; stream?: boolean };
 
@@ -30,13 +30,16 @@ export function postText(deps: AppDeps): RequestHandler {
       texts: [body.prompt, body.system ?? ''],
       maxOutputTokens: maxTokens,
     });
-    const job = await startBilledJob(deps, req, { type: 'text.generate', projectId, input, maxCostMinor });
+    const job = { type: 'text.generate', projectId, input, maxCostMinor } as const;
     const toBody = (result: unknown, costMinor: number) => ({
       ...textJobResult.parse(result),
       cost: costOf(req, costMinor),
     });
-    if (stream) return streamTextJob(deps, relay, req, res, job.id, toBody);
-    const { result, costMinor } = await awaitSyncJob(deps, res, job.id);
+    if (stream) {
+      const start = (id: string) => startBilledJob(deps, req, { ...job, id });
+      return streamTextJob(deps, relay, req, res, start, toBody);
+    }
+    const { result, costMinor } = await runBilledJob(deps, req, res, job);
     res.status(201).json(toBody(result, costMinor));
   };
 }

@@ -7,10 +7,11 @@ import {
   transcriptionJobResult,
 } from '../../../shared/generationJobs.ts';
 import { newId } from '../../../shared/ids.ts';
+import { newJobId } from '../../../shared/jobs.ts';
 import { loadPrices, maxTranscriptionCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { awaitSyncJob, costOf, startBilledJob } from './billedJob.ts';
+import { awaitSyncJob, type BilledJob, costOf, startBilledJob } from './billedJob.ts';
 import { receiveAudio, type ReceivedAudio } from './receiveAudio.ts';
 
 /**
@@ -62,10 +63,14 @@ export function postTranscriptions(deps: AppDeps): RequestHandler {
         ? { audio: { filename: stored.filename, mimeType: stored.mimeType, sizeBytes: stored.sizeBytes } }
         : {}),
     };
-    let jobId: string;
+    const jobId = newJobId();
+    // No job will read the upload if none is created: it goes now (else the job's worker removes it).
+    const dropUpload = async () => {
+      if (stored) await deps.objectStore.remove(stored.key).catch(() => {});
+    };
+    let job: BilledJob;
     try {
       checkUpload(req, received);
-      const projectId = resolveProject(req);
       const input: TranscriptionJobInput = {
         objectKey: stored!.key,
         mimeType: stored!.mimeType,
@@ -74,19 +79,23 @@ export function postTranscriptions(deps: AppDeps): RequestHandler {
         prompt: received.fields.prompt,
         language: received.fields.language,
       };
-      const job = await startBilledJob(deps, req, {
+      job = {
+        id: jobId,
         type: 'transcriptions.create',
-        projectId,
+        projectId: resolveProject(req),
         input,
         maxCostMinor: maxTranscriptionCost(prices),
-      });
-      jobId = job.id;
+      };
     } catch (error) {
-      // No job will read the upload: it goes now (once a job exists, its worker removes it).
-      if (stored) await deps.objectStore.remove(stored.key).catch(() => {});
+      await dropUpload();
       throw error;
     }
-    const { result, costMinor } = await awaitSyncJob(deps, res, jobId);
+    const start = () =>
+      startBilledJob(deps, req, job).catch(async (error: unknown) => {
+        await dropUpload();
+        throw error;
+      });
+    const { result, costMinor } = await awaitSyncJob(deps, res, { id: jobId, start });
     const out = transcriptionJobResult.parse(result);
     res.status(201).json({ text: out.text, model: out.model, cost: costOf(req, costMinor) });
   };

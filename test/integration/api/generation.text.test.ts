@@ -160,6 +160,14 @@ describe('POST /text', () => {
     const requestId = res.headers.get('x-request-id')!;
     expect(await meteringFor(requestId)).toEqual([expect.objectContaining({ cost_minor: 1 })]);
   });
+
+  it('answers a stream that cannot start with the plain error envelope, not an event stream', async () => {
+    const broke = await createTenant(t.deps.pool, { credits: 0 });
+    const res = await postStream(broke.liveKey, { prompt: 'No money', stream: true });
+    expect(res.status).toBe(402);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('insufficient_credits');
+  });
 });
 
 describe('POST /text errors', () => {

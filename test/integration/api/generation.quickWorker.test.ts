@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import express from 'express';
+import { z } from 'zod';
+
+import { awaitSyncJob } from '../../../api/routes/generation/billedJob.ts';
+import { TextDeltaRelay } from '../../../api/sse/textDeltaRelay.ts';
+import { streamTextJob } from '../../../api/sse/textStream.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { createJob, newJobId } from '../../../shared/jobs.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+
+/**
+ * A worker can pick a test-key job up, publish its deltas and finish it before the api has the
+ * answer of its own insert (the api's event loop or connection is the slow one). Here `start`
+ * returns only once the job is done and its notifications have reached this process: whatever the
+ * api listens for after the insert would be lost.
+ */
+let t: TestContext;
+let tenant: Tenant;
+let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+
+const jobStatus = z.object({ status: z.string() });
+
+async function createAndFinish(jobId: string, prompt: string): Promise<void> {
+  await createJob(t.deps.pool, {
+    id: jobId,
+    workspaceId: tenant.workspaceId,
+    projectId: tenant.projectId,
+    keyId: null,
+    type: 'text.generate',
+    livemode: false,
+    input: { prompt, maxTokens: 200, stream: true },
+    holdId: null,
+    requestId: null,
+  });
+  for (;;) {
+    const job = await t.deps.pool.one(sql.type(jobStatus)`select status from jobs where id = ${jobId}`);
+    if (job.status === 'succeeded') break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // A round trip on the LISTEN connection: notifications committed before it are delivered first.
+  await t.deps.hub.notify('probe', '');
+}
+
+beforeAll(async () => {
+  // Shorter than the waiter's 5 s safety re-read: a wait that missed the finish times out.
+  t = await setupTestContext({ SYNC_TIMEOUT_MS: '3000' });
+  tenant = await createTenant(t.deps.pool);
+  await t.startWorker();
+  const relay = new TextDeltaRelay(t.deps.hub);
+  await t.deps.hub.settled();
+  const app = express();
+  app.use(express.json());
+  app.post('/stream', (req, res, next) => {
+    req.requestId = 'req_quick';
+    const prompt = (req.body as { prompt: string }).prompt;
+    streamTextJob(
+      t.deps,
+      relay,
+      req,
+      res,
+      (id) => createAndFinish(id, prompt),
+      (result) => result as { text: string },
+    ).catch(next);
+  });
+  app.post('/sync', (req, res, next) => {
+    const prompt = (req.body as { prompt: string }).prompt;
+    const id = newJobId();
+    awaitSyncJob(t.deps, res, { id, start: () => createAndFinish(id, prompt) })
+      .then(({ result }) => res.status(201).json(result))
+      .catch(next);
+  });
+  server = await listenOnLoopback(app);
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+
+const post = (path: string, prompt: string) =>
+  fetch(`${server.origin}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt }),
+  });
+
+describe('a worker quicker than the api', () => {
+  it('still has its result handed over', async () => {
+    const res = await post('/sync', 'Quick one');
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { text: string }).text).toContain('"Quick one"');
+  });
+
+  it('still has every delta relayed, in order, before done', async () => {
+    const res = await post('/stream', 'Several words to stream back');
+    expect(res.status).toBe(201);
+    const events = await readEvents(res);
+    const deltas = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => JSON.parse(e.data) as { text: string });
+    const done = events.filter((e) => e.event === 'done');
+    expect(done).toHaveLength(1);
+    expect(events.at(-1)!.event).toBe('done');
+    // The fixture publisher sends the first word alone, then the rest coalesced: never one delta.
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.map((d) => d.text).join('')).toBe((JSON.parse(done[0]!.data) as { text: string }).text);
+  });
+});
