@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../shared/logger.ts';
 import type { ObjectStoreConfig } from '../shared/objectStore.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { makeApp } from './app.ts';
+import { trackConnections } from './connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
 
 export type ApiHandle = { server: http.Server; port: number; stop(): Promise<void> };
@@ -17,6 +18,7 @@ export async function startApi(
 ): Promise<ApiHandle> {
   const deps = await makeAppDeps(config, services, logger);
   const server = http.createServer(makeApp(deps));
+  const connections = trackConnections(server);
   // Streams are held open up to 60 s; keep-alive must outlive a load balancer's idle timeout.
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
@@ -30,7 +32,7 @@ export async function startApi(
       deps.drain();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeIdleConnections();
+        connections.closeWhenIdle();
         // Open streams end by themselves within 60 s; do not wait longer than that.
         setTimeout(() => server.closeAllConnections(), 61_000).unref();
       });

@@ -18,6 +18,11 @@ export type FinishedJob = Pick<JobRow, 'id' | 'status' | 'result' | 'error' | 'c
 /** The `jobs:update` payload (see the jobs_notify trigger): a small result and the cost ride along. */
 type JobUpdate = { id: string; status: string; cost?: number | null; result?: unknown };
 
+export type WaitOptions = { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean };
+
+/** A job's end being listened for; see JobWaiter.watch. */
+export type JobWatch = { wait(options: WaitOptions): Promise<FinishedJob>; close(): void };
+
 /** Lets api requests wait for a job to finish, woken by the `jobs:update` notification. */
 export class JobWaiter {
   private readonly updates: KeyedChannel<JobUpdate>;
@@ -70,13 +75,54 @@ export class JobWaiter {
    * small result arrives in the notification itself, and the row is then emptied in a later batch.
    * @throws AppError internal_error when `timeoutMs` passes first; the abort reason when `signal` aborts.
    */
-  wait(
+  wait(jobId: string, options: WaitOptions): Promise<FinishedJob> {
+    return this.watch(jobId).wait(options);
+  }
+
+  /**
+   * Starts listening for the end of `jobId` now, for a `wait` that comes later: a caller about to
+   * create a job watches it first (a quick worker can finish it before the insert's answer is
+   * back). Nothing can settle before `wait`; `close` lets go of a watch that is not waited on.
+   */
+  watch(jobId: string): JobWatch {
+    let heard: JobUpdate | undefined;
+    let reconnected = false;
+    let onEnd: ((update: JobUpdate) => void) | undefined;
+    const off = this.updates.on(jobId, (update) => {
+      if (!terminal.has(update.status)) return;
+      if (onEnd) onEnd(update);
+      else heard = update;
+    });
+    const offReconnect = this.hub.onReconnect(() => (reconnected = true));
+    const close = () => {
+      off();
+      offReconnect();
+    };
+    return {
+      wait: (options) =>
+        this.waitOn(
+          jobId,
+          { ...options, fresh: options.fresh && !reconnected },
+          {
+            close,
+            attach: (listener) => {
+              onEnd = listener;
+              return heard;
+            },
+          },
+        ),
+      close,
+    };
+  }
+
+  private waitOn(
     jobId: string,
-    options: { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean },
+    options: WaitOptions,
+    watch: { attach(onEnd: (update: JobUpdate) => void): JobUpdate | undefined; close(): void },
   ): Promise<FinishedJob> {
     return new Promise<FinishedJob>((resolve, reject) => {
       let settled = false;
-      const cleanups: (() => void)[] = [];
+      const cleanups: (() => void)[] = [watch.close];
       const finish = (outcome: { job: FinishedJob } | { error: unknown }) => {
         if (settled) return;
         settled = true;
@@ -113,31 +159,28 @@ export class JobWaiter {
             }
           });
       };
-      cleanups.push(
-        this.updates.on(jobId, (p) => {
-          if (!terminal.has(p.status)) return;
-          if (
-            options.take &&
-            p.status === 'succeeded' &&
-            p.result !== undefined &&
-            p.result !== null &&
-            !reading
-          ) {
-            finish({
-              job: {
-                id: jobId,
-                status: 'succeeded',
-                result: p.result,
-                error: null,
-                cost_minor: p.cost ?? null,
-              },
-            });
-            this.dropLater(jobId);
-            return;
-          }
-          void check();
-        }),
-      );
+      const onEnd = (p: JobUpdate) => {
+        if (
+          options.take &&
+          p.status === 'succeeded' &&
+          p.result !== undefined &&
+          p.result !== null &&
+          !reading
+        ) {
+          finish({
+            job: {
+              id: jobId,
+              status: 'succeeded',
+              result: p.result,
+              error: null,
+              cost_minor: p.cost ?? null,
+            },
+          });
+          this.dropLater(jobId);
+          return;
+        }
+        void check();
+      };
       cleanups.push(this.hub.onReconnect(() => void check()));
       const poll = setInterval(() => void check(), safetyPollMs);
       cleanups.push(() => clearInterval(poll));
@@ -156,7 +199,10 @@ export class JobWaiter {
         signal.addEventListener('abort', onAbort, { once: true });
         cleanups.push(() => signal.removeEventListener('abort', onAbort));
       }
-      if (!options.fresh || !this.hub.isConnected) void check();
+      // Last, once every cleanup is registered: an end the watch already heard settles at once.
+      const heard = watch.attach(onEnd);
+      if (heard) onEnd(heard);
+      else if (!options.fresh || !this.hub.isConnected) void check();
     });
   }
 }

@@ -3,6 +3,7 @@ import type { ErrorRequestHandler, Express } from 'express';
 import { AppError, type Issue } from '../../shared/errors/appError.ts';
 import type { ErrorCode } from '../../shared/errors/codes.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { ClientGoneError } from '../clientGone.ts';
 import type { Operation } from '../openapi/document.ts';
 
 type ValidatorError = { status: number; errors: { path: string; message: string; errorCode?: string }[] };
@@ -70,6 +71,11 @@ function fromParser(error: ParserError): AppError {
 /** The one error middleware: every failure leaves as the spec's envelope with the request id. */
 export function installErrorHandler(app: Express, logger: Logger): void {
   const handler: ErrorRequestHandler = (error, req, res, _next) => {
+    if (error instanceof ClientGoneError) {
+      logger.info({ requestId: req.requestId, path: req.path }, 'client left before the answer');
+      res.end();
+      return;
+    }
     let appError: AppError;
     if (error instanceof AppError) appError = error;
     else if (isValidatorError(error)) appError = fromValidator(error, req.operation);

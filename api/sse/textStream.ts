@@ -2,8 +2,9 @@ import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
 import { newJobId } from '../../shared/jobs.ts';
+import { clientGone } from '../clientGone.ts';
 import type { AppDeps } from '../deps.ts';
-import { awaitSyncJob, clientGone } from '../routes/generation/billedJob.ts';
+import { awaitSyncJob } from '../routes/generation/billedJob.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
 
 // Comment lines keep proxies and load balancers from closing a stream that waits on a slow model.

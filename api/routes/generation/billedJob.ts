@@ -8,6 +8,7 @@ import { AppError } from '../../../shared/errors/appError.ts';
 import { createJob, type JobType, newJobId } from '../../../shared/jobs.ts';
 import type { FinishedJob } from '../../../shared/jobWaiter.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
+import { clientGone } from '../../clientGone.ts';
 import type { AppDeps } from '../../deps.ts';
 
 export type BilledJob = {
@@ -73,22 +74,12 @@ export async function cancelJob(pool: DatabasePool, jobId: string): Promise<void
   });
 }
 
-/** Aborts when the client goes away before its response was sent. */
-export function clientGone(res: Response): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort(new Error('client disconnected'));
-  };
-  res.on('close', onClose);
-  return { signal: controller.signal, dispose: () => res.off('close', onClose) };
-}
-
 const failed = () => new AppError('internal_error', 'The generation failed; retry with backoff.');
 
 /**
  * Runs a synchronous job and hands its result over (once; the stored copy is then dropped). The
- * wait is registered before `job.start` creates the job (with `job.id`): a worker can finish a
- * quick job before the insert's answer is back here, and its notification must not go unheard.
+ * job is watched before `job.start` creates it (with `job.id`): a worker can finish a quick job
+ * before the insert's answer is back here, and its notification must not go unheard.
  * Errors of `start` (no credits, ...) are thrown as they are. A client that disconnects (or
  * `signal` aborts), or a wait that times out, cancels the job so it is billed only for what it
  * produced.
@@ -101,25 +92,23 @@ export async function awaitSyncJob(
   signal?: AbortSignal,
 ): Promise<{ result: unknown; costMinor: number }> {
   const gone = signal ? undefined : clientGone(res);
-  const startFailed = new AbortController();
-  const waiting = deps.jobWaiter.wait(job.id, {
-    fresh: true,
-    // The finished row is read once and its input and result dropped in the same statement.
-    take: true,
-    timeoutMs: deps.config.syncTimeoutMs,
-    signal: AbortSignal.any([startFailed.signal, signal ?? gone!.signal]),
-  });
+  const watch = deps.jobWaiter.watch(job.id);
   let done: FinishedJob;
   try {
     try {
       await job.start();
     } catch (error) {
-      startFailed.abort(error);
-      await waiting.catch(() => {});
+      watch.close();
       throw error;
     }
     try {
-      done = await waiting;
+      done = await watch.wait({
+        fresh: true,
+        // The finished row is read once and its input and result dropped in the same statement.
+        take: true,
+        timeoutMs: deps.config.syncTimeoutMs,
+        signal: signal ?? gone!.signal,
+      });
     } catch (error) {
       await cancelJob(deps.pool, job.id).catch((e: unknown) =>
         deps.logger.warn({ err: e, jobId: job.id }, 'job cancel failed'),

@@ -20,21 +20,24 @@ import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
 let t: TestContext;
 let tenant: Tenant;
 let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let slowJobId: string | undefined;
 
 const jobStatus = z.object({ status: z.string() });
 
+const textJob = (id: string, prompt: string) => ({
+  id,
+  workspaceId: tenant.workspaceId,
+  projectId: tenant.projectId,
+  keyId: null,
+  type: 'text.generate' as const,
+  livemode: false,
+  input: { prompt, maxTokens: 200, stream: true },
+  holdId: null,
+  requestId: null,
+});
+
 async function createAndFinish(jobId: string, prompt: string): Promise<void> {
-  await createJob(t.deps.pool, {
-    id: jobId,
-    workspaceId: tenant.workspaceId,
-    projectId: tenant.projectId,
-    keyId: null,
-    type: 'text.generate',
-    livemode: false,
-    input: { prompt, maxTokens: 200, stream: true },
-    holdId: null,
-    requestId: null,
-  });
+  await createJob(t.deps.pool, textJob(jobId, prompt));
   for (;;) {
     const job = await t.deps.pool.one(sql.type(jobStatus)`select status from jobs where id = ${jobId}`);
     if (job.status === 'succeeded') break;
@@ -72,6 +75,18 @@ beforeAll(async () => {
       .then(({ result }) => res.status(201).json(result))
       .catch(next);
   });
+  app.post('/slow-sync', (req, res, next) => {
+    const prompt = (req.body as { prompt: string }).prompt;
+    const id = newJobId();
+    slowJobId = id;
+    const start = async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      await createJob(t.deps.pool, textJob(id, prompt));
+    };
+    awaitSyncJob(t.deps, res, { id, start })
+      .then(({ result }) => res.status(201).json(result))
+      .catch(next);
+  });
   server = await listenOnLoopback(app);
 });
 afterAll(async () => {
@@ -106,5 +121,27 @@ describe('a worker quicker than the api', () => {
     // The fixture publisher sends the first word alone, then the rest coalesced: never one delta.
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.map((d) => d.text).join('')).toBe((JSON.parse(done[0]!.data) as { text: string }).text);
+  });
+
+  it('survives a client that leaves while its job is still being created, and cancels that job', async () => {
+    const controller = new AbortController();
+    const leaving = fetch(`${server.origin}/slow-sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Gone soon' }),
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 100);
+    await expect(leaving).rejects.toThrow();
+    const cancelled = z.object({ cancelled: z.boolean() });
+    let job: z.infer<typeof cancelled> | null = null;
+    for (let i = 0; i < 100 && !job?.cancelled; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      job = await t.deps.pool.maybeOne(sql.type(cancelled)`
+          select cancel_requested_at is not null as cancelled from jobs where id = ${slowJobId!}
+        `);
+    }
+    expect(job).toEqual({ cancelled: true });
+    expect((await post('/sync', 'Still here')).status).toBe(201);
   });
 });

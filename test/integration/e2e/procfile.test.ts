@@ -72,6 +72,29 @@ describe('Procfile deployment: separate web and worker processes on DATABASE_URL
       ]),
     );
 
+    // Clients that leave at any moment (before, while or after their job is created) never take a
+    // web process down (a crash would show as a failed request below or a non-zero exit), and the
+    // connections they leave open, some never used, do not hold its shutdown to the headers timeout.
+    const busy = await createTenant(t.deps.pool, { rateLimitPerMinute: 10_000 });
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), i % 20);
+        await fetch(`http://127.0.0.1:${portB}/api/pub/v1/text`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${busy.testKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: `leaving after ${i % 20} ms`, stream: i % 2 === 0 }),
+          signal: controller.signal,
+        })
+          .then((res) => res.text())
+          .catch(() => undefined);
+      }),
+    );
+    const still = await fetch(`http://127.0.0.1:${portB}/api/pub/v1/me`, {
+      headers: { authorization: `Bearer ${busy.testKey}` },
+    });
+    expect(still.status).toBe(200);
+
     for (const p of [webA, webB, worker]) {
       const code = await p.stop();
       if (code !== 0) console.log(p.output().slice(-3000));
