@@ -15,7 +15,7 @@ export const staleAfterSeconds = 20;
 const reapEveryMs = 5000;
 
 /**
- * Heartbeats for this process's graphile workers, and the reaper that force-unlocks the jobs of dead
+ * Heartbeats for this process's graphile workers (and their pool), and the reaper that force-unlocks the jobs of dead
  * ones (graphile-worker alone would leave them locked for four hours). Cron's one-minute granularity
  * is too coarse for the 60 s promise, so the reaper runs on a timer in every worker process.
  */
@@ -29,6 +29,11 @@ export function startLiveness(
     beatWorkers(ctx.pool, [...workerIds], label).catch((error: unknown) =>
       ctx.logger.warn({ err: error }, 'heartbeat failed'),
     );
+  // The local queue locks the jobs it holds in the pool's name: the pool beats like a worker.
+  events.on('pool:create', ({ workerPool }) => {
+    workerIds.add(workerPool.id);
+    void beat();
+  });
   events.on('worker:create', ({ worker }) => {
     workerIds.add(worker.workerId);
     // Beat at once: a worker must count as live from its first job on.

@@ -58,6 +58,15 @@ export async function startWorker(
     concurrency: config.workerConcurrency,
     noHandleSignals: true,
     pollInterval: 2000,
+    preset: {
+      worker: {
+        // The pool fetches and locks jobs in batches and completes them in batches: about a third
+        // less database work per job under load. Locally queued jobs are locked by the pool's id,
+        // which heartbeats like each worker's (see liveness.ts).
+        localQueue: { size: config.workerConcurrency + 1 },
+        completeJobBatchDelay: 0,
+      },
+    },
     logger: graphileLogger(logger),
   });
   await pool.transaction((tx) =>
