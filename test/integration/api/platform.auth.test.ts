@@ -5,6 +5,7 @@ import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts'
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { afterNotification } from '../../helpers/notifications.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -16,6 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const code = (res: { body: { error?: { code?: string } } }) => res.body.error?.code;
+const authChange = <T>(change: () => Promise<T>) => afterNotification(t.deps.hub, 'auth:changed', change);
 
 describe('key checks', () => {
   it('answers invalid_api_key for a missing header, a malformed or unknown key', async () => {
@@ -35,7 +37,7 @@ describe('key checks', () => {
   it('answers api_key_revoked for a revoked key', async () => {
     const key = await tenant.key();
     await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
-    await revokeApiKey(t.deps.pool, key.id);
+    await authChange(() => revokeApiKey(t.deps.pool, key.id));
     expect(code(await t.http.get(api('/me')).set(bearer(key.secret)).expect(401))).toBe('api_key_revoked');
   });
 
@@ -70,14 +72,14 @@ describe('key checks', () => {
   it('answers developer_access_revoked when the creator lost developer access, after the IP check', async () => {
     const other = await createTenant(t.deps.pool);
     const ipLocked = await other.key({ ipAllowlist: ['10.0.0.1'] });
-    await setMemberDeveloperAccess(t.deps.pool, other.memberId, false);
+    await authChange(() => setMemberDeveloperAccess(t.deps.pool, other.memberId, false));
     expect(code(await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(403))).toBe(
       'developer_access_revoked',
     );
     expect(code(await t.http.get(api('/me')).set(bearer(ipLocked.secret)).expect(403))).toBe(
       'api_key_ip_not_allowed',
     );
-    await setMemberDeveloperAccess(t.deps.pool, other.memberId, true);
+    await authChange(() => setMemberDeveloperAccess(t.deps.pool, other.memberId, true));
     await t.http.get(api('/me')).set(bearer(other.liveKey)).expect(200);
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { admin } from '../../helpers/cli.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { afterNotification } from '../../helpers/notifications.ts';
 
 let t: TestContext;
 let env: Record<string, string>;
@@ -13,6 +14,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Json = Record<string, Record<string, unknown>>;
+// The CLI writes from its own process: wait until the api has heard of the change.
+const authChange = <T>(change: () => Promise<T>) => afterNotification(t.deps.hub, 'auth:changed', change);
 
 describe('operator CLI', () => {
   it('builds a workspace, member, project and keys that the API accepts', async () => {
@@ -128,7 +131,9 @@ describe('operator CLI', () => {
       operations: [],
     });
 
-    const revoked = await admin(['key', 'revoke', '--key', (live.stdout as Json).key!.id as string], env);
+    const revoked = await authChange(() =>
+      admin(['key', 'revoke', '--key', (live.stdout as Json).key!.id as string], env),
+    );
     expect(revoked.stdout).toEqual({
       key: { id: (live.stdout as Json).key!.id, revokedAt: expect.any(String) },
     });
@@ -136,14 +141,16 @@ describe('operator CLI', () => {
       'api_key_revoked',
     );
 
-    const off = await admin(['member', 'set-developer', '--member', memberId, '--off'], env);
+    const off = await authChange(() =>
+      admin(['member', 'set-developer', '--member', memberId, '--off'], env),
+    );
     expect(off.stdout).toMatchObject({
       member: { id: memberId, email: 'dev@acme.test', developerAccess: false },
     });
     expect((await t.http.get(api('/me')).set(bearer(testKey)).expect(403)).body.error.code).toBe(
       'developer_access_revoked',
     );
-    await admin(['member', 'set-developer', '--member', memberId, '--on'], env);
+    await authChange(() => admin(['member', 'set-developer', '--member', memberId, '--on'], env));
     await t.http.get(api('/me')).set(bearer(testKey)).expect(200);
   });
 
