@@ -11,6 +11,7 @@ import { installOperation } from './middleware/installOperation.ts';
 import { installRateLimit } from './middleware/installRateLimit.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
+import { installStorableText } from './middleware/installStorableText.ts';
 import { installValidator } from './middleware/installValidator.ts';
 import { makeApiRouter } from './routes/index.ts';
 
@@ -41,6 +42,7 @@ export function makeApp(deps: AppDeps): Express {
   installAuth(app, deps.keyCache, deps.credentialResolvers);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
   installValidator(app, deps.doc, deps.config.validateResponses);
+  installStorableText(app);
   installIdempotency(app, deps.pool, deps.logger, Math.ceil(deps.config.syncTimeoutMs / 1000) + 60);
   // 5. Handlers.
   app.use(apiBasePath, makeApiRouter(deps));

@@ -2,6 +2,7 @@ import type { DatabasePool } from 'slonik';
 
 import { insertRequestLogs, type RequestLogEntry } from './db/queries/requestLogs.ts';
 import type { Logger } from './logger.ts';
+import { toStorableText } from './storableText.ts';
 
 const flushEveryMs = 100;
 const maxBuffered = 10_000;
@@ -53,17 +54,22 @@ export class RequestLogWriter {
 const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier/i;
 const maxString = 1000;
 
-/** A copy safe to keep for 30 days: secrets masked, long strings (base64 payloads, prompts) cut. */
+/**
+ * A copy safe to keep for 30 days: secrets masked, long strings (base64 payloads, prompts) cut, and
+ * text jsonb refuses replaced (a refused request is logged too, and one bad row would lose its batch).
+ */
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 6) return '[…]';
   if (typeof value === 'string') {
-    return value.length > maxString ? `${value.slice(0, 200)}…[${value.length} chars]` : value;
+    return toStorableText(
+      value.length > maxString ? `${value.slice(0, 200)}…[${value.length} chars]` : value,
+    );
   }
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = secretKey.test(k) ? '[redacted]' : redact(v, depth + 1);
+      out[toStorableText(k)] = secretKey.test(k) ? '[redacted]' : redact(v, depth + 1);
     }
     return out;
   }

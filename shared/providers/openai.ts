@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import type { Config } from '../config.ts';
+import { toStorableText } from '../storableText.ts';
 import { audioDurationSeconds } from './audio.ts';
 import {
   failure,
@@ -27,12 +28,15 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, path: string): T {
   return parsed.data;
 }
 
+// Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
+const storableString = z.string().transform(toStorableText);
+
 const chatChunk = z.object({
-  model: z.string().optional(),
+  model: storableString.optional(),
   choices: z
     .array(
       z.object({
-        delta: z.object({ content: z.string().nullish() }).nullish(),
+        delta: z.object({ content: storableString.nullish() }).nullish(),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -136,7 +140,7 @@ function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
 }
 
 const embeddingResponse = z.object({
-  model: z.string().optional(),
+  model: storableString.optional(),
   data: z.array(z.object({ index: z.number(), embedding: z.array(z.number()) })),
   usage: z.object({ prompt_tokens: z.number() }).optional(),
 });
@@ -229,7 +233,7 @@ async function fetchImage(
   }
 }
 
-const transcriptionResponse = z.object({ text: z.string(), duration: z.number().optional() });
+const transcriptionResponse = z.object({ text: storableString, duration: z.number().optional() });
 
 function makeTranscription(settings: OpenAiSettings, model: string): TranscriptionProvider {
   const path = '/audio/transcriptions';

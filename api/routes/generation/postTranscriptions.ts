@@ -9,6 +9,7 @@ import {
 import { newId } from '../../../shared/ids.ts';
 import { newJobId } from '../../../shared/jobs.ts';
 import { loadPrices, maxTranscriptionCost } from '../../../shared/prices.ts';
+import { isStorableText, unstorableMessage } from '../../../shared/storableText.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { awaitSyncJob, type BilledJob, costOf, startBilledJob } from './billedJob.ts';
@@ -40,12 +41,24 @@ function checkUpload(req: Request, received: ReceivedAudio): void {
   if (fields.language !== undefined && !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(fields.language)) {
     issues.push({ path: 'language', message: 'must be an ISO-639 language code' });
   }
+  for (const [name, value] of Object.entries(fields)) {
+    if (name !== 'prompt' && !isStorableText(value)) issues.push({ path: name, message: unstorableMessage });
+  }
+  if (received.stored && !isStorableText(received.stored.filename)) {
+    issues.push({ path: 'audio', message: `filename ${unstorableMessage}` });
+  }
   if (issues.length > 0) {
     throw new AppError('invalid_request_body', 'The request body does not match the schema.', { issues });
   }
-  if (fields.prompt !== undefined && (fields.prompt.length === 0 || fields.prompt.length > 2000)) {
+  const prompt = fields.prompt;
+  if (prompt !== undefined && (prompt.length === 0 || prompt.length > 2000)) {
     throw new AppError('invalid_generation_prompt', 'prompt must be 1 to 2000 characters.', {
       issues: [{ path: 'prompt', message: 'must be 1 to 2000 characters' }],
+    });
+  }
+  if (prompt !== undefined && !isStorableText(prompt)) {
+    throw new AppError('invalid_generation_prompt', `prompt ${unstorableMessage}.`, {
+      issues: [{ path: 'prompt', message: unstorableMessage }],
     });
   }
 }

@@ -106,6 +106,25 @@ describe('live keys on the openai provider', () => {
     });
   });
 
+  it('POST /text: provider text PostgreSQL refuses (NUL, a lone surrogate) arrives with U+FFFD in its place', async () => {
+    mock.queueChat({ kind: 'ok', text: 'nul\u0000 and lone\uD800 end' });
+    const res = await t.http
+      .post(api('/text'))
+      .set(bearer(tenant.liveKey))
+      .send({ prompt: 'odd' })
+      .expect(201);
+    expect(res.body.text).toBe('nul\uFFFD and lone\uFFFD end');
+    mock.queueChat({ kind: 'ok', text: 'streamed\u0000 too' });
+    const streamed = await fetch(`${server.origin}${api('/text')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
+      body: JSON.stringify({ prompt: 'odd', stream: true }),
+    });
+    const events = await readEvents(streamed);
+    expect(events.at(-1)!.event).toBe('done');
+    expect(JSON.parse(events.at(-1)!.data).text).toBe('streamed\uFFFD too');
+  });
+
   it('POST /text streaming survives losing its LISTEN connection: deltas still add up and done arrives', async () => {
     const words = Array.from({ length: 12 }, (_, i) => `word${i}`).join(' ');
     mock.queueChat({ kind: 'ok', text: words, delayMs: 60 });

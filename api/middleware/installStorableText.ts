@@ -1,0 +1,33 @@
+import type { Express } from 'express';
+
+import { apiBasePath } from '../../shared/config.ts';
+import { unstorableMessage, unstorablePaths } from '../../shared/storableText.ts';
+
+function decodedSegments(path: string): string[] {
+  return path.split('/').map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      // Malformed escapes are the validator's and the router's to answer.
+      return segment;
+    }
+  });
+}
+
+/**
+ * Refuses text PostgreSQL cannot store (U+0000, unpaired surrogates) in the path, the query and a
+ * JSON body, after the schema checks. The error has the validator's shape, so a field with its own
+ * code (a prompt answers invalid_generation_prompt) keeps it.
+ */
+export function installStorableText(app: Express): void {
+  app.use(apiBasePath, (req, _res, next) => {
+    const paths = [
+      ...(req.path.includes('%') && unstorablePaths(decodedSegments(req.path)).length > 0 ? ['/path'] : []),
+      ...(req.url.includes('?') ? unstorablePaths(req.query).map((p) => `/query/${p}`) : []),
+      ...(typeof req.body === 'object' ? unstorablePaths(req.body).map((p) => `/body/${p}`) : []),
+    ];
+    if (paths.length === 0) return next();
+    const errors = paths.map((path) => ({ path, message: unstorableMessage, errorCode: 'storable.text' }));
+    next(Object.assign(new Error('unstorable text'), { status: 400, errors }));
+  });
+}
