@@ -1,7 +1,35 @@
 import express, { type Express } from 'express';
 
+import { AppError } from '../../shared/errors/appError.ts';
+
 // Base64 OCR data may be 20 MiB of bytes, about 27 MiB of text.
 const jsonLimit = '28mb';
+
+type ParserError = { type?: unknown; message?: unknown };
+
+/**
+ * What the caller gets for a body that could not be read. body-parser tags most failures with a
+ * `type`; a body that fails to decompress is a plain 400 without one, and is the caller's fault too.
+ */
+export function bodyError(error: unknown): AppError {
+  const type = (error as ParserError | null)?.type;
+  const invalid = (path: string, message: string, detail: string) =>
+    new AppError('invalid_request_body', message, { issues: [{ path, message: detail }], cause: error });
+  switch (type) {
+    case 'entity.too.large':
+      return new AppError('file_too_large', 'The request body is larger than this endpoint accepts.');
+    case 'entity.parse.failed':
+      return invalid('body', 'The request body is not valid JSON.', 'malformed JSON');
+    case 'encoding.unsupported':
+      return invalid('content-encoding', 'Unsupported Content-Encoding.', 'use gzip, deflate, br or none');
+    case 'charset.unsupported':
+      return invalid('content-type', 'Unsupported charset.', 'send JSON as UTF-8');
+    case 'request.size.invalid':
+      return invalid('content-length', 'The body is not as long as Content-Length says.', 'length mismatch');
+    default:
+      return invalid('body', 'The request body could not be read.', 'unreadable or wrongly compressed body');
+  }
+}
 
 /**
  * Parses JSON bodies. A body that fails to parse is kept on `req.bodyError` rather than answered at
@@ -12,7 +40,7 @@ export function installBodyParsers(app: Express): void {
   app.use((req, res, next) => {
     json(req, res, (error?: unknown) => {
       if (error) {
-        req.bodyError = error;
+        req.bodyError = bodyError(error);
         req.body = undefined;
       }
       next();

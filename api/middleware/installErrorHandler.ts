@@ -7,14 +7,9 @@ import { ClientGoneError } from '../clientGone.ts';
 import type { Operation } from '../openapi/document.ts';
 
 type ValidatorError = { status: number; errors: { path: string; message: string; errorCode?: string }[] };
-type ParserError = { type: string; status?: number };
 
 function isValidatorError(error: unknown): error is ValidatorError {
   return typeof error === 'object' && error !== null && Array.isArray((error as ValidatorError).errors);
-}
-
-function isParserError(error: unknown): error is ParserError {
-  return typeof error === 'object' && error !== null && typeof (error as ParserError).type === 'string';
 }
 
 /** `/body/aspectRatio` → `aspectRatio`; `/headers/idempotency-key` stays namespaced for the lookup. */
@@ -59,15 +54,6 @@ function fromValidator(error: ValidatorError, operation: Operation | undefined):
   return new AppError('invalid_request_body', 'The request does not match the schema.', { issues: clean });
 }
 
-function fromParser(error: ParserError): AppError {
-  if (error.type === 'entity.too.large') {
-    return new AppError('file_too_large', 'The request body is larger than this endpoint accepts.');
-  }
-  return new AppError('invalid_request_body', 'The request body is not valid JSON.', {
-    issues: [{ path: 'body', message: 'malformed JSON' }],
-  });
-}
-
 /** The one error middleware: every failure leaves as the spec's envelope with the request id. */
 export function installErrorHandler(app: Express, logger: Logger): void {
   const handler: ErrorRequestHandler = (error, req, res, _next) => {
@@ -79,7 +65,6 @@ export function installErrorHandler(app: Express, logger: Logger): void {
     let appError: AppError;
     if (error instanceof AppError) appError = error;
     else if (isValidatorError(error)) appError = fromValidator(error, req.operation);
-    else if (isParserError(error)) appError = fromParser(error);
     else {
       logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
       appError = new AppError(

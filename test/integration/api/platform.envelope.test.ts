@@ -1,8 +1,13 @@
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/sse.ts';
+
+type Answer = { error?: { issues?: unknown } };
 
 let t: TestContext;
 let tenant: Tenant;
@@ -72,6 +77,52 @@ describe('error envelope', () => {
       .expect(422);
     expectEnvelope(res.body, 'invalid_request_body', res.headers['x-request-id']!);
     expect(res.body.error.issues).toEqual([{ path: 'body', message: 'malformed JSON' }]);
+  });
+
+  it('a compressed body: read when it inflates (gzip, br), invalid_request_body when it does not or its coding is unknown', async () => {
+    const server = await listenOnLoopback(t.app);
+    const send = async (encoding: string, body: Buffer, contentType = 'application/json') => {
+      const res = await fetch(`${server.origin}${api('/images')}`, {
+        method: 'POST',
+        headers: { ...bearer(tenant.testKey), 'content-type': contentType, 'content-encoding': encoding },
+        body,
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as Answer,
+        requestId: res.headers.get('x-request-id')!,
+      };
+    };
+    // No worker runs here: an aspect ratio error shows the body was inflated and read.
+    const json = Buffer.from(JSON.stringify({ prompt: 'compressed', aspectRatio: '2:1' }));
+    try {
+      for (const [encoding, packed] of [
+        ['gzip', gzipSync(json)],
+        ['br', brotliCompressSync(json)],
+      ] as const) {
+        const res = await send(encoding, packed);
+        expect(res.status).toBe(422);
+        expectEnvelope(res.body, 'invalid_image_aspect_ratio', res.requestId);
+      }
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const res = await send(encoding, Buffer.from('not compressed at all'));
+        expect(res.status).toBe(422);
+        expectEnvelope(res.body, 'invalid_request_body', res.requestId);
+        expect(res.body.error?.issues).toEqual([
+          { path: 'body', message: 'unreadable or wrongly compressed body' },
+        ]);
+      }
+      const unknown = await send('compress', json);
+      expect(unknown.status).toBe(422);
+      expect(unknown.body.error?.issues).toEqual([
+        { path: 'content-encoding', message: 'use gzip, deflate, br or none' },
+      ]);
+      const charset = await send('identity', json, 'application/json; charset=ebcdic-xyz');
+      expect(charset.status).toBe(422);
+      expect(charset.body.error?.issues).toEqual([{ path: 'content-type', message: 'send JSON as UTF-8' }]);
+    } finally {
+      await server.close();
+    }
   });
 
   it('schema violations name every offending field', async () => {
