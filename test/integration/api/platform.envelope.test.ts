@@ -125,6 +125,28 @@ describe('error envelope', () => {
     }
   });
 
+  it('a body nested too deeply: 422 invalid_request_body, never a stack overflow', async () => {
+    const nested = (levels: number) => `{"values":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+    for (const levels of [100, 200_000]) {
+      const res = await t.http
+        .post(api('/workflows/wf_missing/run'))
+        .set(bearer(tenant.testKey))
+        .set('Content-Type', 'application/json')
+        .send(nested(levels))
+        .expect(422);
+      expect(res.body.error.issues).toEqual([
+        { path: 'body', message: 'arrays and objects nest deeper than 64 levels' },
+      ]);
+    }
+    // Shallow enough: the request goes on to the route.
+    await t.http
+      .post(api('/workflows/wf_missing/run'))
+      .set(bearer(tenant.testKey))
+      .set('Content-Type', 'application/json')
+      .send(nested(50))
+      .expect(404);
+  });
+
   it('schema violations name every offending field', async () => {
     const res = await t.http
       .post(api('/images'))
