@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
@@ -18,6 +17,7 @@ import { createLogger } from '../../shared/logger.ts';
 import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
 import { startWorker } from '../../worker/main.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
+import { cpuTicks, serverAndPostgresCpuMs } from './cpu.ts';
 
 export type LoadResult = {
   requestsPerSecond: number;
@@ -27,22 +27,10 @@ export type LoadResult = {
   non2xx: number;
   /** Share of CPU time the hypervisor gave to other guests during the run (/proc/stat steal). */
   stealPercent: number;
+  /** CPU per request of this process's event loop and of PostgreSQL (0 where /proc is missing). */
+  serverCpuMsPerCall: number;
+  postgresCpuMsPerCall: number;
 };
-
-/** Cumulative CPU ticks of this machine: all, and stolen by the hypervisor (0 where unknown). */
-function cpuTicks(): { total: number; steal: number } {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]!
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
-  } catch {
-    return { total: 0, steal: 0 };
-  }
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -58,6 +46,8 @@ export function medianResult(runs: LoadResult[]): LoadResult {
     errors: runs.reduce((a, r) => a + r.errors, 0),
     non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
     stealPercent: median(runs.map((r) => r.stealPercent)),
+    serverCpuMsPerCall: median(runs.map((r) => r.serverCpuMsPerCall)),
+    postgresCpuMsPerCall: median(runs.map((r) => r.postgresCpuMsPerCall)),
   };
 }
 
@@ -102,6 +92,7 @@ export type BenchContext = {
 
 export async function load(options: Parameters<BenchContext['load']>[0]): Promise<LoadResult> {
   const before = cpuTicks();
+  const cpuBefore = serverAndPostgresCpuMs();
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -119,6 +110,19 @@ export async function load(options: Parameters<BenchContext['load']>[0]): Promis
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     stealPercent: stealSince(before),
+    ...cpuPerCall(cpuBefore, result.requests.total),
+  };
+}
+
+function cpuPerCall(
+  before: { server: number; postgres: number },
+  calls: number,
+): Pick<LoadResult, 'serverCpuMsPerCall' | 'postgresCpuMsPerCall'> {
+  const after = serverAndPostgresCpuMs();
+  const per = (ms: number) => (calls > 0 ? Math.round((100 * ms) / calls) / 100 : 0);
+  return {
+    serverCpuMsPerCall: per(after.server - before.server),
+    postgresCpuMsPerCall: per(after.postgres - before.postgres),
   };
 }
 

@@ -94,6 +94,10 @@ const percentile = (values: number[], p: number) => {
 const row = (r: LoadResult) =>
   `${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, errors ${r.errors}, non-2xx ${r.non2xx}, steal ${r.stealPercent}%`;
 
+// Both sides are CPU-bound at 32 connections: what each call costs explains their throughputs.
+const cpu = (r: LoadResult) =>
+  `${r.serverCpuMsPerCall.toFixed(2)} + ${r.postgresCpuMsPerCall.toFixed(2)} = ${(r.serverCpuMsPerCall + r.postgresCpuMsPerCall).toFixed(2)}`;
+
 const rounds = 3;
 
 /**
@@ -154,6 +158,8 @@ export default async function textBench(ctx: BenchContext): Promise<void> {
         'floor, 32 connections': row(floorMany),
         'POST /text, 32 connections': row(textMany),
         'p50 over floor, 32 connections (target ≤ +5 ms)': verdict(textMany, floorMany),
+        'CPU per call at 32 connections, event loop + PostgreSQL ms: floor': cpu(floorMany),
+        'CPU per call at 32 connections, event loop + PostgreSQL ms: POST /text': cpu(textMany),
         'throughput ratio, 32 connections': (
           textMany.requestsPerSecond / Math.max(1, floorMany.requestsPerSecond)
         ).toFixed(2),

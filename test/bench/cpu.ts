@@ -1,0 +1,53 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+// Linux reports process and thread times in clock ticks of 10 ms (USER_HZ 100 on every common build).
+const msPerTick = 10;
+
+/** Cumulative CPU ticks of this machine: all, and stolen by the hypervisor (0 where unknown). */
+export function cpuTicks(): { total: number; steal: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
+}
+
+/** User + system CPU of one /proc stat file in ms; 0 when it is gone or unreadable. */
+function statCpuMs(file: string): number {
+  try {
+    // The command name in parentheses may hold spaces: count fields after its closing bracket.
+    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * msPerTick;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU ms so far of this process's main thread (the event loop the api and worker share in the
+ * bench; the load generator has its own thread) and of every PostgreSQL process on the machine.
+ */
+export function serverAndPostgresCpuMs(): { server: number; postgres: number } {
+  let postgres = 0;
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if (readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) {
+          postgres += statCpuMs(`/proc/${pid}/stat`);
+        }
+      } catch {
+        // The process ended while we looked.
+      }
+    }
+  } catch {
+    return { server: 0, postgres: 0 };
+  }
+  return { server: statCpuMs(`/proc/self/task/${process.pid}/stat`), postgres };
+}
