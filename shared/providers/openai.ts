@@ -10,6 +10,7 @@ import {
   ProviderAborted,
   readEventStream,
   readJson,
+  streamedError,
 } from './openaiHttp.ts';
 import { estimateTokens } from './tokens.ts';
 import {
@@ -108,6 +109,8 @@ function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
           } catch {
             throw new ProviderError(`openai ${path} streamed malformed JSON`, true);
           }
+          const streamed = streamedError(json, path, settings.apiKey);
+          if (streamed) throw streamed;
           const chunk = parse(chatChunk, json, path);
           if (chunk.model) served = chunk.model;
           if (chunk.usage) usage = chunk.usage;

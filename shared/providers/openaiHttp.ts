@@ -50,6 +50,31 @@ async function errorFromResponse(
 }
 
 /**
+ * An error a provider sends inside an event stream that began with 200 (OpenRouter, vLLM and other
+ * proxies report an upstream failure mid-answer as `data: {"error": {...}}`); undefined for a chunk.
+ * A numeric `code` is an HTTP status; without one the failure is taken as passing (an upstream fault).
+ */
+export function streamedError(
+  json: unknown,
+  path: string,
+  apiKey: string | undefined,
+): ProviderError | undefined {
+  const error = (json as { error?: unknown } | null)?.error;
+  if (error === undefined || error === null) return undefined;
+  const { message, code } =
+    typeof error === 'object'
+      ? (error as { message?: unknown; code?: unknown })
+      : { message: error, code: undefined };
+  const status = typeof code === 'number' ? code : Number.parseInt(String(code), 10);
+  const known = Number.isInteger(status) && status >= 400 && status < 600;
+  const text = scrubSecrets(
+    `openai ${path} streamed an error: ${String(message ?? 'unknown').slice(0, 300)}`,
+    apiKey,
+  );
+  return new ProviderError(text, !known || retryableStatuses.has(status), known ? { status } : undefined);
+}
+
+/**
  * One request to an OpenAI-compatible API, bounded by the provider timeout and the job's signal.
  * @throws ProviderAborted when `signal` aborts; ProviderError (retryable) on timeouts, network
  *   failures, 408/409/425/429/5xx; ProviderError (not retryable) on other non-2xx answers.
@@ -133,6 +158,11 @@ export async function readEventStream(res: Response, onData: (data: string) => v
       parser.feed(decoder.decode(value, { stream: true }));
     }
     parser.feed(decoder.decode());
+  } catch (error) {
+    // `onData` refused the stream (an error event, malformed JSON): close the provider's connection
+    // now rather than leave it streaming an answer nobody reads.
+    await reader.cancel().catch(() => {});
+    throw error;
   } finally {
     reader.releaseLock();
   }

@@ -13,6 +13,11 @@ export type ChatBehavior =
   | { kind: 'hang'; words: number }
   /** Accepts the request and never answers (a stuck provider). */
   | { kind: 'stall' }
+  /**
+   * Streams `words` words, then an error event (as OpenRouter and vLLM report an upstream failure
+   * mid-answer), and holds the response open until the client goes away.
+   */
+  | { kind: 'streamError'; words: number; error: { message: string; code?: number } }
   | { kind: 'status'; status: number; message: string };
 
 export type RecordedRequest = {
@@ -108,14 +113,16 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
       `data: ${JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(chunk({ role: 'assistant', content: '' }, null));
-    const limit = behavior.kind === 'hang' ? behavior.words : pieces.length;
+    const limit =
+      behavior.kind === 'hang' || behavior.kind === 'streamError' ? behavior.words : pieces.length;
     for (const piece of pieces.slice(0, limit)) {
       if (behavior.kind === 'ok' && behavior.delayMs) {
         await new Promise((r) => setTimeout(r, behavior.delayMs));
       }
       res.write(chunk({ content: piece }, null));
     }
-    if (behavior.kind === 'hang') return;
+    if (behavior.kind === 'streamError') res.write(`data: ${JSON.stringify({ error: behavior.error })}\n\n`);
+    if (behavior.kind === 'hang' || behavior.kind === 'streamError') return;
     res.write(chunk({}, 'stop'));
     const promptTokens = messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0);
     res.write(

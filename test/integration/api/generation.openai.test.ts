@@ -234,6 +234,46 @@ describe('live keys on the openai provider', () => {
   });
 });
 
+describe('errors streamed mid-answer', () => {
+  it('retries one that may pass (here without a status) and bills the answer that completed, once', async () => {
+    const before = await balance();
+    mock.queueChat({ kind: 'streamError', words: 2, error: { message: 'upstream overloaded' } });
+    const res = await t.http
+      .post(api('/text'))
+      .set(bearer(tenant.liveKey))
+      .send({ prompt: 'again' })
+      .expect(201);
+    expect(res.body.text).toBe(mockReply('again'));
+    const charged = (await meteringFor(res.headers['x-request-id']!)).map((m) => m.cost_minor);
+    expect(charged).toEqual([res.body.cost.amount]);
+    expect((await balance()).balance_minor).toBe(before.balance_minor - res.body.cost.amount);
+  });
+
+  it('fails one that will not pass (a 4xx) with internal_error, closes the provider call and charges nothing', async () => {
+    const before = await balance();
+    mock.queueChat({
+      kind: 'streamError',
+      words: 2,
+      error: { message: `content filtered for ${mock.apiKey}`, code: 400 },
+    });
+    const arrived = mock.nextRequest('/chat/completions');
+    const res = await t.http
+      .post(api('/text'))
+      .set(bearer(tenant.liveKey))
+      .send({ prompt: 'nope' })
+      .expect(500);
+    expect(res.body.error).toMatchObject({ code: 'internal_error', message: expect.stringMatching(/retry/) });
+    await (
+      await arrived
+    ).closed;
+    const job = await jobOf(res.headers['x-request-id']!);
+    expect(job.status).toBe('failed');
+    expect(JSON.stringify(job.error)).not.toContain(mock.apiKey);
+    expect(await balance()).toEqual(before);
+    expect(await meteringFor(res.headers['x-request-id']!)).toEqual([]);
+  });
+});
+
 describe('streaming failures', () => {
   it('ends a stream whose generation failed with an error event carrying the envelope', async () => {
     const before = await balance();
