@@ -12,22 +12,28 @@ export function toStorableText(value: string): string {
   return isStorableText(value) ? value : value.toWellFormed().replaceAll('\u0000', '\uFFFD');
 }
 
+const maxReported = 20;
+
 /**
- * The dotted paths (`input.2`, `values.title`) of every string or object key in `value` that
- * PostgreSQL could not store.
+ * The dotted paths (`input.2`, `values.title`) of the strings and object keys in `value` that
+ * PostgreSQL could not store: the first 20, enough to show the caller what to fix.
  */
 export function unstorablePaths(value: unknown, path = ''): string[] {
   const found: string[] = [];
-  const at = (key: string | number) => (path === '' ? String(key) : `${path}.${key}`);
-  if (typeof value === 'string') {
-    if (!isStorableText(value)) found.push(path);
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => found.push(...unstorablePaths(item, at(i))));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (!isStorableText(key)) found.push(at(toStorableText(key)));
-      else found.push(...unstorablePaths(item, at(key)));
+  const visit = (item: unknown, at: string): void => {
+    if (found.length >= maxReported) return;
+    const child = (key: string | number) => (at === '' ? String(key) : `${at}.${key}`);
+    if (typeof item === 'string') {
+      if (!isStorableText(item)) found.push(at);
+    } else if (Array.isArray(item)) {
+      item.forEach((element, i) => visit(element, child(i)));
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, element] of Object.entries(item)) {
+        if (!isStorableText(key)) found.push(child(toStorableText(key)));
+        else visit(element, child(key));
+      }
     }
-  }
-  return found;
+  };
+  visit(value, path);
+  return found.slice(0, maxReported);
 }

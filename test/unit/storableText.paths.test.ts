@@ -20,4 +20,10 @@ describe('storable text', () => {
     expect(unstorablePaths('a\u0000')).toEqual(['']);
     expect(unstorablePaths(['ok', 'b\uD800'], 'input')).toEqual(['input.1']);
   });
+
+  it('reports the first 20 of many', () => {
+    const many = unstorablePaths(Array.from({ length: 200_000 }, () => '\u0000'));
+    expect(many).toHaveLength(20);
+    expect(many[19]).toBe('19');
+  });
 });
