@@ -38,6 +38,7 @@ function checkUpload(req: Request, received: ReceivedAudio): void {
   }
   const issues: Issue[] = [...received.issues];
   if (!received.stored) issues.push({ path: 'audio', message: 'is required' });
+  else if (received.stored.sizeBytes === 0) issues.push({ path: 'audio', message: 'is empty' });
   if (fields.language !== undefined && !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(fields.language)) {
     issues.push({ path: 'language', message: 'must be an ISO-639 language code' });
   }

@@ -261,12 +261,20 @@ describe('POST /transcriptions', () => {
     expect(await audioObjects()).toEqual([]);
   });
 
-  it('answers invalid_request_body without the audio field, or for a JSON body', async () => {
+  it('answers invalid_request_body without the audio field, for an empty file, or for a JSON body', async () => {
     const missing = await upload(tenant.testKey).field('language', 'en').expect(422);
     expect(missing.body.error).toMatchObject({
       code: 'invalid_request_body',
       issues: [{ path: 'audio', message: 'is required' }],
     });
+    const empty = await upload(tenant.liveKey)
+      .attach('audio', Buffer.alloc(0), { filename: 'silence.wav', contentType: 'audio/wav' })
+      .expect(422);
+    expect(empty.body.error).toMatchObject({
+      code: 'invalid_request_body',
+      issues: [{ path: 'audio', message: 'is empty' }],
+    });
+    expect(await audioObjects()).toEqual([]);
     const wrongField = await upload(tenant.testKey)
       .attach('file', makeWav(0.1), { filename: 'a.wav', contentType: 'audio/wav' })
       .expect(422);
