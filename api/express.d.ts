@@ -11,6 +11,8 @@ declare global {
       principal?: Principal;
       /** A body that failed to parse; reported after authentication so auth errors come first. */
       bodyError?: unknown;
+      /** Paths in the JSON body of text PostgreSQL cannot store; refused after the schema checks. */
+      unstorableBody?: string[];
     }
     interface Locals {
       costMinor?: number;

@@ -14,26 +14,45 @@ export function toStorableText(value: string): string {
 
 const maxReported = 20;
 
+type Node = { value: unknown; depth: number; parent: Node | undefined; key: string; badKey?: boolean };
+
+const pathOf = (node: Node): string => {
+  const keys: string[] = [];
+  for (let at: Node | undefined = node; at?.parent; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('.');
+};
+
 /**
- * The dotted paths (`input.2`, `values.title`) of the strings and object keys in `value` that
- * PostgreSQL could not store: the first 20, enough to show the caller what to fix.
+ * One pass over parsed JSON (or a query object), without recursion: whether arrays and objects
+ * nest deeper than `maxDepth` (the walk stops there), and the dotted paths (`input.2`,
+ * `values.title`) of the first 20 strings and object keys PostgreSQL could not store, in document
+ * order. Paths are only built for what is reported, so a clean value costs one visit per node.
  */
-export function unstorablePaths(value: unknown, path = ''): string[] {
-  const found: string[] = [];
-  const visit = (item: unknown, at: string): void => {
-    if (found.length >= maxReported) return;
-    const child = (key: string | number) => (at === '' ? String(key) : `${at}.${key}`);
-    if (typeof item === 'string') {
-      if (!isStorableText(item)) found.push(at);
-    } else if (Array.isArray(item)) {
-      item.forEach((element, i) => visit(element, child(i)));
-    } else if (item !== null && typeof item === 'object') {
-      for (const [key, element] of Object.entries(item)) {
-        if (!isStorableText(key)) found.push(child(toStorableText(key)));
-        else visit(element, child(key));
-      }
+export function inspectJson(value: unknown, maxDepth = Infinity): { tooDeep: boolean; unstorable: string[] } {
+  const unstorable: string[] = [];
+  const stack: Node[] = [{ value, depth: 0, parent: undefined, key: '' }];
+  while (stack.length > 0 && unstorable.length < maxReported) {
+    const node = stack.pop()!;
+    const item = node.value;
+    if (node.badKey || (typeof item === 'string' && !isStorableText(item))) {
+      unstorable.push(pathOf(node));
+      continue;
     }
-  };
-  visit(value, path);
-  return found.slice(0, maxReported);
+    if (item === null || typeof item !== 'object') continue;
+    if (node.depth >= maxDepth) return { tooDeep: true, unstorable };
+    const entries = Array.isArray(item) ? item.map((v, i) => [String(i), v] as const) : Object.entries(item);
+    // Pushed last to first, so they are visited (and reported) in document order.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      const badKey = !Array.isArray(item) && !isStorableText(key);
+      stack.push({
+        value: child,
+        depth: node.depth + 1,
+        parent: node,
+        key: badKey ? toStorableText(key) : key,
+        badKey,
+      });
+    }
+  }
+  return { tooDeep: false, unstorable };
 }

@@ -1,25 +1,14 @@
 import express, { type Express } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
+import { inspectJson } from '../../shared/storableText.ts';
 
 // Base64 OCR data may be 20 MiB of bytes, about 27 MiB of text.
 const jsonLimit = '28mb';
 // Far beyond any schema here; deeper bodies would only exhaust the stack of whatever walks them.
 const maxDepth = 64;
 
-/** Whether arrays and objects in `value` nest deeper than `max`, found without recursion. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
-    if (item === null || typeof item !== 'object') continue;
-    if (depth >= max) return true;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
-type ParserError = { type?: unknown; message?: unknown };
+type ParserError = { type?: unknown };
 
 /**
  * What the caller gets for a body that could not be read. body-parser tags most failures with a
@@ -56,11 +45,16 @@ export function installBodyParsers(app: Express): void {
       if (error) {
         req.bodyError = bodyError(error);
         req.body = undefined;
-      } else if (nestsDeeperThan(req.body, maxDepth)) {
-        req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
-          issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxDepth} levels` }],
-        });
-        req.body = undefined;
+      } else {
+        const { tooDeep, unstorable } = inspectJson(req.body, maxDepth);
+        if (tooDeep) {
+          req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
+            issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxDepth} levels` }],
+          });
+          req.body = undefined;
+        } else if (unstorable.length > 0) {
+          req.unstorableBody = unstorable;
+        }
       }
       next();
     });

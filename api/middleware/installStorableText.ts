@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
-import { unstorableMessage, unstorablePaths } from '../../shared/storableText.ts';
+import { inspectJson, unstorableMessage } from '../../shared/storableText.ts';
 
 function decodedSegments(path: string): string[] {
   return path.split('/').map((segment) => {
@@ -22,9 +22,12 @@ function decodedSegments(path: string): string[] {
 export function installStorableText(app: Express): void {
   app.use(apiBasePath, (req, _res, next) => {
     const paths = [
-      ...(req.path.includes('%') && unstorablePaths(decodedSegments(req.path)).length > 0 ? ['/path'] : []),
-      ...(req.url.includes('?') ? unstorablePaths(req.query).map((p) => `/query/${p}`) : []),
-      ...(typeof req.body === 'object' ? unstorablePaths(req.body).map((p) => `/body/${p}`) : []),
+      ...(req.path.includes('%') && inspectJson(decodedSegments(req.path)).unstorable.length > 0
+        ? ['/path']
+        : []),
+      ...(req.url.includes('?') ? inspectJson(req.query).unstorable.map((p) => `/query/${p}`) : []),
+      // The body was inspected as it was parsed (installBodyParsers), in the same pass as its depth.
+      ...(req.unstorableBody ?? []).map((p) => `/body/${p}`),
     ];
     if (paths.length === 0) return next();
     const errors = paths.map((path) => ({ path, message: unstorableMessage, errorCode: 'storable.text' }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { isStorableText, toStorableText, unstorablePaths } from '../../shared/storableText.ts';
+import { inspectJson, isStorableText, toStorableText } from '../../shared/storableText.ts';
 
 describe('storable text', () => {
   it('accepts any well-formed text without NUL, surrogate pairs included', () => {
@@ -16,14 +16,25 @@ describe('storable text', () => {
 
   it('names every refused string and object key by its dotted path', () => {
     const value = { ok: 'fine', list: ['x', 'y\u0000', { deep: '\uDFFF' }], 'k\u0000ey': 'v', n: 3, z: null };
-    expect(unstorablePaths(value)).toEqual(['list.1', 'list.2.deep', 'k\uFFFDey']);
-    expect(unstorablePaths('a\u0000')).toEqual(['']);
-    expect(unstorablePaths(['ok', 'b\uD800'], 'input')).toEqual(['input.1']);
+    expect(inspectJson(value)).toEqual({
+      tooDeep: false,
+      unstorable: ['list.1', 'list.2.deep', 'k\uFFFDey'],
+    });
+    expect(inspectJson('a\u0000').unstorable).toEqual(['']);
+    expect(inspectJson({ input: ['ok', 'b\uD800'] }).unstorable).toEqual(['input.1']);
   });
 
   it('reports the first 20 of many', () => {
-    const many = unstorablePaths(Array.from({ length: 200_000 }, () => '\u0000'));
+    const many = inspectJson(Array.from({ length: 200_000 }, () => '\u0000')).unstorable;
     expect(many).toHaveLength(20);
     expect(many[19]).toBe('19');
+  });
+
+  it('tells a value nesting deeper than the limit, without recursion', () => {
+    const nested = (levels: number) => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`) as unknown;
+    expect(inspectJson(nested(64), 64).tooDeep).toBe(false);
+    expect(inspectJson(nested(65), 64).tooDeep).toBe(true);
+    expect(inspectJson(nested(500_000), 64).tooDeep).toBe(true);
+    expect(inspectJson({ a: { b: 'x' } }, 2).tooDeep).toBe(false);
   });
 });
