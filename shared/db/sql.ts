@@ -22,5 +22,14 @@ export const sql = createSqlTag({
 export type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 export type { CommonQueryMethods as Db } from 'slonik';
 
+/**
+ * A JSON value bound as text, for `${jsonText(v)}::jsonb` in the statements every queued request
+ * runs: sql.jsonb serializes with a key-sorting stringify and then scans every string for text
+ * PostgreSQL cannot store, which there costs more than the statement's execution. Only for values
+ * already known to be storable (request input checked at the edge, provider output sanitized; see
+ * shared/storableText.ts); PostgreSQL still refuses anything else.
+ */
+export const jsonText = (value: unknown): string => JSON.stringify(value);
+
 /** Timestamps come back as ISO strings (see the type parsers in pool.ts). */
 export const isoTimestamp = z.string();

@@ -1,7 +1,7 @@
 import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
-import { type Db, noRows, sql } from '../sql.ts';
+import { type Db, isoTimestamp, jsonText, noRows, sql } from '../sql.ts';
 
 export const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
 export type JobStatus = z.infer<typeof jobStatus>;
@@ -131,10 +131,18 @@ export type NewInlineJob = Omit<NewJob, 'livemode' | 'holdId'> & {
   priority: number;
 };
 
+const insertedRow = z.object({ id: z.string(), created_at: isoTimestamp });
+
+/** What stays of a job's input in its row: the key of its upload, if any (see keptInput). */
+function keptInputOf(input: Record<string, unknown>): Record<string, unknown> {
+  return 'objectKey' in input ? { objectKey: input.objectKey } : {};
+}
+
 /**
  * Inserts inline jobs and adds their graphile-worker jobs, any number in one statement (the api
  * batches concurrent calls), committed asynchronously: the worker's durable completion flushes it.
- * Each row keeps only what the upload sweep needs of its input. Rows come back in input order.
+ * Each row keeps only what the upload sweep needs of its input. Rows come back in input order, as
+ * inserted (only the id and creation time are read back: the rest is what was given).
  */
 export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<JobRow[]> {
   const given = jobs.map((j) => ({
@@ -143,24 +151,23 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
     project_id: j.projectId,
     key_id: j.keyId,
     type: j.type,
-    input: j.input,
+    input: keptInputOf(j.input),
     request_id: j.requestId,
     task: j.task,
     payload: j.payload,
     max_attempts: j.maxAttempts,
     priority: j.priority,
   }));
-  const rows = await db.any(sql.prepared('jobs_insert_inline', jobRow)`
+  const rows = await db.any(sql.prepared('jobs_insert_inline', insertedRow)`
     with given as (
-      select * from jsonb_to_recordset(${sql.jsonb(given as never)}) as t(
+      select * from jsonb_to_recordset(${jsonText(given)}::jsonb) as t(
         id text, workspace_id text, project_id text, key_id text, type text, input jsonb, request_id text,
         task text, payload json, max_attempts smallint, priority smallint)
     ), j as (
       insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
-      select id, workspace_id, project_id, key_id, type, false, ${keptInput(sql.identifier(['given', 'input']))},
-             null, request_id
+      select id, workspace_id, project_id, key_id, type, false, input, null, request_id
       from given
-      returning ${columns}
+      returning id, created_at
     ), queued as (
       -- add_jobs would plan its inner statements anew on every call (their plans do not depend on
       -- the values, yet PL/pgSQL keeps choosing custom plans), which costs more than all the rest
@@ -174,11 +181,29 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
     )
     select j.* from j, queued, ${asyncCommit} as durability
   `);
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return jobs.map((j) => {
-    const row = byId.get(j.id);
-    if (!row) throw new Error(`inline job ${j.id} was not inserted`);
-    return row;
+  const createdAt = new Map(rows.map((r) => [r.id, r.created_at]));
+  return jobs.map((j, i): JobRow => {
+    const created = createdAt.get(j.id);
+    if (created === undefined) throw new Error(`inline job ${j.id} was not inserted`);
+    return {
+      id: j.id,
+      workspace_id: j.workspaceId,
+      project_id: j.projectId,
+      key_id: j.keyId,
+      type: j.type,
+      status: 'queued',
+      livemode: false,
+      input: given[i]!.input,
+      result: null,
+      error: null,
+      hold_id: null,
+      cost_minor: null,
+      request_id: j.requestId,
+      cancel_requested_at: null,
+      created_at: created,
+      started_at: null,
+      completed_at: null,
+    };
   });
 }
 
@@ -253,11 +278,11 @@ export async function finishUnbilledJobs(db: Db, outcomes: UnbilledOutcome[]): P
     metering_id: o.meteringId,
     usage: o.usage,
   }));
-  // Not prepared: a generic plan would assume ten ids whatever the batch holds, and scan the whole
-  // table rather than probe its primary key ten times while the table is still small.
-  const finished = await db.anyFirst(sql.type(finishedIdRow)`
+  // Prepared: parsing and planning this statement cost more than running it. Its generic plan
+  // probes the primary key with the id list once the table has grown past a few pages.
+  const finished = await db.anyFirst(sql.prepared('jobs_finish_unbilled', finishedIdRow)`
     with given as (
-      select * from jsonb_to_recordset(${sql.jsonb(given as never)}) as t(
+      select * from jsonb_to_recordset(${jsonText(given)}::jsonb) as t(
         id text, status text, result jsonb, metering_id text, usage jsonb)
     ), done as (
       update jobs j set status = g.status, result = g.result, cost_minor = 0, completed_at = now()
