@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomFillSync, scryptSync, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, scryptSync, timingSafeEqual } from 'node:crypto';
 
 const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -36,8 +36,9 @@ export function newKeySecret(livemode: boolean): string {
   return `svc_sk_${livemode ? 'live' : 'test'}_${randomBase62(33)}`;
 }
 
+// One-shot: every authenticated request hashes its key, and a Hash object per call costs more.
 export function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
+  return hash('sha256', value, 'buffer');
 }
 
 export function hashPassword(password: string): string {
