@@ -29,7 +29,12 @@ const envSchema = z.object({
   /** JSON object overriding entries of the default price table (see shared/prices.ts). */
   PRICES: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * Jobs run at once per worker process. Jobs mostly wait (model providers, object storage,
+   * webhooks) and batch their database writes, so more at once costs little: the CPU-bound work
+   * (OCR) has its own fixed engines, and uploaded inputs share a fixed memory budget.
+   */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
   /** How long a synchronous endpoint waits for its job before answering internal_error. */
   SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),

@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import type { NotificationHub } from '../shared/pubsub.ts';
+import type { ByteBudget } from './byteBudget.ts';
 
 /** What every task of this worker process may use. */
 export type WorkerContext = {
@@ -12,4 +13,6 @@ export type WorkerContext = {
   hub: NotificationHub;
   logger: Logger;
   objectStore: ObjectStore;
+  /** Bytes of uploaded inputs (audio, images) held in memory at once; see withInputObject. */
+  inputMemory: ByteBudget;
 };

@@ -1,6 +1,7 @@
 import type { JobHelpers } from 'graphile-worker';
 
 import { findJob } from '../shared/db/queries/jobs.ts';
+import { audioMaxBytes } from '../shared/generationJobs.ts';
 import { jobPayload } from '../shared/jobs.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import { UnreadableImageError } from '../shared/providers/tesseract.ts';
@@ -59,10 +60,30 @@ function isMissing(error: unknown): boolean {
 }
 
 /**
- * The uploaded input of a job. A missing object cannot come back, so that fails the job for good;
- * any other storage error is retried.
+ * What a worker process may hold of uploaded inputs at once: four of the largest (audio, 25 MiB).
+ * Jobs wait for room before reading theirs, so memory stays bounded whatever WORKER_CONCURRENCY is.
  */
-export async function readInputObject(store: ObjectStore, key: string): Promise<Buffer> {
+export const inputMemoryBytes = 4 * audioMaxBytes;
+
+/**
+ * Runs `use` with the uploaded input of a job, read once there is room for it in the process's
+ * input budget, and gives the room back when `use` is done. A missing object cannot come back, so
+ * that fails the job for good; any other storage error is retried.
+ */
+export async function withInputObject<T>(
+  ctx: Pick<WorkerContext, 'objectStore' | 'inputMemory'>,
+  input: { objectKey: string; sizeBytes: number },
+  use: (data: Buffer) => Promise<T>,
+): Promise<T> {
+  const release = await ctx.inputMemory.take(input.sizeBytes);
+  try {
+    return await use(await readInputObject(ctx.objectStore, input.objectKey));
+  } finally {
+    release();
+  }
+}
+
+async function readInputObject(store: ObjectStore, key: string): Promise<Buffer> {
   try {
     return await store.getBuffer(key);
   } catch (error) {

@@ -14,7 +14,9 @@ import { createLogger, type Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
+import { ByteBudget } from './byteBudget.ts';
 import type { WorkerContext } from './context.ts';
+import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
 import { startLiveness } from './liveness.ts';
 import { makeTaskList } from './taskList.ts';
@@ -40,7 +42,14 @@ export async function startWorker(
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();
   const objectStore = new ObjectStore(services.s3);
-  const ctx: WorkerContext = { config, pool, hub, logger, objectStore };
+  const ctx: WorkerContext = {
+    config,
+    pool,
+    hub,
+    logger,
+    objectStore,
+    inputMemory: new ByteBudget(inputMemoryBytes),
+  };
   const pgPool = new pg.Pool({ connectionString: services.databaseUrl, max: config.workerConcurrency + 2 });
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));

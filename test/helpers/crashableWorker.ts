@@ -7,6 +7,8 @@ import { makePool } from '../../shared/db/pool.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { ObjectStore } from '../../shared/objectStore.ts';
 import { NotificationHub } from '../../shared/pubsub.ts';
+import { ByteBudget } from '../../worker/byteBudget.ts';
+import { inputMemoryBytes } from '../../worker/generationWork.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { startLiveness } from '../../worker/liveness.ts';
 import { runJob } from '../../worker/runJob.ts';
@@ -27,6 +29,7 @@ const ctx = {
   hub,
   logger,
   objectStore: new ObjectStore({ ...config.s3, endpoint: config.s3.endpoint ?? 'http://127.0.0.1:1' }),
+  inputMemory: new ByteBudget(inputMemoryBytes),
 };
 const workMs = Number(process.argv[2] ?? 'Infinity');
 const events = new EventEmitter() as WorkerEvents;

@@ -2,7 +2,9 @@ import { runOnce, type TaskList } from 'graphile-worker';
 
 import { createLogger } from '../../shared/logger.ts';
 import { ObjectStore } from '../../shared/objectStore.ts';
+import { ByteBudget } from '../../worker/byteBudget.ts';
 import type { WorkerContext } from '../../worker/context.ts';
+import { inputMemoryBytes } from '../../worker/generationWork.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import type { TestContext } from './context.ts';
 
@@ -14,6 +16,7 @@ export function workerContextFor(t: TestContext): WorkerContext {
     hub: t.deps.hub,
     logger: createLogger('silent', 'test-worker'),
     objectStore: new ObjectStore(t.s3),
+    inputMemory: new ByteBudget(inputMemoryBytes),
   };
 }
 

@@ -10,8 +10,8 @@ import type { WorkerContext } from '../context.ts';
 import {
   callProvider,
   cancelledOutcome,
-  readInputObject,
   removeFinishedJobInput,
+  withInputObject,
 } from '../generationWork.ts';
 import { type Probe, registerProbe } from '../probes.ts';
 import { runJob } from '../runJob.ts';
@@ -29,16 +29,17 @@ export function ocrExtract(ctx: WorkerContext): Task {
   return async (payload, helpers) => {
     await runJob(ctx, payload, helpers, async (job, signal) => {
       const input = ocrJobInput.parse(job.input);
-      const data = await readInputObject(ctx.objectStore, input.objectKey);
       const provider = selectProviders(ctx.config, job.livemode).ocr;
-      const out = await callProvider(helpers, signal, () =>
-        provider.extract({
-          data,
-          mimeType: input.mimeType,
-          filename: input.filename,
-          languageHint: input.languageHint,
-          signal,
-        }),
+      const out = await withInputObject(ctx, input, (data) =>
+        callProvider(helpers, signal, () =>
+          provider.extract({
+            data,
+            mimeType: input.mimeType,
+            filename: input.filename,
+            languageHint: input.languageHint,
+            signal,
+          }),
+        ),
       );
       if (out === 'cancelled') return cancelledOutcome;
       return {

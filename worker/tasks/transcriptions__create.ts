@@ -7,8 +7,8 @@ import type { WorkerContext } from '../context.ts';
 import {
   callProvider,
   cancelledOutcome,
-  readInputObject,
   removeFinishedJobInput,
+  withInputObject,
 } from '../generationWork.ts';
 import { runJob } from '../runJob.ts';
 
@@ -21,17 +21,18 @@ export function transcriptionsCreate(ctx: WorkerContext): Task {
   return async (payload, helpers) => {
     await runJob(ctx, payload, helpers, async (job, signal) => {
       const input = transcriptionJobInput.parse(job.input);
-      const audio = await readInputObject(ctx.objectStore, input.objectKey);
       const provider = selectProviders(ctx.config, job.livemode).transcription;
-      const out = await callProvider(helpers, signal, () =>
-        provider.transcribe({
-          audio,
-          mimeType: input.mimeType,
-          filename: input.filename,
-          prompt: input.prompt,
-          language: input.language,
-          signal,
-        }),
+      const out = await withInputObject(ctx, input, (audio) =>
+        callProvider(helpers, signal, () =>
+          provider.transcribe({
+            audio,
+            mimeType: input.mimeType,
+            filename: input.filename,
+            prompt: input.prompt,
+            language: input.language,
+            signal,
+          }),
+        ),
       );
       if (out === 'cancelled') return cancelledOutcome;
       return {

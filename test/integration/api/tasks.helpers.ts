@@ -3,7 +3,9 @@ import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 
 import { makePool } from '../../../shared/db/pool.ts';
 import { NotificationHub } from '../../../shared/pubsub.ts';
+import { ByteBudget } from '../../../worker/byteBudget.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
+import { inputMemoryBytes } from '../../../worker/generationWork.ts';
 import type { TestContext } from '../../helpers/context.ts';
 
 export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
@@ -116,7 +118,14 @@ export async function startStandaloneWorker(
   const pool = await makePool(t.databaseUrl, { maxPoolSize: 4, name: 'test-worker' });
   const hub = new NotificationHub(t.databaseUrl, t.deps.logger);
   await hub.start();
-  const ctx: WorkerContext = { config, pool, hub, logger: t.deps.logger, objectStore: t.deps.objectStore };
+  const ctx: WorkerContext = {
+    config,
+    pool,
+    hub,
+    logger: t.deps.logger,
+    objectStore: t.deps.objectStore,
+    inputMemory: new ByteBudget(inputMemoryBytes),
+  };
   const runner = await run({
     connectionString: t.databaseUrl,
     taskList: tasks(ctx),
