@@ -1,7 +1,7 @@
 import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
-import { type Db, isoTimestamp, jsonText, noRows, sql } from '../sql.ts';
+import { type Db, jsonText, noRows, sql } from '../sql.ts';
 
 export const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
 export type JobStatus = z.infer<typeof jobStatus>;
@@ -131,18 +131,13 @@ export type NewInlineJob = Omit<NewJob, 'livemode' | 'holdId'> & {
   priority: number;
 };
 
-const insertedRow = z.object({ id: z.string(), created_at: isoTimestamp });
-
-/** What stays of a job's input in its row: the key of its upload, if any (see keptInput). */
-function keptInputOf(input: Record<string, unknown>): Record<string, unknown> {
-  return 'objectKey' in input ? { objectKey: input.objectKey } : {};
-}
+const insertedRow = jobRow.pick({ id: true, input: true, created_at: true });
 
 /**
  * Inserts inline jobs and adds their graphile-worker jobs, any number in one statement (the api
  * batches concurrent calls), committed asynchronously: the worker's durable completion flushes it.
  * Each row keeps only what the upload sweep needs of its input. Rows come back in input order, as
- * inserted (only the id and creation time are read back: the rest is what was given).
+ * inserted (only the id, the kept input and the creation time are read back: the rest is what was given).
  */
 export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<JobRow[]> {
   const given = jobs.map((j) => ({
@@ -151,7 +146,7 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
     project_id: j.projectId,
     key_id: j.keyId,
     type: j.type,
-    input: keptInputOf(j.input),
+    input: j.input,
     request_id: j.requestId,
     task: j.task,
     payload: j.payload,
@@ -165,9 +160,10 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
         task text, payload json, max_attempts smallint, priority smallint)
     ), j as (
       insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
-      select id, workspace_id, project_id, key_id, type, false, input, null, request_id
+      select id, workspace_id, project_id, key_id, type, false, ${keptInput(sql.identifier(['given', 'input']))},
+             null, request_id
       from given
-      returning id, created_at
+      returning id, input, created_at
     ), queued as (
       -- add_jobs would plan its inner statements anew on every call (their plans do not depend on
       -- the values, yet PL/pgSQL keeps choosing custom plans), which costs more than all the rest
@@ -181,10 +177,10 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
     )
     select j.* from j, queued, ${asyncCommit} as durability
   `);
-  const createdAt = new Map(rows.map((r) => [r.id, r.created_at]));
-  return jobs.map((j, i): JobRow => {
-    const created = createdAt.get(j.id);
-    if (created === undefined) throw new Error(`inline job ${j.id} was not inserted`);
+  const inserted = new Map(rows.map((r) => [r.id, r]));
+  return jobs.map((j): JobRow => {
+    const row = inserted.get(j.id);
+    if (row === undefined) throw new Error(`inline job ${j.id} was not inserted`);
     return {
       id: j.id,
       workspace_id: j.workspaceId,
@@ -193,14 +189,14 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
       type: j.type,
       status: 'queued',
       livemode: false,
-      input: given[i]!.input,
+      input: row.input,
       result: null,
       error: null,
       hold_id: null,
       cost_minor: null,
       request_id: j.requestId,
       cancel_requested_at: null,
-      created_at: created,
+      created_at: row.created_at,
       started_at: null,
       completed_at: null,
     };
