@@ -1,15 +1,15 @@
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
-import type { JobWaiter } from '../shared/jobWaiter.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import type { NotificationHub } from '../shared/pubsub.ts';
-import type { RateLimiter } from '../shared/rateLimiter.ts';
-import type { RequestLogWriter } from '../shared/requestLog.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
 import type { KeyCache } from './auth/keyCache.ts';
+import type { JobWaiter } from './jobWaiter.ts';
 import type { ApiDocument } from './openapi/document.ts';
+import type { RateLimiter } from './rateLimiter.ts';
+import type { RequestLogWriter } from './requestLog.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */

@@ -1,14 +1,14 @@
 import type { Config } from '../shared/config.ts';
 import { makePool } from '../shared/db/pool.ts';
-import { JobWaiter } from '../shared/jobWaiter.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
-import { RateLimiter } from '../shared/rateLimiter.ts';
-import { RequestLogWriter } from '../shared/requestLog.ts';
 import { KeyCache } from './auth/keyCache.ts';
 import type { AppDeps } from './deps.ts';
+import { JobWaiter } from './jobWaiter.ts';
 import { loadApiDocument } from './openapi/document.ts';
+import { RateLimiter } from './rateLimiter.ts';
+import { RequestLogWriter } from './requestLog.ts';
 
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
 export async function makeAppDeps(

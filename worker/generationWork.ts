@@ -4,9 +4,9 @@ import { findJob } from '../shared/db/queries/jobs.ts';
 import { audioMaxBytes } from '../shared/generationJobs.ts';
 import { jobPayload } from '../shared/jobs.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
-import { UnreadableImageError } from '../shared/providers/tesseract.ts';
 import { ProviderError } from '../shared/providers/types.ts';
 import type { WorkerContext } from './context.ts';
+import { UnreadableImageError } from './providers/tesseract.ts';
 import { type JobOutcome, PermanentJobError } from './runJob.ts';
 
 const finished = new Set(['succeeded', 'failed', 'cancelled']);

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import type { RateLimiter } from '../../shared/rateLimiter.ts';
+import type { RateLimiter } from '../rateLimiter.ts';
 
 /** Per-workspace request budget per minute, shared by every api process (see RateLimiter). */
 export function installRateLimit(app: Express, limiter: RateLimiter, defaultPerMinute: number): void {

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
-import { redact, type RequestLogWriter } from '../../shared/requestLog.ts';
+import { redact, type RequestLogWriter } from '../requestLog.ts';
 
 /** Records every API call (status, latency, cost, redacted bodies) once its response has been sent. */
 export function installRequestLog(app: Express, writer: RequestLogWriter): void {

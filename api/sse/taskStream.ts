@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 
 import type { TaskMessageRow } from '../../shared/db/queries/taskMessages.ts';
-import { type CursorKey, encodeCursor } from '../../shared/tasks/cursor.ts';
 import { toMessageDto } from '../../shared/tasks/dto.ts';
+import { type CursorKey, encodeCursor } from '../cursor.ts';
 import type { TaskReplyFeed } from './taskReplyFeed.ts';
 
 export type TaskStreamOptions = {

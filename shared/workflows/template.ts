@@ -32,7 +32,7 @@ export function fillTemplate(
 
 /**
  * The template as instructions for the model: each placeholder becomes a reference to a field whose
- * value is supplied separately, as delimited data (see shared/tasks/conversation.ts). Values are
+ * value is supplied separately, as delimited data (see worker/reply/conversation.ts). Values are
  * therefore never spliced into the instructions the model follows.
  */
 export function templateAsInstructions(template: string): string {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
 
+import { cursorKey, encodeCursor } from '../../api/cursor.ts';
 import { makePool } from '../../shared/db/pool.ts';
 import { insertTaskMessage } from '../../shared/db/queries/taskMessages.ts';
 import { insertTask } from '../../shared/db/queries/tasks.ts';
@@ -14,7 +15,6 @@ import type { DatabasePool } from '../../shared/db/sql.ts';
 import { sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { newId } from '../../shared/ids.ts';
-import { cursorKey, encodeCursor } from '../../shared/tasks/cursor.ts';
 import { appendMessage } from '../../shared/tasks/messages.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import type { BenchContext } from './harness.ts';

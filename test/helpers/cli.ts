@@ -19,7 +19,7 @@ export function admin(
 ): Promise<CliResult> {
   const [file, argv] = options.viaNpm
     ? ['npm', ['run', '--silent', 'admin', '--', ...args]]
-    : [process.execPath, [path.join(root, 'shared/cli/admin.ts'), ...args]];
+    : [process.execPath, [path.join(root, 'cli/admin.ts'), ...args]];
   return new Promise((resolve) => {
     execFile(
       file,

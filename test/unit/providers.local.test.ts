@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../shared/providers/audio.ts';
-import { renderDigitsPng } from '../../shared/providers/bitmapText.ts';
-import { hashEmbedding, localChat, localModels } from '../../shared/providers/local.ts';
-import { imageSize } from '../../shared/providers/openai.ts';
-import { scrubSecrets } from '../../shared/providers/openaiHttp.ts';
-import { resolveOcrLanguages, sniffImageFormat } from '../../shared/providers/tesseract.ts';
+import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
+import { hashEmbedding, localChat, localModels } from '../../worker/providers/local.ts';
+import { imageSize } from '../../worker/providers/openai.ts';
+import { scrubSecrets } from '../../worker/providers/openaiHttp.ts';
+import { resolveOcrLanguages, sniffImageFormat } from '../../worker/providers/tesseract.ts';
 import { makeWav } from '../helpers/audio.ts';
 
 const never = new AbortController().signal;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { streamedError } from '../../shared/providers/openaiHttp.ts';
+import { streamedError } from '../../worker/providers/openaiHttp.ts';
 
 describe('errors streamed by an OpenAI-compatible provider', () => {
   it('leaves ordinary chunks alone', () => {

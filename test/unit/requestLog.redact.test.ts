@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { redact } from '../../api/requestLog.ts';
 import { newKeySecret, randomBase62 } from '../../shared/ids.ts';
-import { redact } from '../../shared/requestLog.ts';
 
 describe('redact', () => {
   it('masks secrets at any depth and cuts long strings', () => {

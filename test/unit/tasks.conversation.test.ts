@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 
 import type { TaskMessageRow } from '../../shared/db/queries/taskMessages.ts';
-import { buildConversation, fence } from '../../shared/tasks/conversation.ts';
-import { withinBudget } from '../../shared/tasks/replyContext.ts';
+import { buildConversation, fence } from '../../worker/reply/conversation.ts';
+import { withinBudget } from '../../worker/reply/replyContext.ts';
 
 function message(seq: number, role: 'user' | 'assistant', text: string): TaskMessageRow {
   return {

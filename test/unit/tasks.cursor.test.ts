@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import { describe, expect, it } from '@jest/globals';
 
+import { type CursorKey, decodeCursor, encodeCursor } from '../../api/cursor.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import { type CursorKey, decodeCursor, encodeCursor } from '../../shared/tasks/cursor.ts';
 
 const key: CursorKey = { key: randomBytes(32) };
 const otherKey: CursorKey = { key: randomBytes(32) };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { defaultWebhookPolicy, retryDelayMs } from '../../shared/webhooks/policy.ts';
 import { isPublicAddress } from '../../shared/webhooks/ssrf.ts';
+import { defaultWebhookPolicy, retryDelayMs } from '../../worker/webhooks/policy.ts';
 
 describe('isPublicAddress', () => {
   it.each([

@@ -2,9 +2,9 @@ import type { Task } from 'graphile-worker';
 
 import { embeddingJobInput } from '../../shared/generationJobs.ts';
 import { embeddingCost, loadPrices } from '../../shared/prices.ts';
-import { selectProviders } from '../../shared/providers/index.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { selectProviders } from '../providers/index.ts';
 import { runJob } from '../runJob.ts';
 
 /** POST /embeddings: one vector per input, in input order, billed by input tokens. */

@@ -2,9 +2,9 @@ import type { Task } from 'graphile-worker';
 
 import { imageJobInput } from '../../shared/generationJobs.ts';
 import { imageCost, loadPrices } from '../../shared/prices.ts';
-import { selectProviders } from '../../shared/providers/index.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { selectProviders } from '../providers/index.ts';
 import { runJob } from '../runJob.ts';
 
 /** POST /images: one image, billed per image. */

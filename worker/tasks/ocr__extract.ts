@@ -4,8 +4,6 @@ import type { Task } from 'graphile-worker';
 
 import { ocrJobInput } from '../../shared/generationJobs.ts';
 import { loadPrices, ocrCost } from '../../shared/prices.ts';
-import { renderDigitsPng } from '../../shared/providers/bitmapText.ts';
-import { selectProviders } from '../../shared/providers/index.ts';
 import type { WorkerContext } from '../context.ts';
 import {
   callProvider,
@@ -14,6 +12,8 @@ import {
   withInputObject,
 } from '../generationWork.ts';
 import { type Probe, registerProbe } from '../probes.ts';
+import { renderDigitsPng } from '../providers/bitmapText.ts';
+import { selectProviders } from '../providers/index.ts';
 import { runJob } from '../runJob.ts';
 
 // The API's language vocabulary (languageHint) for tesseract's codes.

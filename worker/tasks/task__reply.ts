@@ -15,13 +15,13 @@ import { newId } from '../../shared/ids.ts';
 import { jobPayload } from '../../shared/jobs.ts';
 import { type Payer, releaseHold, reserveCredits, settleUsage } from '../../shared/metering.ts';
 import { loadPrices, maxTextCost, textCost } from '../../shared/prices.ts';
-import { selectProviders } from '../../shared/providers/index.ts';
 import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
-import { buildConversation } from '../../shared/tasks/conversation.ts';
 import { appendMessage, type ReplyJobInput, replyJobInput } from '../../shared/tasks/messages.ts';
-import { loadReplyContext } from '../../shared/tasks/replyContext.ts';
 import { installWebhookFanout } from '../../shared/webhooks/fanout.ts';
 import type { WorkerContext } from '../context.ts';
+import { selectProviders } from '../providers/index.ts';
+import { buildConversation } from '../reply/conversation.ts';
+import { loadReplyContext } from '../reply/replyContext.ts';
 
 export type TaskReplyOptions = {
   /** The chat provider for a key mode; defaults to the configured one (fixtures for test keys). */

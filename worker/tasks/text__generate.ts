@@ -2,11 +2,11 @@ import type { Task } from 'graphile-worker';
 
 import { textJobInput } from '../../shared/generationJobs.ts';
 import { loadPrices, textCost } from '../../shared/prices.ts';
-import { selectProviders } from '../../shared/providers/index.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
 import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome, WorkerStopping } from '../generationWork.ts';
+import { selectProviders } from '../providers/index.ts';
 import { runJob } from '../runJob.ts';
 
 /**

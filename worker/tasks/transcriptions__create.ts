@@ -2,7 +2,6 @@ import type { Task } from 'graphile-worker';
 
 import { transcriptionJobInput } from '../../shared/generationJobs.ts';
 import { loadPrices, transcriptionCost } from '../../shared/prices.ts';
-import { selectProviders } from '../../shared/providers/index.ts';
 import type { WorkerContext } from '../context.ts';
 import {
   callProvider,
@@ -10,6 +9,7 @@ import {
   removeFinishedJobInput,
   withInputObject,
 } from '../generationWork.ts';
+import { selectProviders } from '../providers/index.ts';
 import { runJob } from '../runJob.ts';
 
 /**

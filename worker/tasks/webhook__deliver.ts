@@ -11,10 +11,10 @@ import {
   installWebhookFanout,
   webhookDeliverPayload,
 } from '../../shared/webhooks/fanout.ts';
-import { defaultWebhookPolicy, retryDelayMs, type WebhookPolicy } from '../../shared/webhooks/policy.ts';
-import { type SendOutcome, sendWebhook } from '../../shared/webhooks/send.ts';
 import { webhookHeaders } from '../../shared/webhooks/signing.ts';
 import type { WorkerContext } from '../context.ts';
+import { defaultWebhookPolicy, retryDelayMs, type WebhookPolicy } from '../webhooks/policy.ts';
+import { type SendOutcome, sendWebhook } from '../webhooks/send.ts';
 
 /**
  * One attempt of one webhook delivery. The HTTP call happens outside any transaction; its outcome,

@@ -6,10 +6,10 @@ import { notify } from '../../../shared/db/queries/notifications.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { createJob, type JobType, newJobId } from '../../../shared/jobs.ts';
-import type { FinishedJob } from '../../../shared/jobWaiter.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import { clientGone } from '../../clientGone.ts';
 import type { AppDeps } from '../../deps.ts';
+import type { FinishedJob } from '../../jobWaiter.ts';
 
 export type BilledJob = {
   /** Allocated by the caller that must listen for the job before it exists (newJobId). */

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
-import { readStatus } from '../../../shared/status.ts';
 import type { AppDeps } from '../../deps.ts';
+import { readStatus } from '../../status.ts';
 
 const cacheMs = 30_000;
 

@@ -3,8 +3,8 @@ import type { RequestHandler } from 'express';
 import { listTaskMessages as listMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { cursorKey, decodeCursor, encodeCursor } from '../../../shared/tasks/cursor.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
+import { cursorKey, decodeCursor, encodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
 
 const defaultLimit = 50;

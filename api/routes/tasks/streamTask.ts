@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { cursorKey, decodeCursor } from '../../../shared/tasks/cursor.ts';
+import { cursorKey, decodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
 import { taskReplyFeed } from '../../sse/taskReplyFeed.ts';
 import { defaultTaskStreamOptions, serveTaskStream } from '../../sse/taskStream.ts';

@@ -5,9 +5,9 @@ import { findWorkspaceWorkflow } from '../../../shared/db/queries/workflows.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage } from '../../../shared/tasks/messages.ts';
-import { prepareWorkflowRun } from '../../../shared/workflows/prepareRun.ts';
 import type { AppDeps } from '../../deps.ts';
 import { actorFromRequest } from '../tasks/actor.ts';
+import { prepareWorkflowRun } from './prepareRun.ts';
 
 type RunWorkflowBody = { values: Record<string, unknown>; projectId?: string };
 

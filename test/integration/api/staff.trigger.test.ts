@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { commands } from '../../../shared/cli/admin.ts';
+import { commands } from '../../../cli/admin.ts';
 import { setStaffApiChannel, setStaffStatus } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';

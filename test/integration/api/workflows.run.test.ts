@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { commands } from '../../../shared/cli/admin.ts';
+import { commands } from '../../../cli/admin.ts';
 import { insertFile } from '../../../shared/db/queries/files.ts';
 import { setStaffStatus } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';

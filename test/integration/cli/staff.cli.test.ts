@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { commands } from '../../../shared/cli/admin.ts';
-import { CliError } from '../../../shared/cli/cliError.ts';
+import { commands } from '../../../cli/admin.ts';
+import { CliError } from '../../../cli/cliError.ts';
 import { admin } from '../../helpers/cli.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

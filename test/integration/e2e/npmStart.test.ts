@@ -27,7 +27,7 @@ describe('npm start on the embedded defaults', () => {
       S3_ENDPOINT: '',
       LOG_LEVEL: 'info',
     };
-    const first = spawnNode('shared/platform/start.ts', env);
+    const first = spawnNode('bin/start.ts', env);
     started.push(first);
     const [, testKey] = await first.waitFor(/test key\s+(svc_sk_test_\S+)/);
     const [, liveKey] = await first.waitFor(/live key\s+(svc_sk_live_\S+)/);
@@ -53,7 +53,7 @@ describe('npm start on the embedded defaults', () => {
     expect(await first.stop()).toBe(0);
 
     // A second start reuses the data: same keys work, no new demo workspace.
-    const second = spawnNode('shared/platform/start.ts', env);
+    const second = spawnNode('bin/start.ts', env);
     started.push(second);
     await second.waitFor(/platform ready/);
     expect(second.output()).not.toMatch(/Demo workspace created/);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { loadConfig } from '../../../shared/config.ts';
-import { makeOpenAiProviders } from '../../../shared/providers/openai.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
+import { makeOpenAiProviders } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 

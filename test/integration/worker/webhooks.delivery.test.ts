@@ -3,7 +3,7 @@ import http from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { commands } from '../../../shared/cli/admin.ts';
+import { commands } from '../../../cli/admin.ts';
 import {
   insertWebhookEndpoint,
   listDeliveryAttempts,

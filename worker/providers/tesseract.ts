@@ -6,7 +6,7 @@ import path from 'node:path';
 
 import Tesseract from 'tesseract.js';
 
-import { type OcrProvider, type OcrRequest, ProviderError } from './types.ts';
+import { type OcrProvider, type OcrRequest, ProviderError } from '../../shared/providers/types.ts';
 
 /** Tesseract's language codes for the hints the API accepts. */
 export type OcrLanguage = 'eng' | 'nep';

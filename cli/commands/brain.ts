@@ -1,8 +1,8 @@
-import { slugify } from '../../brain/slug.ts';
-import { insertBrainPage } from '../../db/queries/brainPages.ts';
-import { findMember } from '../../db/queries/members.ts';
-import { workspaceExists } from '../../db/queries/workspaces.ts';
-import { newId } from '../../ids.ts';
+import { slugify } from '../../shared/brain/slug.ts';
+import { insertBrainPage } from '../../shared/db/queries/brainPages.ts';
+import { findMember } from '../../shared/db/queries/members.ts';
+import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
+import { newId } from '../../shared/ids.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 

@@ -1,4 +1,4 @@
-import { encodePng } from './png.ts';
+import { encodePng } from '../../shared/providers/png.ts';
 
 // A 5×7 bitmap font for digits: enough to make an image with known text without any font file.
 const glyphs: Record<string, string[]> = {

@@ -1,12 +1,12 @@
-import { isValidCidr } from '../../../api/auth/ipAllowlist.ts';
-import { loadApiDocument } from '../../../api/openapi/document.ts';
-import { revokeApiKey } from '../../db/queries/apiKeys.ts';
-import { addCredits } from '../../db/queries/credits.ts';
-import { findMember, insertMember, setMemberDeveloperAccess } from '../../db/queries/members.ts';
-import { findProjects, insertProject } from '../../db/queries/projects.ts';
-import { insertWorkspace, workspaceExists } from '../../db/queries/workspaces.ts';
-import { hashPassword, newId } from '../../ids.ts';
-import { createApiKey, unrestricted } from '../../keys.ts';
+import { isValidCidr } from '../../api/auth/ipAllowlist.ts';
+import { loadApiDocument } from '../../api/openapi/document.ts';
+import { revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
+import { addCredits } from '../../shared/db/queries/credits.ts';
+import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
+import { findProjects, insertProject } from '../../shared/db/queries/projects.ts';
+import { insertWorkspace, workspaceExists } from '../../shared/db/queries/workspaces.ts';
+import { hashPassword, newId } from '../../shared/ids.ts';
+import { createApiKey, unrestricted } from '../../shared/keys.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 

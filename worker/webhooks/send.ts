@@ -2,8 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 
-import { coerceError } from '../errors/appError.ts';
-import { BlockedTargetError, guardedLookup, isPublicAddress } from './ssrf.ts';
+import { coerceError } from '../../shared/errors/appError.ts';
+import { BlockedTargetError, guardedLookup, isPublicAddress } from '../../shared/webhooks/ssrf.ts';
 
 export type SendOutcome = {
   /** A 2xx answer: delivered. */

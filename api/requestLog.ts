@@ -1,8 +1,8 @@
 import type { DatabasePool } from 'slonik';
 
-import { insertRequestLogs, type RequestLogEntry } from './db/queries/requestLogs.ts';
-import type { Logger } from './logger.ts';
-import { toStorableText } from './storableText.ts';
+import { insertRequestLogs, type RequestLogEntry } from '../shared/db/queries/requestLogs.ts';
+import type { Logger } from '../shared/logger.ts';
+import { toStorableText } from '../shared/storableText.ts';
 
 const flushEveryMs = 100;
 const maxBuffered = 10_000;

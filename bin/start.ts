@@ -1,11 +1,11 @@
-import { startApi } from '../../api/server.ts';
-import { migrate } from '../../db/migrate.ts';
-import { startWorker } from '../../worker/main.ts';
-import { baseUrl, loadConfig } from '../config.ts';
-import { makePool } from '../db/pool.ts';
-import { createLogger } from '../logger.ts';
+import { startApi } from '../api/server.ts';
+import { migrate } from '../db/migrate.ts';
+import { baseUrl, loadConfig } from '../shared/config.ts';
+import { makePool } from '../shared/db/pool.ts';
+import { createLogger } from '../shared/logger.ts';
+import { resolveServices } from '../shared/platform/services.ts';
+import { startWorker } from '../worker/main.ts';
 import { type DemoCredentials, ensureDemoWorkspace } from './demo.ts';
-import { resolveServices } from './services.ts';
 
 function printDemo(demo: DemoCredentials, url: string): void {
   // Printed once, on the first start: the secrets are stored only as hashes.

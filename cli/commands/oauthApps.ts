@@ -1,8 +1,8 @@
-import { loadApiDocument } from '../../../api/openapi/document.ts';
-import { insertOauthApp } from '../../db/queries/oauthApps.ts';
-import { findProject } from '../../db/queries/projects.ts';
-import { newId, randomBase62, sha256 } from '../../ids.ts';
-import { identityScopes, redirectUriProblem } from '../../oauth/registration.ts';
+import { loadApiDocument } from '../../api/openapi/document.ts';
+import { insertOauthApp } from '../../shared/db/queries/oauthApps.ts';
+import { findProject } from '../../shared/db/queries/projects.ts';
+import { newId, randomBase62, sha256 } from '../../shared/ids.ts';
+import { identityScopes, redirectUriProblem } from '../../shared/oauth/registration.ts';
 import { CliError, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 

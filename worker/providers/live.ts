@@ -1,8 +1,8 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../../shared/config.ts';
+import type { Providers } from '../../shared/providers/types.ts';
 import { localChat, localEmbeddings, localImages, localTranscription } from './local.ts';
 import { makeOpenAiProviders } from './openai.ts';
 import { makeTesseractOcr } from './tesseract.ts';
-import type { Providers } from './types.ts';
 
 /**
  * The providers live keys use. OCR is always the local tesseract: the OpenAI protocol has no OCR

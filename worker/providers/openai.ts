@@ -1,8 +1,17 @@
 import { z } from 'zod';
 
-import type { Config } from '../config.ts';
-import { toStorableText } from '../storableText.ts';
-import { audioDurationSeconds } from './audio.ts';
+import type { Config } from '../../shared/config.ts';
+import { audioDurationSeconds } from '../../shared/providers/audio.ts';
+import { estimateTokens } from '../../shared/providers/tokens.ts';
+import {
+  type ChatProvider,
+  type EmbeddingProvider,
+  type ImageProvider,
+  ProviderError,
+  type TextGeneration,
+  type TranscriptionProvider,
+} from '../../shared/providers/types.ts';
+import { toStorableText } from '../../shared/storableText.ts';
 import {
   failure,
   openaiRequest,
@@ -12,15 +21,6 @@ import {
   readJson,
   streamedError,
 } from './openaiHttp.ts';
-import { estimateTokens } from './tokens.ts';
-import {
-  type ChatProvider,
-  type EmbeddingProvider,
-  type ImageProvider,
-  ProviderError,
-  type TextGeneration,
-  type TranscriptionProvider,
-} from './types.ts';
 
 /** A response that does not have the shape the protocol promises: maybe a proxy glitch, so retryable. */
 function parse<T>(schema: z.ZodType<T>, value: unknown, path: string): T {

@@ -1,16 +1,16 @@
 import net from 'node:net';
 
-import { loadConfig } from '../../config.ts';
-import { findProject } from '../../db/queries/projects.ts';
+import { loadConfig } from '../../shared/config.ts';
+import { findProject } from '../../shared/db/queries/projects.ts';
 import {
   insertWebhookEndpoint,
   listDeliveryAttempts,
   listEndpointDeliveries,
-} from '../../db/queries/webhooks.ts';
-import { newId } from '../../ids.ts';
-import { isWebhookEventType, webhookEventTypes } from '../../webhooks/fanout.ts';
-import { newWebhookSecret } from '../../webhooks/signing.ts';
-import { isPublicAddress } from '../../webhooks/ssrf.ts';
+} from '../../shared/db/queries/webhooks.ts';
+import { newId } from '../../shared/ids.ts';
+import { isWebhookEventType, webhookEventTypes } from '../../shared/webhooks/fanout.ts';
+import { newWebhookSecret } from '../../shared/webhooks/signing.ts';
+import { isPublicAddress } from '../../shared/webhooks/ssrf.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 

@@ -1,7 +1,7 @@
-import type { Config } from '../config.ts';
-import { fixtureProviders } from './fixtures.ts';
+import type { Config } from '../../shared/config.ts';
+import { fixtureProviders } from '../../shared/providers/fixtures.ts';
+import type { Providers } from '../../shared/providers/types.ts';
 import { makeLiveProviders } from './live.ts';
-import type { Providers } from './types.ts';
 
 const liveCache = new WeakMap<Config, Providers>();
 

@@ -1,10 +1,10 @@
-import { findWorkspaceStaffMember } from '../db/queries/staff.ts';
-import { findTaskMessage, listConversation, listMessageFiles } from '../db/queries/taskMessages.ts';
-import { findWorkspaceTask, type TaskRow } from '../db/queries/tasks.ts';
-import { findWorkspaceWorkflow } from '../db/queries/workflows.ts';
-import type { Db } from '../db/sql.ts';
+import { findWorkspaceStaffMember } from '../../shared/db/queries/staff.ts';
+import { findTaskMessage, listConversation, listMessageFiles } from '../../shared/db/queries/taskMessages.ts';
+import { findWorkspaceTask, type TaskRow } from '../../shared/db/queries/tasks.ts';
+import { findWorkspaceWorkflow } from '../../shared/db/queries/workflows.ts';
+import type { Db } from '../../shared/db/sql.ts';
+import type { ReplyJobInput } from '../../shared/tasks/messages.ts';
 import type { ReplyContext } from './conversation.ts';
-import type { ReplyJobInput } from './messages.ts';
 
 /** How much history a reply sees: the most recent messages up to the one it answers... */
 export const conversationWindow = 50;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 
-import { insertMember } from '../db/queries/members.ts';
-import { insertProject } from '../db/queries/projects.ts';
-import { insertWorkspace } from '../db/queries/workspaces.ts';
-import { type DatabasePool, sql } from '../db/sql.ts';
-import { hashPassword, newId, randomBase62 } from '../ids.ts';
-import { createApiKey, unrestricted } from '../keys.ts';
+import { insertMember } from '../shared/db/queries/members.ts';
+import { insertProject } from '../shared/db/queries/projects.ts';
+import { insertWorkspace } from '../shared/db/queries/workspaces.ts';
+import { type DatabasePool, sql } from '../shared/db/sql.ts';
+import { hashPassword, newId, randomBase62 } from '../shared/ids.ts';
+import { createApiKey, unrestricted } from '../shared/keys.ts';
 
 export type DemoCredentials = {
   workspaceId: string;

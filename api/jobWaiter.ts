@@ -1,9 +1,9 @@
 import type { DatabasePool } from 'slonik';
 
-import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from './db/queries/jobs.ts';
-import { AppError } from './errors/appError.ts';
-import type { Logger } from './logger.ts';
-import { KeyedChannel, type NotificationHub } from './pubsub.ts';
+import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from '../shared/db/queries/jobs.ts';
+import { AppError } from '../shared/errors/appError.ts';
+import type { Logger } from '../shared/logger.ts';
+import { KeyedChannel, type NotificationHub } from '../shared/pubsub.ts';
 
 const terminal = new Set(['succeeded', 'failed', 'cancelled']);
 

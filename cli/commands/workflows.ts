@@ -1,9 +1,9 @@
-import { findWorkspaceStaffMember } from '../../db/queries/staff.ts';
-import { insertWorkflow } from '../../db/queries/workflows.ts';
-import { workspaceExists } from '../../db/queries/workspaces.ts';
-import { newId } from '../../ids.ts';
-import { parseFieldDefinitions } from '../../workflows/fields.ts';
-import { templateKeys } from '../../workflows/template.ts';
+import { findWorkspaceStaffMember } from '../../shared/db/queries/staff.ts';
+import { insertWorkflow } from '../../shared/db/queries/workflows.ts';
+import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
+import { newId } from '../../shared/ids.ts';
+import { parseFieldDefinitions } from '../../shared/workflows/fields.ts';
+import { templateKeys } from '../../shared/workflows/template.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 

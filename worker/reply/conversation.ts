@@ -1,8 +1,8 @@
-import type { StaffRow } from '../db/queries/staff.ts';
-import type { AttachedFileRow, TaskMessageRow } from '../db/queries/taskMessages.ts';
-import type { WorkflowRow } from '../db/queries/workflows.ts';
-import type { ChatMessage } from '../providers/types.ts';
-import { templateAsInstructions } from '../workflows/template.ts';
+import type { StaffRow } from '../../shared/db/queries/staff.ts';
+import type { AttachedFileRow, TaskMessageRow } from '../../shared/db/queries/taskMessages.ts';
+import type { WorkflowRow } from '../../shared/db/queries/workflows.ts';
+import type { ChatMessage } from '../../shared/providers/types.ts';
+import { templateAsInstructions } from '../../shared/workflows/template.ts';
 
 /**
  * A fenced block whose fence is longer than any backtick run inside the text, so nothing in the

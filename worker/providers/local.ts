@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
-import { audioDurationSeconds } from './audio.ts';
-import { dimensionsFor, encodePng } from './png.ts';
-import { estimateTokens } from './tokens.ts';
+import { audioDurationSeconds } from '../../shared/providers/audio.ts';
+import { dimensionsFor, encodePng } from '../../shared/providers/png.ts';
+import { estimateTokens } from '../../shared/providers/tokens.ts';
 import type {
   ChatMessage,
   ChatProvider,
   EmbeddingProvider,
   ImageProvider,
   TranscriptionProvider,
-} from './types.ts';
+} from '../../shared/providers/types.ts';
 
 /**
  * The built-in `local` provider's offline stand-ins (DESIGN.md "Providers"): deterministic, free of

@@ -1,5 +1,5 @@
-import { dailyStatusSamples, latestStatusSamples } from './db/queries/statusSamples.ts';
-import type { Db } from './db/sql.ts';
+import { dailyStatusSamples, latestStatusSamples } from '../shared/db/queries/statusSamples.ts';
+import type { Db } from '../shared/db/sql.ts';
 
 /** The status page's components (DESIGN.md), in display order. */
 export const statusComponents = [

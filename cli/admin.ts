@@ -2,10 +2,10 @@ import { parseArgs } from 'node:util';
 
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 
-import { migrate } from '../../db/migrate.ts';
-import { loadConfig } from '../config.ts';
-import { makePool } from '../db/pool.ts';
-import { resolveServices } from '../platform/services.ts';
+import { migrate } from '../db/migrate.ts';
+import { loadConfig } from '../shared/config.ts';
+import { makePool } from '../shared/db/pool.ts';
+import { resolveServices } from '../shared/platform/services.ts';
 import { CliError } from './cliError.ts';
 import { brainCommands } from './commands/brain.ts';
 import { coreCommands } from './commands/core.ts';

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 
-import { ProviderError } from './types.ts';
+import { ProviderError } from '../../shared/providers/types.ts';
 
 export type OpenAiSettings = { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
 

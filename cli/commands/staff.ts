@@ -1,7 +1,7 @@
-import { insertStaffMember } from '../../db/queries/staff.ts';
-import { workspaceExists } from '../../db/queries/workspaces.ts';
-import { newId, randomBase62 } from '../../ids.ts';
-import { toStaffDto } from '../../tasks/dto.ts';
+import { insertStaffMember } from '../../shared/db/queries/staff.ts';
+import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
+import { newId, randomBase62 } from '../../shared/ids.ts';
+import { toStaffDto } from '../../shared/tasks/dto.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 
