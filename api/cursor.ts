@@ -16,24 +16,36 @@ const encodedLength = Math.ceil(((bodyBytes + macBytes) * 4) / 3);
 
 export type CursorKey = { readonly key: Buffer };
 
-const keys = new WeakMap<object, Promise<CursorKey>>();
-
 /**
  * The cursor signing key, derived from the `cursor` row of server_secrets so that every api instance
- * on the database accepts every other's cursors. Read once per pool.
- * @throws the database error when the secret cannot be read (the cache forgets a failed read).
+ * on the database accepts every other's cursors.
+ * @throws the database error when the secret cannot be read.
  */
-export function cursorKey(db: Db): Promise<CursorKey> {
-  let key = keys.get(db);
-  if (!key) {
-    key = findServerSecret(db, 'cursor').then((secret) => ({
-      // A purpose-specific key, so the stored secret can serve other purposes without cross-use.
-      key: createHmac('sha256', secret).update('svc task message cursor v1').digest(),
-    }));
-    key.catch(() => keys.delete(db));
-    keys.set(db, key);
+export async function cursorKey(db: Db): Promise<CursorKey> {
+  const secret = await findServerSecret(db, 'cursor');
+  // A purpose-specific key, so the stored secret can serve other purposes without cross-use.
+  return { key: createHmac('sha256', secret).update('svc task message cursor v1').digest() };
+}
+
+/** The api process's cursor key, read once (a failed read is tried again on the next call). */
+export class CursorKeys {
+  private key: Promise<CursorKey> | undefined;
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
   }
-  return key;
+
+  get(): Promise<CursorKey> {
+    if (!this.key) {
+      const key = cursorKey(this.db);
+      key.catch(() => {
+        if (this.key === key) this.key = undefined;
+      });
+      this.key = key;
+    }
+    return this.key;
+  }
 }
 
 function mac(key: CursorKey, body: Buffer, taskId: string): Buffer {

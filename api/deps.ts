@@ -1,16 +1,20 @@
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
+import type { JobCreator } from '../shared/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import type { NotificationHub } from '../shared/pubsub.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
 import type { KeyCache } from './auth/keyCache.ts';
+import type { CursorKeys } from './cursor.ts';
 import type { JobWaiter } from './jobWaiter.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { RequestLogWriter } from './requestLog.ts';
+import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
+import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */
 export type AppDeps = {
@@ -27,6 +31,14 @@ export type AppDeps = {
   /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;
   keyCache: KeyCache;
+  /** Creates jobs; concurrent inline jobs share one statement. */
+  jobs: JobCreator;
+  /** Assistant replies fanned out to this process's task streams. */
+  taskReplyFeed: TaskReplyFeed;
+  /** Text deltas fanned out to this process's text streams. */
+  textDeltas: TextDeltaRelay;
+  /** The key task cursors are signed with. */
+  cursorKeys: CursorKeys;
   /** Aborts when the process begins to shut down: open streams end (with `done`) instead of holding on. */
   shutdown: AbortSignal;
 };

@@ -1,5 +1,6 @@
 import type { DatabasePool } from 'slonik';
 
+import type { ChannelPayload } from '../shared/channels.ts';
 import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from '../shared/db/queries/jobs.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -15,8 +16,8 @@ const dropEveryMs = 100;
 /** What a waiter learns of a finished job. */
 export type FinishedJob = Pick<JobRow, 'id' | 'status' | 'result' | 'error' | 'cost_minor'>;
 
-/** The `jobs:update` payload (see the jobs_notify trigger): a small result and the cost ride along. */
-type JobUpdate = { id: string; status: string; cost?: number | null; result?: unknown };
+/** A small result and the cost ride along (see shared/channels.ts). */
+type JobUpdate = ChannelPayload<'jobs:update'>;
 
 export type WaitOptions = { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean };
 
@@ -25,7 +26,7 @@ export type JobWatch = { wait(options: WaitOptions): Promise<FinishedJob>; close
 
 /** Lets api requests wait for a job to finish, woken by the `jobs:update` notification. */
 export class JobWaiter {
-  private readonly updates: KeyedChannel<JobUpdate>;
+  private readonly updates: KeyedChannel<'jobs:update'>;
   private readonly pool: DatabasePool;
   private readonly hub: NotificationHub;
   private readonly logger: Logger;
@@ -36,7 +37,7 @@ export class JobWaiter {
     this.pool = pool;
     this.hub = hub;
     this.logger = logger;
-    this.updates = new KeyedChannel(hub, 'jobs:update', 'id');
+    this.updates = new KeyedChannel(hub, 'jobs:update');
   }
 
   /** Writes out the pending drops (on shutdown). */

@@ -1,14 +1,18 @@
 import type { Config } from '../shared/config.ts';
 import { makePool } from '../shared/db/pool.ts';
+import { JobCreator } from '../shared/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
 import { KeyCache } from './auth/keyCache.ts';
+import { CursorKeys } from './cursor.ts';
 import type { AppDeps } from './deps.ts';
 import { JobWaiter } from './jobWaiter.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';
+import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
+import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
 
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
 export async function makeAppDeps(
@@ -35,6 +39,11 @@ export async function makeAppDeps(
     objectStore: new ObjectStore(services.s3),
     credentialResolvers: [],
     keyCache: new KeyCache(pool, hub),
+    jobs: new JobCreator(pool),
+    // Built with the app: their LISTENs are in place before the first stream opens.
+    taskReplyFeed: new TaskReplyFeed(pool, hub, logger),
+    textDeltas: new TextDeltaRelay(hub),
+    cursorKeys: new CursorKeys(pool),
     shutdown: shutdown.signal,
     drain: () => shutdown.abort(),
     close: async () => {

@@ -134,6 +134,7 @@ create table jobs (
   created_at timestamp with time zone not null default now(),
   started_at timestamp with time zone,
   completed_at timestamp with time zone,
+  queue_job_id bigint,
   constraint jobs_check CHECK (((status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text])) = (completed_at IS NOT NULL))),
   constraint jobs_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES credit_holds(id) ON DELETE SET NULL,
   constraint jobs_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
@@ -457,6 +458,8 @@ CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_a
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);
 CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree (created_at);
+CREATE INDEX jobs_hold_idx ON public.jobs USING btree (hold_id) WHERE (hold_id IS NOT NULL);
+CREATE INDEX jobs_unfinished_idx ON public.jobs USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX jobs_workspace_idx ON public.jobs USING btree (workspace_id, created_at);
 CREATE INDEX metering_records_workspace_idx ON public.metering_records USING btree (workspace_id, created_at);
 CREATE INDEX oauth_apps_project_idx ON public.oauth_apps USING btree (project_id);
@@ -477,7 +480,7 @@ CREATE OR REPLACE FUNCTION public.auth_changed_notify()
  LANGUAGE plpgsql
 AS $function$
 begin
-  perform pg_notify('auth:changed', tg_table_name);
+  perform pg_notify('auth:changed', json_build_object('table', tg_table_name)::text);
   return null;
 end;
 $function$;
@@ -508,6 +511,7 @@ $function$;
 
 CREATE TRIGGER api_key_projects_auth_changed AFTER INSERT OR DELETE OR UPDATE ON public.api_key_projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER api_keys_auth_changed AFTER DELETE OR UPDATE ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
+CREATE TRIGGER api_keys_auth_created AFTER INSERT ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER jobs_notify AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER projects_auth_changed AFTER DELETE OR UPDATE ON public.projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();

@@ -2,6 +2,8 @@ import path from 'node:path';
 
 import { z } from 'zod';
 
+import { parsePrices, type Prices } from './prices.ts';
+
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -69,7 +71,8 @@ export type Config = Readonly<{
     }>;
     timeoutMs: number;
   }>;
-  pricesJson: string | undefined;
+  /** The price table: defaults with PRICES' entries laid over them (shared/prices.ts). */
+  prices: Prices;
   rateLimitPerMinute: number;
   workerConcurrency: number;
   syncTimeoutMs: number;
@@ -87,8 +90,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable means unset (`DATABASE_URL=` in a shell or a dyno config).
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  const lines = parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  let prices: Prices | undefined;
+  try {
+    prices = parsePrices(present.PRICES);
+  } catch (error) {
+    lines.push(...(error as Error).message.split('\n').slice(1));
+  }
+  if (!parsed.success || prices === undefined) {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
@@ -118,7 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
     }),
-    pricesJson: e.PRICES,
+    prices,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,

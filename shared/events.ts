@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
+import { enqueueWebhookDeliveries } from './webhooks/fanout.ts';
 
 /** Event kinds the service emits (spec "Webhooks"). */
 export type EventType = 'task.message.created' | 'video.ready' | 'job.succeeded' | 'job.failed';
@@ -13,24 +14,20 @@ export type DomainEvent = {
   data: Record<string, unknown>;
 };
 
-type EventHook = (tx: Db, event: DomainEvent & { id: string; createdAt: string }) => Promise<void>;
-const hooks: EventHook[] = [];
-
-/** Lets a capability react to events in the transaction that records them (webhook delivery does). */
-export function onEventRecorded(hook: EventHook): void {
-  hooks.push(hook);
-}
-
 const eventIdRow = z.object({ id: z.string(), created_at: z.string() });
 
-/** Records a domain event in the caller's transaction: it exists iff the change that caused it commits. */
+/**
+ * Records a domain event in the caller's transaction, with a webhook delivery (and its first
+ * attempt's job) per subscribed endpoint: the event and its deliveries exist iff the change that
+ * caused them commits.
+ */
 export async function recordEvent(tx: Db, event: DomainEvent): Promise<string> {
   const row = await tx.one(sql.type(eventIdRow)`
     insert into events (id, workspace_id, project_id, type, data)
     values (${newId('evt')}, ${event.workspaceId}, ${event.projectId}, ${event.type}, ${sql.jsonb(event.data as never)})
     returning id, created_at
   `);
-  for (const hook of hooks) await hook(tx, { ...event, id: row.id, createdAt: row.created_at });
+  await enqueueWebhookDeliveries(tx, { ...event, id: row.id });
   return row.id;
 }
 

@@ -1,9 +1,16 @@
 import { z } from 'zod';
 
-import { batchedPer } from './db/batcher.ts';
-import { insertInlineJobs, insertJobAndEnqueue, type JobRow, type NewJob } from './db/queries/jobs.ts';
-import { type Db, sql } from './db/sql.ts';
+import { Batcher } from './db/batcher.ts';
+import {
+  insertInlineJobs,
+  insertJobAndEnqueue,
+  type JobRow,
+  type NewInlineJob,
+  type NewJob,
+} from './db/queries/jobs.ts';
+import { type DatabasePool, type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
+import type { WebhookDeliverPayload } from './webhooks/fanout.ts';
 
 /**
  * Every job type: the graphile-worker task that runs it, how often it is tried, and whether it is a
@@ -58,6 +65,34 @@ export type InlineJob = z.infer<typeof inlineJob>;
 export const jobPayload = z.object({ jobId: z.string(), inline: inlineJob.optional() });
 export type JobPayload = z.infer<typeof jobPayload>;
 
+type NoPayload = Record<string, never>;
+
+/**
+ * Every graphile-worker task with its payload, in one place: `enqueue` and the worker's task list
+ * are typed by it. Payloads are still parsed with their zod schema first thing in each task (the
+ * queue holds JSON written by whichever version enqueued it).
+ */
+declare global {
+  namespace GraphileWorker {
+    interface Tasks {
+      text__generate: JobPayload;
+      images__generate: JobPayload;
+      embeddings__create: JobPayload;
+      transcriptions__create: JobPayload;
+      ocr__extract: JobPayload;
+      video__generate: JobPayload;
+      deck__export: JobPayload;
+      task__reply: JobPayload;
+      webhook__deliver: WebhookDeliverPayload;
+      status__probe: NoPayload;
+      maintenance__prune: NoPayload;
+      jobs__reconcile: NoPayload;
+    }
+  }
+}
+
+export type TaskName = keyof GraphileWorker.Tasks;
+
 /**
  * Inline jobs are also committed asynchronously (nothing the caller sees depends on that commit
  * alone: the answer waits for the worker's durable finish), so they are only made outside a
@@ -84,17 +119,14 @@ export function newJobId(): string {
   return newId('job');
 }
 
-// Concurrent inline jobs of one pool are inserted together (group commit).
-const insertInline = batchedPer(insertInlineJobs);
-
 /**
  * Adds a graphile-worker job inside the caller's transaction, so the job exists iff the rows commit.
  * The job key makes a repeated enqueue of the same work replace, not duplicate, the pending job.
  */
-export async function enqueue(
+export async function enqueue<T extends TaskName>(
   tx: Db,
-  task: string,
-  payload: Record<string, unknown>,
+  task: T,
+  payload: GraphileWorker.Tasks[T],
   options: { jobKey?: string; maxAttempts?: number; priority?: number; runAt?: string } = {},
 ): Promise<void> {
   await tx.query(sql.typeAlias('void')`
@@ -108,20 +140,25 @@ export async function enqueue(
   `);
 }
 
+export type JobToCreate = Omit<NewJob, 'id'> & { id?: string; type: JobType };
+
 /**
- * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
- * on its own and joins the caller's transaction when there is one. Jobs of one `queueName` run one
- * at a time, in the order they were added. A caller that must listen for the job before it can
- * start (its deltas) allocates the id itself with `newJobId`.
+ * Creates jobs for one process: a job that can run inline (see isInline) goes through a batcher
+ * shared by the process's concurrent callers (group commit), every other one through createJob.
+ * Built once per api process (AppDeps.jobs).
  */
-export function createJob(
-  db: Db,
-  job: Omit<NewJob, 'id'> & { id?: string; type: JobType },
-  options: { queueName?: string } = {},
-): Promise<JobRow> {
-  const spec = jobSpecs[job.type];
-  const id = job.id ?? newJobId();
-  if (isInline(db, job, options.queueName)) {
+export class JobCreator {
+  private readonly inline: Batcher<NewInlineJob, JobRow>;
+
+  constructor(pool: DatabasePool) {
+    this.inline = new Batcher((jobs) => insertInlineJobs(pool, jobs));
+  }
+
+  /** As createJob; inline jobs are only made outside a caller's transaction. */
+  create(db: Db, job: JobToCreate, options: { queueName?: string } = {}): Promise<JobRow> {
+    if (!isInline(db, job, options.queueName)) return createJob(db, job, options);
+    const spec = jobSpecs[job.type];
+    const id = job.id ?? newJobId();
     const inline: InlineJob = {
       type: job.type,
       workspace_id: job.workspaceId,
@@ -130,7 +167,7 @@ export function createJob(
       input: job.input,
       request_id: job.requestId,
     };
-    return insertInline(db, {
+    return this.inline.submit({
       ...job,
       id,
       task: spec.task,
@@ -139,6 +176,17 @@ export function createJob(
       priority: spec.priority,
     });
   }
+}
+
+/**
+ * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
+ * on its own and joins the caller's transaction when there is one. Jobs of one `queueName` run one
+ * at a time, in the order they were added. A caller that must listen for the job before it can
+ * start (its deltas) allocates the id itself with `newJobId`.
+ */
+export function createJob(db: Db, job: JobToCreate, options: { queueName?: string } = {}): Promise<JobRow> {
+  const spec = jobSpecs[job.type];
+  const id = job.id ?? newJobId();
   return insertJobAndEnqueue(
     db,
     { ...job, id },

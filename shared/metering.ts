@@ -107,8 +107,13 @@ export async function settleUsage(tx: Db, s: Settlement): Promise<number> {
   return charge;
 }
 
-/** Returns a hold's whole amount to the balance (the work failed or never ran). Idempotent. */
-export async function releaseHold(tx: Db, holdId: string): Promise<void> {
+/**
+ * Returns a hold's whole amount to the balance (the work failed or never ran). Idempotent: true only
+ * for the call that released it.
+ */
+export async function releaseHold(tx: Db, holdId: string): Promise<boolean> {
   const hold = await lockHold(tx, holdId);
-  if (hold && hold.status === 'held') await closeHold(tx, hold, 0, 'released');
+  if (!hold || hold.status !== 'held') return false;
+  await closeHold(tx, hold, 0, 'released');
+  return true;
 }

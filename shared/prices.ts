@@ -1,6 +1,5 @@
 import { z } from 'zod';
 
-import type { Config } from './config.ts';
 
 /**
  * The price table in the workspace currency's minor unit (DESIGN.md "Prices"). Fractions are allowed
@@ -31,19 +30,15 @@ export const defaultPrices: Prices = Object.freeze({
   videoPerSecond: 5,
 });
 
-const cache = new WeakMap<Config, Prices>();
-
 /**
  * The default table with the PRICES env JSON's entries laid over it, e.g. `{"imagePerImage": 8}`.
  * @throws Error naming the bad entries when PRICES is not JSON or names unknown or negative prices.
  */
-export function loadPrices(config: Pick<Config, 'pricesJson'>): Prices {
-  const cached = cache.get(config as Config);
-  if (cached) return cached;
+export function parsePrices(pricesJson: string | undefined): Prices {
   let overrides: unknown = {};
-  if (config.pricesJson !== undefined && config.pricesJson.trim() !== '') {
+  if (pricesJson !== undefined && pricesJson.trim() !== '') {
     try {
-      overrides = JSON.parse(config.pricesJson);
+      overrides = JSON.parse(pricesJson);
     } catch {
       throw new Error('Invalid configuration: PRICES is not valid JSON');
     }
@@ -53,9 +48,7 @@ export function loadPrices(config: Pick<Config, 'pricesJson'>): Prices {
     const lines = parsed.error.issues.map((i) => `  PRICES.${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const prices = Object.freeze({ ...defaultPrices, ...parsed.data });
-  cache.set(config as Config, prices);
-  return prices;
+  return Object.freeze({ ...defaultPrices, ...parsed.data });
 }
 
 const perMillion = (tokens: number, price: number) => (tokens * price) / 1_000_000;

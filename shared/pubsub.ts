@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events';
 
 import pg from 'pg';
 
+import { type Channel, type ChannelPayload, parsePayload } from './channels.ts';
 import type { Logger } from './logger.ts';
 
-type Listener = (payload: string) => void;
+type Listener = (payload: never) => void;
 
 /**
  * One LISTEN connection per process, shared by every waiter and stream in it. Channels are LISTENed
@@ -43,7 +44,11 @@ export class NotificationHub {
     return this.client !== undefined;
   }
 
-  subscribe(channel: string, listener: Listener): () => void {
+  /**
+   * Calls `listener` with each notification on `channel` whose payload matches the channel's schema
+   * (shared/channels.ts); a payload that does not is logged and dropped, parsed once for all listeners.
+   */
+  subscribe<C extends Channel>(channel: C, listener: (payload: ChannelPayload<C>) => void): () => void {
     let set = this.channels.get(channel);
     if (!set) {
       set = new Set();
@@ -70,9 +75,9 @@ export class NotificationHub {
     return () => this.events.off('reconnect', listener);
   }
 
-  async notify(channel: string, payload: string): Promise<void> {
+  async notify<C extends Channel>(channel: C, payload: ChannelPayload<C>): Promise<void> {
     if (!this.client) throw new Error('notification hub is not connected');
-    await this.run('select pg_notify($1, $2)', [channel, payload]);
+    await this.run('select pg_notify($1, $2)', [channel, JSON.stringify(payload)]);
   }
 
   /** Resolves once every LISTEN/UNLISTEN issued so far has been answered. */
@@ -100,9 +105,14 @@ export class NotificationHub {
       client.on('notification', (msg) => {
         const set = this.channels.get(msg.channel);
         if (!set) return;
+        const payload = parsePayload(msg.channel as Channel, msg.payload ?? '');
+        if (payload === undefined) {
+          this.logger.warn({ channel: msg.channel }, 'notification payload does not match its channel; dropped');
+          return;
+        }
         for (const listener of [...set]) {
           try {
-            listener(msg.payload ?? '');
+            (listener as (payload: unknown) => void)(payload);
           } catch (error) {
             this.logger.error({ err: error, channel: msg.channel }, 'notification listener threw');
           }
@@ -148,29 +158,28 @@ export class NotificationHub {
   }
 }
 
+/** Channels whose payloads name the object they are about in `id`. */
+type KeyedChannelName = { [C in Channel]: ChannelPayload<C> extends { id: string } ? C : never }[Channel];
+
 /**
- * Dispatches a channel whose payloads are JSON objects by one key field, so each notification is
- * parsed once and reaches only the waiters of that id (thousands of streams per process). The channel
- * stays LISTENed once used: a LISTEN per request would cost a round trip and could miss a NOTIFY
- * sent before it took effect.
+ * Dispatches a channel by its payloads' `id`, so each notification is parsed once and reaches only
+ * the listeners of that id (thousands of waiters or streams per process). The channel stays
+ * LISTENed once used: a LISTEN per request would cost a round trip and could miss a NOTIFY sent
+ * before it took effect.
  */
-export class KeyedChannel<T extends Record<string, unknown>> {
-  private readonly byKey = new Map<string, Set<(payload: T) => void>>();
+export class KeyedChannel<C extends KeyedChannelName> {
+  private readonly byKey = new Map<string, Set<(payload: ChannelPayload<C>) => void>>();
   private unsubscribe: (() => void) | undefined;
   private readonly hub: NotificationHub;
-  private readonly channel: string;
-  private readonly keyField: keyof T & string;
+  private readonly channel: C;
 
-  constructor(hub: NotificationHub, channel: string, keyField: keyof T & string) {
+  constructor(hub: NotificationHub, channel: C) {
     this.hub = hub;
     this.channel = channel;
-    this.keyField = keyField;
   }
 
-  on(key: string, listener: (payload: T) => void): () => void {
-    if (!this.unsubscribe) {
-      this.unsubscribe = this.hub.subscribe(this.channel, (raw) => this.dispatch(raw));
-    }
+  on(key: string, listener: (payload: ChannelPayload<C>) => void): () => void {
+    this.subscribeOnce();
     let set = this.byKey.get(key);
     if (!set) {
       set = new Set();
@@ -186,7 +195,7 @@ export class KeyedChannel<T extends Record<string, unknown>> {
 
   /** LISTENs now, so the first `on` cannot miss a notification sent right after it. */
   async listen(): Promise<void> {
-    this.unsubscribe ??= this.hub.subscribe(this.channel, (raw) => this.dispatch(raw));
+    this.subscribeOnce();
     await this.hub.settled();
   }
 
@@ -196,15 +205,12 @@ export class KeyedChannel<T extends Record<string, unknown>> {
     this.byKey.clear();
   }
 
-  private dispatch(raw: string): void {
-    let payload: T;
-    try {
-      payload = JSON.parse(raw) as T;
-    } catch {
-      return;
-    }
-    const key = payload[this.keyField];
-    if (typeof key !== 'string') return;
-    for (const listener of [...(this.byKey.get(key) ?? [])]) listener(payload);
+  private subscribeOnce(): void {
+    this.unsubscribe ??= this.hub.subscribe(this.channel, (payload) => this.dispatch(payload));
+  }
+
+  private dispatch(payload: ChannelPayload<C>): void {
+    const listeners = this.byKey.get((payload as { id: string }).id);
+    if (listeners) for (const listener of [...listeners]) listener(payload);
   }
 }

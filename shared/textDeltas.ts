@@ -1,23 +1,13 @@
-import { z } from 'zod';
-
+import type { ChannelPayload } from './channels.ts';
 import { notify } from './db/queries/notifications.ts';
 import type { Db } from './db/sql.ts';
 
 /**
- * The wire between a worker generating text and the api streaming it: NOTIFY on `text:delta` with
- * `{ id: jobId, offset, text }`. `offset` is where `text` starts in the whole reply (UTF-16 units),
- * so a listener can drop repeats (a retried attempt regenerating the same reply) and detect gaps
- * (a notification lost while its LISTEN connection reconnected). NOTIFY is not durable: the done
- * event is built from the job row, never from the deltas.
+ * The wire between a worker generating text and the api streaming it: NOTIFY on `text:delta` (see
+ * shared/channels.ts). NOTIFY is not durable: the done event is built from the job row, never from
+ * the deltas.
  */
-export const textDeltaChannel = 'text:delta';
-
-export const textDeltaPayload = z.object({
-  id: z.string(),
-  offset: z.number().int().min(0),
-  text: z.string(),
-});
-export type TextDelta = z.infer<typeof textDeltaPayload>;
+export type TextDelta = ChannelPayload<'text:delta'>;
 
 // NOTIFY payloads must stay under 8000 bytes. JSON escapes a UTF-16 unit into at most 6 bytes
 // (\u0000); 1000 units stay far below the limit with the id and offset around them.
@@ -74,7 +64,7 @@ export class TextDeltaPublisher {
     this.pending = this.pending.slice(piece.length);
     const delta: TextDelta = { id: this.jobId, offset: this.offset, text: piece };
     this.offset += piece.length;
-    this.inflight = notify(this.db, textDeltaChannel, delta)
+    this.inflight = notify(this.db, 'text:delta', delta)
       .catch(this.onError)
       .finally(() => {
         this.inflight = undefined;

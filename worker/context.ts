@@ -1,12 +1,14 @@
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
+import type { UnbilledOutcome } from '../shared/db/queries/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
-import type { NotificationHub } from '../shared/pubsub.ts';
+import type { Providers } from '../shared/providers/types.ts';
+import type { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import type { ByteBudget } from './byteBudget.ts';
 
-/** What every task of this worker process may use. */
+/** What every task of this worker process may use; built once by startWorker. */
 export type WorkerContext = {
   config: Config;
   pool: DatabasePool;
@@ -15,4 +17,15 @@ export type WorkerContext = {
   objectStore: ObjectStore;
   /** Bytes of uploaded inputs (audio, images) held in memory at once; see withInputObject. */
   inputMemory: ByteBudget;
+  /** The models for a key mode: fixtures for test keys, the configured provider for live keys. */
+  providers(livemode: boolean): Providers;
+  /** The api's requests to stop a running job, by job id. */
+  cancellations: KeyedChannel<'jobs:cancel'>;
+  /**
+   * Finishes (and meters at zero) a job that holds nothing and announces nothing; concurrent calls
+   * share one statement. True when this call finished it (false: an earlier attempt had).
+   */
+  finishUnbilled(outcome: UnbilledOutcome): Promise<boolean>;
+  /** Releases what the context holds of its own (the OCR engines' threads); the pool and hub are the caller's. */
+  close(): Promise<void>;
 };

@@ -1,29 +1,18 @@
 import type { JobHelpers } from 'graphile-worker';
 
-import { findJob } from '../shared/db/queries/jobs.ts';
+import type { JobRow } from '../shared/db/queries/jobs.ts';
 import { audioMaxBytes } from '../shared/generationJobs.ts';
-import { jobPayload } from '../shared/jobs.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import { ProviderError } from '../shared/providers/types.ts';
 import type { WorkerContext } from './context.ts';
+import { type JobOutcome, PermanentJobError, WorkerStopping } from './jobEngine.ts';
 import { UnreadableImageError } from './providers/tesseract.ts';
-import { type JobOutcome, PermanentJobError } from './runJob.ts';
-
-const finished = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** A call stopped by the job's cancellation before it produced anything billable. */
 export const cancelledOutcome: JobOutcome = { result: null, usage: {}, costMinor: 0, cancelled: true };
 
-/** Thrown when the worker itself is stopping: runJob hands the job back to the queue. */
-export class WorkerStopping extends Error {
-  constructor() {
-    super('worker is shutting down');
-    this.name = 'WorkerStopping';
-  }
-}
-
 /**
- * Runs a provider call and translates how it ended into what runJob understands:
+ * Runs a provider call and translates how it ended into what the job engine understands:
  * a worker shutdown requeues; the job's own cancellation yields `cancelled`; unreadable input and
  * provider refusals fail the job at once (retrying sends the same request); anything else
  * (timeouts, 429, 5xx, network) is rethrown so graphile-worker retries with backoff.
@@ -98,20 +87,17 @@ async function readInputObject(store: ObjectStore, key: string): Promise<Buffer>
 }
 
 /**
- * Deletes a finished job's uploaded input (`input.objectKey`). Run after runJob returned, whatever
- * the outcome (also when the work never ran: cancelled before it started, or finished by an earlier
- * attempt that died before cleaning up). Best effort: a leftover object costs storage, not
- * correctness, and the job's outcome is already committed.
+ * Deletes a finished job's uploaded input (`input.objectKey`): the `afterFinished` of jobs with an
+ * upload, run whoever ended the job (also when the work never ran: cancelled before it started, or
+ * ended by the reconciler). Best effort: a leftover object costs storage, not correctness, and the
+ * job's outcome is already committed; the hourly sweep removes what is left.
  */
-export async function removeFinishedJobInput(ctx: WorkerContext, rawPayload: unknown): Promise<void> {
-  const { jobId } = jobPayload.parse(rawPayload);
-  const job = await findJob(ctx.pool, jobId);
-  if (!job || !finished.has(job.status)) return;
+export async function removeJobInput(ctx: Pick<WorkerContext, 'objectStore' | 'logger'>, job: JobRow): Promise<void> {
   const key = job.input.objectKey;
   if (typeof key !== 'string') return;
   try {
     await ctx.objectStore.remove(key);
   } catch (error) {
-    if (!isMissing(error)) ctx.logger.warn({ err: error, jobId, objectKey: key }, 'input cleanup failed');
+    if (!isMissing(error)) ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');
   }
 }

@@ -8,22 +8,52 @@ import { parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-work
 import pg from 'pg';
 
 import { type Config, loadConfig } from '../shared/config.ts';
+import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
+import { finishUnbilledJobs, type UnbilledOutcome } from '../shared/db/queries/jobs.ts';
 import { enqueue } from '../shared/jobs.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { resolveServices } from '../shared/platform/services.ts';
-import { NotificationHub } from '../shared/pubsub.ts';
+import { fixtureProviders } from '../shared/providers/fixtures.ts';
+import { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import { ByteBudget } from './byteBudget.ts';
 import type { WorkerContext } from './context.ts';
 import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
 import { startLiveness } from './liveness.ts';
-import { makeTaskList } from './taskList.ts';
+import { makeProbes } from './probes.ts';
+import { makeLiveProviders } from './providers/live.ts';
+import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
 const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
 
 export type WorkerHandle = { runner: Runner; ctx: WorkerContext; stop(): Promise<void> };
+
+/**
+ * The objects every task of a worker process shares, each built once here: the live providers (OCR
+ * engines among them), the cancellation channel, the batched finish of unbilled jobs.
+ */
+export function makeWorkerContext(
+  config: Config,
+  parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore'>,
+): WorkerContext {
+  const live = makeLiveProviders(config);
+  const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
+  const ctx: WorkerContext = {
+    config,
+    ...parts,
+    inputMemory: new ByteBudget(inputMemoryBytes),
+    providers: (livemode) => (livemode ? live : fixtureProviders),
+    cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
+    finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
+    close: async () => {
+      ctx.cancellations.close();
+      await live.close();
+    },
+  };
+  return ctx;
+}
 
 /**
  * Starts a graphile-worker pool with our tasks and crontab, its heartbeat and reaper, and an initial
@@ -41,15 +71,7 @@ export async function startWorker(
   });
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();
-  const objectStore = new ObjectStore(services.s3);
-  const ctx: WorkerContext = {
-    config,
-    pool,
-    hub,
-    logger,
-    objectStore,
-    inputMemory: new ByteBudget(inputMemoryBytes),
-  };
+  const ctx = makeWorkerContext(config, { pool, hub, logger, objectStore: new ObjectStore(services.s3) });
   const pgPool = new pg.Pool({ connectionString: services.databaseUrl, max: config.workerConcurrency + 2 });
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
@@ -62,7 +84,7 @@ export async function startWorker(
   const runner = await run({
     events,
     pgPool,
-    taskList: makeTaskList(ctx),
+    taskList: makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()),
     parsedCronItems: parseCrontab(readFileSync(crontabPath, 'utf8')),
     concurrency: config.workerConcurrency,
     noHandleSignals: true,
@@ -86,6 +108,7 @@ export async function startWorker(
     ctx,
     stop: async () => {
       await runner.stop();
+      await ctx.close();
       await liveness.stop();
       await hub.stop();
       await pool.end();

@@ -4,6 +4,7 @@ import type { ProbeState } from '../shared/db/queries/statusSamples.ts';
 import { countLiveWorkers } from '../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../shared/db/sql.ts';
 import type { WorkerContext } from './context.ts';
+import { renderDigitsPng } from './providers/bitmapText.ts';
 
 export type ProbeResult = { state: ProbeState; latencyMs: number | null };
 export type Probe = (ctx: WorkerContext, signal: AbortSignal) => Promise<ProbeResult>;
@@ -42,37 +43,82 @@ async function timed(
   }
 }
 
-/** The probes per status component. Other capabilities (OCR) register theirs with `registerProbe`. */
-export const probes = new Map<string, Probe>([
-  [
-    'api',
-    (ctx, signal) =>
-      timed(ctx, 1000, signal, async (s) => {
-        const res = await fetch(`${ctx.config.publicBaseUrl}/healthz`, { signal: s });
-        if (!res.ok) throw new Error(`api answered ${res.status}`);
-      }),
-  ],
-  [
-    'workers',
-    async (ctx) => {
-      const live = await countLiveWorkers(ctx.pool, 30);
-      return { state: live > 0 ? 'operational' : 'outage', latencyMs: null };
-    },
-  ],
-  ['database', (ctx, signal) => timed(ctx, 250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`))],
-  [
-    'storage',
-    (ctx, signal) =>
-      timed(ctx, 1000, signal, async () => {
-        const key = `_probes/${process.pid}-${Date.now()}`;
-        await ctx.objectStore.put(key, Buffer.from('probe'));
-        const body = await ctx.objectStore.getBuffer(key);
-        await ctx.objectStore.remove(key);
-        if (body.toString() !== 'probe') throw new Error('storage returned other bytes');
-      }),
-  ],
-]);
-
-export function registerProbe(component: string, probe: Probe): void {
-  probes.set(component, probe);
+/**
+ * The probe of each status component (DESIGN.md), in display order; built by the worker's start-up
+ * and handed to the status__probe task.
+ */
+export function makeProbes(): Map<string, Probe> {
+  return new Map<string, Probe>([
+    [
+      'api',
+      (ctx, signal) =>
+        timed(ctx, 1000, signal, async (s) => {
+          const res = await fetch(`${ctx.config.publicBaseUrl}/healthz`, { signal: s });
+          if (!res.ok) throw new Error(`api answered ${res.status}`);
+        }),
+    ],
+    [
+      'workers',
+      async (ctx) => {
+        const live = await countLiveWorkers(ctx.pool, 30);
+        return { state: live > 0 ? 'operational' : 'outage', latencyMs: null };
+      },
+    ],
+    ['database', (ctx, signal) => timed(ctx, 250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`))],
+    [
+      'storage',
+      (ctx, signal) =>
+        timed(ctx, 1000, signal, async () => {
+          const key = `_probes/${process.pid}-${Date.now()}`;
+          await ctx.objectStore.put(key, Buffer.from('probe'));
+          const body = await ctx.objectStore.getBuffer(key);
+          await ctx.objectStore.remove(key);
+          if (body.toString() !== 'probe') throw new Error('storage returned other bytes');
+        }),
+    ],
+    ['ocr', ocrProbe],
+  ]);
 }
+
+const probeText = '2024 0615 3789';
+let probeImage: Buffer | undefined;
+// OCR of a line takes ~0.3 s once the engine is warm; a cold start loads the language data first.
+const ocrProbeSlowMs = 5000;
+const ocrProbeTimeoutMs = 20_000;
+
+/** One read of the probe image; throws when the engine fails or reads other text. */
+async function readProbeImage(ctx: WorkerContext, signal: AbortSignal): Promise<void> {
+  probeImage ??= renderDigitsPng(probeText);
+  const out = await ctx.providers(true).ocr.extract({
+    data: probeImage,
+    mimeType: 'image/png',
+    filename: undefined,
+    languageHint: 'en',
+    signal: AbortSignal.any([signal, AbortSignal.timeout(ocrProbeTimeoutMs)]),
+  });
+  if (out.text.replace(/\s+/g, '') !== probeText.replace(/\s+/g, '')) {
+    throw new Error(`OCR probe read '${out.text}'`);
+  }
+}
+
+/**
+ * The `ocr` status component: reads an image with known digits through the same provider live jobs
+ * use. Wrong text is an outage as much as an error is: the engine answered, but not usefully. Like
+ * the other probes, a failure is tried twice more, a second apart, before it counts.
+ */
+export const ocrProbe: Probe = async (ctx, signal) => {
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    try {
+      await readProbeImage(ctx, signal);
+      const latencyMs = Math.round(performance.now() - started);
+      return { state: latencyMs > ocrProbeSlowMs ? 'degraded' : 'operational', latencyMs };
+    } catch (error) {
+      if (attempt >= 3 || signal.aborted) {
+        ctx.logger.warn({ err: error }, 'ocr status probe failed');
+        return { state: 'outage', latencyMs: null };
+      }
+      await sleep(1000);
+    }
+  }
+};

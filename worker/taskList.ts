@@ -1,8 +1,12 @@
-import type { TaskList } from 'graphile-worker';
+import type { Task, TaskList } from 'graphile-worker';
 
+import { jobSpecs, type JobType } from '../shared/jobs.ts';
 import type { WorkerContext } from './context.ts';
+import { type AnyJobDefinition, type JobDefinitions, runJob } from './jobEngine.ts';
+import type { Probe } from './probes.ts';
 import { embeddingsCreate } from './tasks/embeddings__create.ts';
 import { imagesGenerate } from './tasks/images__generate.ts';
+import { jobsReconcile } from './tasks/jobs__reconcile.ts';
 import { maintenancePrune } from './tasks/maintenance__prune.ts';
 import { ocrExtract } from './tasks/ocr__extract.ts';
 import { statusProbe } from './tasks/status__probe.ts';
@@ -11,17 +15,38 @@ import { textGenerate } from './tasks/text__generate.ts';
 import { transcriptionsCreate } from './tasks/transcriptions__create.ts';
 import { webhookDeliver } from './tasks/webhook__deliver.ts';
 
-/** Task identifier (= file name) → task. Each capability adds its tasks here. */
-export function makeTaskList(ctx: WorkerContext): TaskList {
+/** What each job type (shared/jobs.ts) adds to the job engine. Each capability adds its types here. */
+export function makeJobDefinitions(ctx: WorkerContext): JobDefinitions {
   return {
-    status__probe: statusProbe(ctx),
+    'text.generate': textGenerate(ctx),
+    'images.generate': imagesGenerate(ctx),
+    'embeddings.create': embeddingsCreate(ctx),
+    'transcriptions.create': transcriptionsCreate(ctx),
+    'ocr.extract': ocrExtract(ctx),
+    'task.reply': taskReply(ctx),
+  };
+}
+
+/** The graphile-worker task that runs jobs of one definition through the job engine. */
+export function jobTask(ctx: WorkerContext, definition: AnyJobDefinition): Task {
+  return (payload, helpers) => runJob(ctx, definition, payload, helpers);
+}
+
+/** Task identifier (= file name) → task: every job type's task, and the platform's own tasks. */
+export function makeTaskList(
+  ctx: WorkerContext,
+  definitions: JobDefinitions,
+  probes: ReadonlyMap<string, Probe>,
+): TaskList {
+  const jobTasks = Object.entries(definitions).map(([type, definition]) => [
+    jobSpecs[type as JobType].task,
+    jobTask(ctx, definition),
+  ]);
+  return {
+    ...Object.fromEntries(jobTasks),
+    status__probe: statusProbe(ctx, probes),
     maintenance__prune: maintenancePrune(ctx),
-    text__generate: textGenerate(ctx),
-    images__generate: imagesGenerate(ctx),
-    embeddings__create: embeddingsCreate(ctx),
-    transcriptions__create: transcriptionsCreate(ctx),
-    ocr__extract: ocrExtract(ctx),
-    task__reply: taskReply(ctx),
+    jobs__reconcile: jobsReconcile(ctx, definitions),
     webhook__deliver: webhookDeliver(ctx),
   };
 }

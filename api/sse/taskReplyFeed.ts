@@ -1,5 +1,6 @@
 import type { DatabasePool } from 'slonik';
 
+import type { ChannelPayload } from '../../shared/channels.ts';
 import {
   listRepliesAfter,
   listRepliesAfterEach,
@@ -8,15 +9,18 @@ import {
 import type { Logger } from '../../shared/logger.ts';
 import type { NotificationHub } from '../../shared/pubsub.ts';
 
-/** Channel and payload of the task_messages insert trigger (migration 000003). */
-export const taskMessageChannel = 'tasks:message';
-type TaskMessageNotice = { id: string; messageId: string; seq: number; role: string };
+
+/**
+ * A reply read once for every stream of its task. `event` is the stream's rendering of it, made by
+ * the first stream that sends it and reused by the others (its cursor's HMAC is computed once).
+ */
+export type FeedReply = { readonly row: TaskMessageRow; event?: string };
 
 export type ReplySubscriber = {
   /** Number of the last reply this subscriber has; advanced by `deliver`. */
   after: number;
   /** Receives replies numbered above `after`, oldest first. Must not throw. */
-  deliver(replies: readonly TaskMessageRow[]): void;
+  deliver(replies: readonly FeedReply[]): void;
 };
 
 type TaskEntry = { subscribers: Set<ReplySubscriber>; fetching: boolean; again: boolean };
@@ -55,7 +59,7 @@ export class TaskReplyFeed {
     this.pool = pool;
     this.logger = logger;
     // Listened for the process's lifetime, so the LISTEN is in place before the first stream opens.
-    hub.subscribe(taskMessageChannel, (raw) => this.onNotification(raw));
+    hub.subscribe('tasks:message', (notice) => this.onNotification(notice));
     hub.onReconnect(() => this.refreshAll());
   }
 
@@ -86,17 +90,11 @@ export class TaskReplyFeed {
     };
   }
 
-  private onNotification(raw: string): void {
-    let notice: TaskMessageNotice;
-    try {
-      notice = JSON.parse(raw) as TaskMessageNotice;
-    } catch {
-      return;
-    }
-    if (typeof notice.id !== 'string' || notice.role !== 'assistant') return;
+  private onNotification(notice: ChannelPayload<'tasks:message'>): void {
+    if (notice.role !== 'assistant') return;
     const entry = this.tasks.get(notice.id);
     // Every stream of the task already has this reply (a catch-up read got there first).
-    if (!entry || (typeof notice.seq === 'number' && notice.seq <= lowestCursor(entry))) return;
+    if (!entry || notice.seq <= lowestCursor(entry)) return;
     this.refresh(notice.id);
   }
 
@@ -149,7 +147,10 @@ export class TaskReplyFeed {
               batch.map(([taskId, entry]) => ({ taskId, afterSeq: lowestCursor(entry) })),
               pageSize,
             );
-      const byTask = Map.groupBy(rows, (r) => r.task_id);
+      const byTask = Map.groupBy(
+        rows.map((row): FeedReply => ({ row })),
+        (r) => r.row.task_id,
+      );
       for (const [taskId, entry] of batch) {
         const taskRows = byTask.get(taskId) ?? [];
         this.dispatch(entry, taskRows);
@@ -168,10 +169,10 @@ export class TaskReplyFeed {
     }
   }
 
-  private dispatch(entry: TaskEntry, rows: readonly TaskMessageRow[]): void {
-    if (rows.length === 0) return;
+  private dispatch(entry: TaskEntry, replies: readonly FeedReply[]): void {
+    if (replies.length === 0) return;
     for (const subscriber of [...entry.subscribers]) {
-      const fresh = rows.filter((r) => r.seq > subscriber.after);
+      const fresh = replies.filter((r) => r.row.seq > subscriber.after);
       if (fresh.length === 0) continue;
       try {
         subscriber.deliver(fresh);
@@ -185,16 +186,4 @@ export class TaskReplyFeed {
   private refreshAll(): void {
     for (const taskId of this.tasks.keys()) this.refresh(taskId);
   }
-}
-
-const feeds = new WeakMap<NotificationHub, TaskReplyFeed>();
-
-/** The feed of a process: one per notification hub (there is one hub per api process). */
-export function taskReplyFeed(pool: DatabasePool, hub: NotificationHub, logger: Logger): TaskReplyFeed {
-  let feed = feeds.get(hub);
-  if (!feed) {
-    feed = new TaskReplyFeed(pool, hub, logger);
-    feeds.set(hub, feed);
-  }
-  return feed;
 }

@@ -1,9 +1,8 @@
 import type { Request, Response } from 'express';
 
-import type { TaskMessageRow } from '../../shared/db/queries/taskMessages.ts';
 import { toMessageDto } from '../../shared/tasks/dto.ts';
 import { type CursorKey, encodeCursor } from '../cursor.ts';
-import type { TaskReplyFeed } from './taskReplyFeed.ts';
+import type { FeedReply, TaskReplyFeed } from './taskReplyFeed.ts';
 
 export type TaskStreamOptions = {
   /** How long a stream is held before `done` (spec: up to 60 seconds). */
@@ -22,21 +21,14 @@ function sseEvent(event: string, data: unknown, id?: string): string {
   return `event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 }
 
-// A reply row read once is handed to every stream of its task: its event text (and the HMAC of its
-// cursor) is computed once, not once per stream.
-const replyEvents = new WeakMap<TaskMessageRow, string>();
-
-function replyEvent(key: CursorKey, reply: TaskMessageRow): string {
-  let text = replyEvents.get(reply);
-  if (text === undefined) {
-    text = sseEvent(
-      'message',
-      toMessageDto(reply),
-      encodeCursor(key, { purpose: 'stream', taskId: reply.task_id, seq: reply.seq }),
-    );
-    replyEvents.set(reply, text);
-  }
-  return text;
+/** The `message` event of a reply, rendered once for all the streams of its task (see FeedReply). */
+function replyEvent(key: CursorKey, reply: FeedReply): string {
+  reply.event ??= sseEvent(
+    'message',
+    toMessageDto(reply.row),
+    encodeCursor(key, { purpose: 'stream', taskId: reply.row.task_id, seq: reply.row.seq }),
+  );
+  return reply.event;
 }
 
 /**
@@ -72,12 +64,12 @@ export function serveTaskStream(
   let closed = false;
   const subscriber = {
     after: input.after,
-    deliver(replies: readonly TaskMessageRow[]) {
+    deliver(replies: readonly FeedReply[]) {
       if (closed) return;
       let chunk = '';
       for (const reply of replies) {
-        if (reply.seq <= subscriber.after) continue;
-        subscriber.after = reply.seq;
+        if (reply.row.seq <= subscriber.after) continue;
+        subscriber.after = reply.row.seq;
         chunk += replyEvent(key, reply);
       }
       if (chunk !== '') res.write(chunk);

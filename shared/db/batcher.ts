@@ -56,21 +56,3 @@ export class Batcher<I, O> {
     }
   }
 }
-
-/**
- * One Batcher per key (a database pool): the returned function adds `input` to that key's next
- * batch, which `run` executes against the key.
- */
-export function batchedPer<K extends object, I, O>(
-  run: (key: K, inputs: I[]) => Promise<O[]>,
-): (key: K, input: I) => Promise<O> {
-  const batchers = new WeakMap<K, Batcher<I, O>>();
-  return (key, input) => {
-    let batcher = batchers.get(key);
-    if (!batcher) {
-      batcher = new Batcher((inputs) => run(key, inputs));
-      batchers.set(key, batcher);
-    }
-    return batcher.submit(input);
-  };
-}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
-import { type DomainEvent, type EventType, onEventRecorded } from '../events.ts';
+import type { DomainEvent, EventType } from '../events.ts';
 import { newId } from '../ids.ts';
 import { enqueue } from '../jobs.ts';
 
@@ -38,8 +38,8 @@ export async function enqueueDeliveryAttempt(
 }
 
 /**
- * For an event just recorded: one delivery row per subscribed endpoint and a job for its first
- * attempt, in the event's own transaction (deliveries exist iff the event commits).
+ * For an event just recorded (see recordEvent): one delivery row per subscribed endpoint and a job
+ * for its first attempt, in the event's own transaction.
  */
 export async function enqueueWebhookDeliveries(tx: Db, event: DomainEvent & { id: string }): Promise<void> {
   const endpointIds = await findSubscribedEndpointIds(tx, event);
@@ -52,16 +52,4 @@ export async function enqueueWebhookDeliveries(tx: Db, event: DomainEvent & { id
   }));
   await insertWebhookDeliveries(tx, rows);
   for (const row of rows) await enqueueDeliveryAttempt(tx, { deliveryId: row.id, attempt: 1 });
-}
-
-let installed = false;
-
-/**
- * Hooks delivery fan-out into recordEvent for this process. Idempotent; the api's task routes and
- * the worker's tasks call it when they are built, so every process that records events fans out.
- */
-export function installWebhookFanout(): void {
-  if (installed) return;
-  installed = true;
-  onEventRecorded(enqueueWebhookDeliveries);
 }

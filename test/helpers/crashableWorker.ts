@@ -7,11 +7,10 @@ import { makePool } from '../../shared/db/pool.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { ObjectStore } from '../../shared/objectStore.ts';
 import { NotificationHub } from '../../shared/pubsub.ts';
-import { ByteBudget } from '../../worker/byteBudget.ts';
-import { inputMemoryBytes } from '../../worker/generationWork.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
+import { runJob } from '../../worker/jobEngine.ts';
 import { startLiveness } from '../../worker/liveness.ts';
-import { runJob } from '../../worker/runJob.ts';
+import { makeWorkerContext } from '../../worker/main.ts';
 
 /**
  * A real worker process for crash tests: the production runner, liveness and job runner, with one
@@ -23,14 +22,12 @@ const logger = createLogger('silent', 'crashable');
 const pool = await makePool(config.databaseUrl!, { maxPoolSize: 4 });
 const hub = new NotificationHub(config.databaseUrl!, logger);
 await hub.start();
-const ctx = {
-  config,
+const ctx = makeWorkerContext(config, {
   pool,
   hub,
   logger,
   objectStore: new ObjectStore({ ...config.s3, endpoint: config.s3.endpoint ?? 'http://127.0.0.1:1' }),
-  inputMemory: new ByteBudget(inputMemoryBytes),
-};
+});
 const workMs = Number(process.argv[2] ?? 'Infinity');
 const events = new EventEmitter() as WorkerEvents;
 const liveness = startLiveness(ctx, events, `crashable:${process.pid}`);
@@ -42,18 +39,26 @@ const runner = await run({
   logger: graphileLogger(logger),
   taskList: {
     deck__export: (payload, helpers) =>
-      runJob(ctx, payload, helpers, async (job) => {
-        process.stdout.write(`working ${job.id}\n`);
-        if (Number.isFinite(workMs)) await new Promise((r) => setTimeout(r, workMs));
-        else await new Promise(() => {});
-        return { result: { by: 'crashable' }, usage: { pages: 1 }, costMinor: 9 };
-      }),
+      runJob(
+        ctx,
+        {
+          run: async (job) => {
+            process.stdout.write(`working ${job.id}\n`);
+            if (Number.isFinite(workMs)) await new Promise((r) => setTimeout(r, workMs));
+            else await new Promise(() => {});
+            return { result: { by: 'crashable' }, usage: { pages: 1 }, costMinor: 9 };
+          },
+        },
+        payload,
+        helpers,
+      ),
   },
 });
 process.stdout.write('ready\n');
 process.once('SIGTERM', () => {
   void (async () => {
     await runner.stop();
+    await ctx.close();
     await liveness.stop();
     await hub.stop();
     await pool.end();

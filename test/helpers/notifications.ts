@@ -1,3 +1,4 @@
+import type { Channel } from '../../shared/channels.ts';
 import type { NotificationHub } from '../../shared/pubsub.ts';
 
 /**
@@ -8,7 +9,7 @@ import type { NotificationHub } from '../../shared/pubsub.ts';
  */
 export async function afterNotification<T>(
   hub: NotificationHub,
-  channel: string,
+  channel: Channel,
   change: () => Promise<T>,
   timeoutMs = 5_000,
 ): Promise<T> {

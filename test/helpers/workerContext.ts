@@ -1,23 +1,21 @@
-import { runOnce, type TaskList } from 'graphile-worker';
+import { type JobHelpers, runOnce, type TaskList } from 'graphile-worker';
 
 import { createLogger } from '../../shared/logger.ts';
 import { ObjectStore } from '../../shared/objectStore.ts';
-import { ByteBudget } from '../../worker/byteBudget.ts';
 import type { WorkerContext } from '../../worker/context.ts';
-import { inputMemoryBytes } from '../../worker/generationWork.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
+import { type JobOutcome, runJob, type RunningJob } from '../../worker/jobEngine.ts';
+import { makeWorkerContext } from '../../worker/main.ts';
 import type { TestContext } from './context.ts';
 
 /** A worker context on the test database, sharing the api's pool and hub. */
 export function workerContextFor(t: TestContext): WorkerContext {
-  return {
-    config: t.config,
+  return makeWorkerContext(t.config, {
     pool: t.deps.pool,
     hub: t.deps.hub,
     logger: createLogger('silent', 'test-worker'),
     objectStore: new ObjectStore(t.s3),
-    inputMemory: new ByteBudget(inputMemoryBytes),
-  };
+  });
 }
 
 /** Runs every job that is due with the given tasks (graphile-worker's runOnce), then returns. */
@@ -28,4 +26,12 @@ export async function runDueJobs(t: TestContext, taskList: TaskList): Promise<vo
     logger: graphileLogger(createLogger('silent', 'test')),
     concurrency: 1,
   });
+}
+
+/** Work for a job in tests: the job and its signal in, the outcome out. */
+export type JobWork = (job: RunningJob, signal: AbortSignal) => Promise<JobOutcome>;
+
+/** Runs a job through the production job engine with `work` as its whole definition. */
+export function runWork(ctx: WorkerContext, payload: unknown, helpers: JobHelpers, work: JobWork) {
+  return runJob(ctx, { run: (job, _prepared, signal) => work(job, signal) }, payload, helpers);
 }

@@ -4,22 +4,22 @@ import {
   defaultPrices,
   embeddingCost,
   imageCost,
-  loadPrices,
   maxEmbeddingCost,
   maxTextCost,
   maxTokensOf,
   ocrCost,
+  parsePrices,
   textCost,
   transcriptionCost,
 } from '../../shared/prices.ts';
 
 describe('price table', () => {
   it('is the default table without PRICES', () => {
-    expect(loadPrices({ pricesJson: undefined })).toEqual(defaultPrices);
+    expect(parsePrices(undefined)).toEqual(defaultPrices);
   });
 
   it('lays PRICES entries over the defaults', () => {
-    const prices = loadPrices({ pricesJson: '{"imagePerImage": 8, "ocrPerPage": 0.5}' });
+    const prices = parsePrices('{"imagePerImage": 8, "ocrPerPage": 0.5}');
     expect(prices).toEqual({ ...defaultPrices, imagePerImage: 8, ocrPerPage: 0.5 });
   });
 
@@ -29,7 +29,7 @@ describe('price table', () => {
     ['a negative price', '{"imagePerImage": -1}', /PRICES\.imagePerImage/],
     ['a string price', '{"imagePerImage": "8"}', /PRICES\.imagePerImage/],
   ])('refuses %s', (_name, json, message) => {
-    expect(() => loadPrices({ pricesJson: json })).toThrow(message);
+    expect(() => parsePrices(json)).toThrow(message);
   });
 });
 

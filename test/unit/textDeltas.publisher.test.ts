@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import type { Db } from '../../shared/db/sql.ts';
-import { textDeltaChannel, TextDeltaPublisher } from '../../shared/textDeltas.ts';
+import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
 
 /** A stand-in connection recording each NOTIFY; each one takes a tick, like a round trip. */
 function recordingDb() {
@@ -28,7 +28,7 @@ describe('TextDeltaPublisher', () => {
     for (const word of ['Hello ', 'there, ', 'how ', 'are ', 'you?']) publisher.push(word);
     await publisher.flush();
     expect(maxInFlight()).toBe(1);
-    expect(sent.map((s) => s.channel)).toEqual(sent.map(() => textDeltaChannel));
+    expect(sent.map((s) => s.channel)).toEqual(sent.map(() => 'text:delta'));
     expect(sent.map((s) => s.payload)).toEqual([
       { id: 'job_1', offset: 0, text: 'Hello ' },
       { id: 'job_1', offset: 6, text: 'there, how are you?' },

@@ -8,7 +8,7 @@ import { makeTesseractOcr } from './tesseract.ts';
  * The providers live keys use. OCR is always the local tesseract: the OpenAI protocol has no OCR
  * endpoint, and DESIGN.md makes local OCR real. Everything else follows PROVIDER.
  */
-export function makeLiveProviders(config: Config): Providers {
+export function makeLiveProviders(config: Config): Providers & { close(): Promise<void> } {
   const ocr = makeTesseractOcr();
   switch (config.provider.name) {
     case 'local':
@@ -18,9 +18,10 @@ export function makeLiveProviders(config: Config): Providers {
         embeddings: localEmbeddings,
         transcription: localTranscription,
         ocr,
+        close: () => ocr.close(),
       };
     case 'openai':
-      return { ...makeOpenAiProviders(config), ocr };
+      return { ...makeOpenAiProviders(config), ocr, close: () => ocr.close() };
     default: {
       const never: never = config.provider.name;
       throw new Error(`unknown provider ${String(never)}`);

@@ -1,19 +1,16 @@
-import type { Task } from 'graphile-worker';
-
 import { imageJobInput } from '../../shared/generationJobs.ts';
-import { imageCost, loadPrices } from '../../shared/prices.ts';
+import { imageCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
-import { selectProviders } from '../providers/index.ts';
-import { runJob } from '../runJob.ts';
+import type { JobDefinition } from '../jobEngine.ts';
 
 /** POST /images: one image, billed per image. */
-export function imagesGenerate(ctx: WorkerContext): Task {
-  const prices = loadPrices(ctx.config);
-  return (payload, helpers) =>
-    runJob(ctx, payload, helpers, async (job, signal) => {
+export function imagesGenerate(ctx: WorkerContext): JobDefinition {
+  const { prices } = ctx.config;
+  return {
+    run: async (job, _prepared, signal, helpers) => {
       const input = imageJobInput.parse(job.input);
-      const provider = selectProviders(ctx.config, job.livemode).images;
+      const provider = ctx.providers(job.livemode).images;
       const image = await callProvider(helpers, signal, () => provider.generate({ ...input, signal }));
       if (image === 'cancelled') return cancelledOutcome;
       return {
@@ -25,5 +22,6 @@ export function imagesGenerate(ctx: WorkerContext): Task {
         usage: { images: 1, ...image.usage },
         costMinor: job.livemode ? imageCost(prices, 1) : 0,
       };
-    });
+    },
+  };
 }

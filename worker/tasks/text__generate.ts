@@ -1,22 +1,19 @@
-import type { Task } from 'graphile-worker';
-
 import { textJobInput } from '../../shared/generationJobs.ts';
-import { loadPrices, textCost } from '../../shared/prices.ts';
+import { textCost } from '../../shared/prices.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
 import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome, WorkerStopping } from '../generationWork.ts';
-import { selectProviders } from '../providers/index.ts';
-import { runJob } from '../runJob.ts';
+import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { type JobDefinition, WorkerStopping } from '../jobEngine.ts';
 
 /**
  * POST /text. Streamed requests publish each delta as it is produced; a cancelled reply is
  * billed for the tokens produced before it stopped.
  */
-export function textGenerate(ctx: WorkerContext): Task {
-  const prices = loadPrices(ctx.config);
-  return (payload, helpers) =>
-    runJob(ctx, payload, helpers, async (job, signal) => {
+export function textGenerate(ctx: WorkerContext): JobDefinition {
+  const { prices } = ctx.config;
+  return {
+    run: async (job, _prepared, signal, helpers) => {
       const input = textJobInput.parse(job.input);
       const messages: ChatMessage[] = [
         ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
@@ -27,7 +24,7 @@ export function textGenerate(ctx: WorkerContext): Task {
             ctx.logger.warn({ err: error, jobId: job.id }, 'delta notify failed'),
           )
         : undefined;
-      const provider = selectProviders(ctx.config, job.livemode).chat;
+      const provider = ctx.providers(job.livemode).chat;
       const generation = await callProvider(helpers, signal, () =>
         provider.chat({
           messages,
@@ -56,5 +53,6 @@ export function textGenerate(ctx: WorkerContext): Task {
         costMinor: job.livemode ? textCost(prices, usage) : 0,
         cancelled: generation.finishReason === 'cancelled',
       };
-    });
+    },
+  };
 }

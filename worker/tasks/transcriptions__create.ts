@@ -1,27 +1,19 @@
-import type { Task } from 'graphile-worker';
-
 import { transcriptionJobInput } from '../../shared/generationJobs.ts';
-import { loadPrices, transcriptionCost } from '../../shared/prices.ts';
+import { transcriptionCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
-import {
-  callProvider,
-  cancelledOutcome,
-  removeFinishedJobInput,
-  withInputObject,
-} from '../generationWork.ts';
-import { selectProviders } from '../providers/index.ts';
-import { runJob } from '../runJob.ts';
+import { callProvider, cancelledOutcome, removeJobInput, withInputObject } from '../generationWork.ts';
+import type { JobDefinition } from '../jobEngine.ts';
 
 /**
  * POST /transcriptions: the audio the api streamed to object storage, billed per audio second.
  * The upload is deleted once the job has finished (not before: a retry after a crash reads it again).
  */
-export function transcriptionsCreate(ctx: WorkerContext): Task {
-  const prices = loadPrices(ctx.config);
-  return async (payload, helpers) => {
-    await runJob(ctx, payload, helpers, async (job, signal) => {
+export function transcriptionsCreate(ctx: WorkerContext): JobDefinition {
+  const { prices } = ctx.config;
+  return {
+    run: async (job, _prepared, signal, helpers) => {
       const input = transcriptionJobInput.parse(job.input);
-      const provider = selectProviders(ctx.config, job.livemode).transcription;
+      const provider = ctx.providers(job.livemode).transcription;
       const out = await withInputObject(ctx, input, (audio) =>
         callProvider(helpers, signal, () =>
           provider.transcribe({
@@ -40,7 +32,7 @@ export function transcriptionsCreate(ctx: WorkerContext): Task {
         usage: { audioSeconds: out.durationSeconds },
         costMinor: job.livemode ? transcriptionCost(prices, out.durationSeconds) : 0,
       };
-    });
-    await removeFinishedJobInput(ctx, payload);
+    },
+    afterFinished: (job) => removeJobInput(ctx, job),
   };
 }

@@ -8,7 +8,6 @@ import {
 } from '../../shared/db/queries/webhooks.ts';
 import {
   enqueueDeliveryAttempt,
-  installWebhookFanout,
   webhookDeliverPayload,
 } from '../../shared/webhooks/fanout.ts';
 import { webhookHeaders } from '../../shared/webhooks/signing.ts';
@@ -24,7 +23,6 @@ import { type SendOutcome, sendWebhook } from '../webhooks/send.ts';
  * fails the delivery at once. Throwing is kept for database errors (graphile-worker retries those).
  */
 export function webhookDeliver(ctx: WorkerContext, policy: WebhookPolicy = defaultWebhookPolicy): Task {
-  installWebhookFanout();
   return async (rawPayload, helpers) => {
     const payload = webhookDeliverPayload.parse(rawPayload);
     const delivery = await findDeliveryAttemptContext(ctx.pool, payload.deliveryId);

@@ -5,7 +5,7 @@ import { type JobRow, requestJobCancel } from '../../../shared/db/queries/jobs.t
 import { notify } from '../../../shared/db/queries/notifications.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
-import { createJob, type JobType, newJobId } from '../../../shared/jobs.ts';
+import { type JobType, newJobId } from '../../../shared/jobs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import { clientGone } from '../../clientGone.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -26,7 +26,7 @@ export type BilledJob = {
  * @throws AppError insufficient_credits / key_spend_limit_reached from reserveCredits.
  */
 export function startBilledJob(
-  deps: Pick<AppDeps, 'pool'>,
+  deps: Pick<AppDeps, 'pool' | 'jobs'>,
   req: Request,
   job: {
     id?: string;
@@ -38,7 +38,7 @@ export function startBilledJob(
 ): Promise<JobRow> {
   const principal = req.principal!;
   const create = (db: Db, holdId: string | null) =>
-    createJob(db, {
+    deps.jobs.create(db, {
       id: job.id,
       workspaceId: principal.workspaceId,
       projectId: job.projectId,
@@ -126,7 +126,7 @@ export async function awaitSyncJob(
 
 /** Creates a billed synchronous job (see startBilledJob) and waits for its result (see awaitSyncJob). */
 export function runBilledJob(
-  deps: Pick<AppDeps, 'pool' | 'jobWaiter' | 'config' | 'logger'>,
+  deps: Pick<AppDeps, 'pool' | 'jobs' | 'jobWaiter' | 'config' | 'logger'>,
   req: Request,
   res: Response,
   job: Omit<BilledJob, 'id'>,

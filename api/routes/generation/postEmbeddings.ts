@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/generationJobs.ts';
-import { loadPrices, maxEmbeddingCost } from '../../../shared/prices.ts';
+import { maxEmbeddingCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { costOf, runBilledJob } from './billedJob.ts';
@@ -13,7 +13,7 @@ type EmbeddingsBody = { input: string[]; projectId?: string };
 
 /** POST /embeddings: one vector per input text, in input order, computed by a worker. */
 export function postEmbeddings(deps: AppDeps): RequestHandler {
-  const prices = loadPrices(deps.config);
+  const { prices } = deps.config;
   return async (req, res) => {
     const body = req.body as EmbeddingsBody; // shape (1 to 100 texts) enforced by the OpenAPI validator
     const issues = body.input.flatMap((text, i) =>

@@ -8,7 +8,7 @@ import { inputObjectKey, type OcrJobInput, ocrMaxBytes } from '../../../shared/g
 import { newId } from '../../../shared/ids.ts';
 import { toJobDto } from '../../../shared/jobs.ts';
 import { settleUsage } from '../../../shared/metering.ts';
-import { loadPrices, ocrCost } from '../../../shared/prices.ts';
+import { ocrCost } from '../../../shared/prices.ts';
 import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -79,7 +79,7 @@ async function fixtureJob(
 
 /** POST /ocr: the image goes to object storage, a worker reads it; answers 202 with the job to poll. */
 export function postOcr(deps: AppDeps): RequestHandler {
-  const prices = loadPrices(deps.config);
+  const { prices } = deps.config;
   return async (req, res) => {
     const body = req.body as OcrBody; // shape enforced by the OpenAPI validator
     if (base64DecodedBytes(body.data) > ocrMaxBytes) {

@@ -8,7 +8,7 @@ import {
 } from '../../../shared/generationJobs.ts';
 import { newId } from '../../../shared/ids.ts';
 import { newJobId } from '../../../shared/jobs.ts';
-import { loadPrices, maxTranscriptionCost } from '../../../shared/prices.ts';
+import { maxTranscriptionCost } from '../../../shared/prices.ts';
 import { isStorableText, unstorableMessage } from '../../../shared/storableText.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -66,7 +66,7 @@ function checkUpload(req: Request, received: ReceivedAudio): void {
 
 /** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */
 export function postTranscriptions(deps: AppDeps): RequestHandler {
-  const prices = loadPrices(deps.config);
+  const { prices } = deps.config;
   return async (req, res) => {
     const received = await receiveAudio(req, deps.objectStore, inputObjectKey('audio', newId('aud')));
     const stored = received.stored;

@@ -1,4 +1,3 @@
-import { installWebhookFanout } from '../../../shared/webhooks/fanout.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { HandlerTable } from '../index.ts';
 import { listStaff } from '../staff/listStaff.ts';
@@ -12,8 +11,6 @@ import { streamTask } from './streamTask.ts';
 
 /** The tasks, staff and workflows operations (openapi.yaml operationId → handler). */
 export function taskHandlers(deps: AppDeps): HandlerTable {
-  // Messages added by these handlers record task.message.created; deliveries are enqueued with them.
-  installWebhookFanout();
   return {
     'tasks.create': createTask(deps),
     'tasks.read': getTask(deps),

@@ -4,7 +4,7 @@ import { listTaskMessages as listMessages } from '../../../shared/db/queries/tas
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
-import { cursorKey, decodeCursor, encodeCursor } from '../../cursor.ts';
+import { decodeCursor, encodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
 
 const defaultLimit = 50;
@@ -14,13 +14,14 @@ const defaultLimit = 50;
  * resumed from an opaque cursor that only this endpoint issues for this task. `messages` mirrors
  * `data` for clients written before pagination.
  */
-export function listTaskMessages({ pool }: AppDeps): RequestHandler {
+export function listTaskMessages(deps: AppDeps): RequestHandler {
+  const { pool } = deps;
   return async (req, res) => {
     const taskId = req.params.taskId as string;
     const task = await findWorkspaceTask(pool, req.principal!.workspaceId, taskId);
     if (!task) throw errors.notFound('task', taskId);
     const limit = req.query.limit === undefined ? defaultLimit : Number(req.query.limit);
-    const key = await cursorKey(pool);
+    const key = await deps.cursorKeys.get();
     const raw = req.query.cursor;
     const after = raw === undefined ? 0 : decodeCursor(key, String(raw), 'messages', task.id);
     // One row more than the page tells whether another page follows.

@@ -2,9 +2,8 @@ import type { RequestHandler } from 'express';
 
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { cursorKey, decodeCursor } from '../../cursor.ts';
+import { decodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
-import { taskReplyFeed } from '../../sse/taskReplyFeed.ts';
 import { defaultTaskStreamOptions, serveTaskStream } from '../../sse/taskStream.ts';
 
 /**
@@ -15,15 +14,14 @@ import { defaultTaskStreamOptions, serveTaskStream } from '../../sse/taskStream.
 export function streamTask(deps: AppDeps): RequestHandler {
   const { pool } = deps;
   const options = { ...defaultTaskStreamOptions, ...deps.taskStream };
-  // Built with the app: the feed's LISTEN is in place before the first stream opens.
-  const feed = taskReplyFeed(pool, deps.hub, deps.logger);
+  const feed = deps.taskReplyFeed;
   return async (req, res) => {
     const taskId = req.params.taskId as string;
     const task = await findWorkspaceTask(pool, req.principal!.workspaceId, taskId);
     if (!task) throw errors.notFound('task', taskId);
     const raw =
       req.get('last-event-id') ?? (req.query.cursor === undefined ? undefined : String(req.query.cursor));
-    const key = await cursorKey(pool);
+    const key = await deps.cursorKeys.get();
     const after = raw === undefined ? task.last_message_seq : decodeCursor(key, raw, 'stream', task.id);
     serveTaskStream(req, res, { feed, key, taskId: task.id, after, options, shutdown: deps.shutdown });
   };

@@ -106,20 +106,23 @@ export function insertJobAndEnqueue(
     queueName: string | null;
   },
 ) {
-  // Prepared: planning this CTE costs more than running it.
+  // Prepared: planning this CTE costs more than running it. The row records its queue job (see
+  // findAbandonedJobs).
   return db.one(sql.prepared('jobs_insert_enqueue', jobRow)`
-    with j as (
-      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
-      values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-              ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
-      returning ${columns}
-    ), queued as (
-      select graphile_worker.add_job(
+    with queued as (
+      select (graphile_worker.add_job(
         ${task.identifier}, ${sql.json(task.payload as never)},
         queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, priority => ${task.priority}
-      ) from j
+      )).id
+    ), j as (
+      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id,
+                        queue_job_id)
+      select ${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
+             ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId}, queued.id
+      from queued
+      returning ${columns}
     )
-    select j.* from j cross join queued
+    select * from j
   `);
 }
 
@@ -158,24 +161,25 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
       select * from jsonb_to_recordset(${jsonText(given)}::jsonb) as t(
         id text, workspace_id text, project_id text, key_id text, type text, input jsonb, request_id text,
         task text, payload json, max_attempts smallint, priority smallint)
-    ), j as (
-      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
-      select id, workspace_id, project_id, key_id, type, false, ${keptInput(sql.identifier(['given', 'input']))},
-             null, request_id
-      from given
-      returning id, input, created_at
     ), queued as (
       -- add_jobs would plan its inner statements anew on every call (their plans do not depend on
       -- the values, yet PL/pgSQL keeps choosing custom plans), which costs more than all the rest
       -- of this statement. The setting is taken before add_jobs runs (it is part of its argument)
       -- and lasts only for this statement's own transaction.
-      select count(*) from graphile_worker.add_jobs((
+      select q.id, q.payload ->> 'jobId' as job_id from graphile_worker.add_jobs((
         select array_agg(row(task, payload, null, null, max_attempts, null, priority, null)::graphile_worker.job_spec)
         from given
         where set_config('plan_cache_mode', 'force_generic_plan', true) is not null
-      ))
+      )) q
+    ), j as (
+      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id,
+                        queue_job_id)
+      select g.id, g.workspace_id, g.project_id, g.key_id, g.type, false,
+             ${keptInput(sql.identifier(['g', 'input']))}, null, g.request_id, queued.id
+      from given g join queued on queued.job_id = g.id
+      returning id, input, created_at
     )
-    select j.* from j, queued, ${asyncCommit} as durability
+    select j.* from j, ${asyncCommit} as durability
   `);
   const inserted = new Map(rows.map((r) => [r.id, r]));
   return jobs.map((j): JobRow => {
@@ -409,5 +413,62 @@ export async function dropDeliveredJobs(db: Db, jobIds: string[]): Promise<void>
     update jobs set result = null, input = ${keptInput(sql.identifier(['input']))}
     from ${asyncCommit} as durability
     where id = any(${sql.array(jobIds, 'text')})
+  `);
+}
+
+/**
+ * Puts a running job back in the queue as a new queue job (its current attempt does not count): a
+ * worker that is stopping hands its jobs back this way instead of failing the attempt, which on the
+ * last one would leave the job to the reconciler. Nothing happens to a job that already finished.
+ */
+export async function requeueJob(
+  db: Db,
+  jobId: string,
+  task: { identifier: string; payload: Record<string, unknown>; maxAttempts: number; priority: number },
+): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update jobs set status = 'queued', queue_job_id = (graphile_worker.add_job(
+      ${task.identifier}, ${sql.json(task.payload as never)},
+      max_attempts => ${task.maxAttempts}, priority => ${task.priority}
+    )).id
+    where id = ${jobId} and status in ('queued', 'running')
+  `);
+}
+
+const abandonedRow = z.object({ id: z.string(), type: z.string() });
+
+/**
+ * Unfinished jobs the queue will never run again: their queue job is gone (completed without the row
+ * finishing) or has used up its attempts and is not locked by a live worker (the liveness reaper
+ * unlocks the jobs of dead ones). Older than `minAgeSeconds`, so a job being created is never taken.
+ * Reads graphile-worker's public `jobs` view.
+ */
+export function findAbandonedJobs(db: Db, minAgeSeconds: number, limit: number) {
+  return db.any(sql.type(abandonedRow)`
+    select j.id, j.type from jobs j
+    left join graphile_worker.jobs q on q.id = j.queue_job_id
+    where j.status in ('queued', 'running')
+      and j.created_at < now() - make_interval(secs => ${minAgeSeconds})
+      and (q.id is null or (q.attempts >= q.max_attempts and q.locked_at is null))
+    order by j.created_at
+    limit ${limit}
+  `);
+}
+
+const holdIdRow = z.object({ id: z.string() });
+
+/**
+ * Credit holds still held although no unfinished job carries them (the job finished without closing
+ * its hold, or never existed): nothing will ever settle them.
+ */
+export function findStrandedHolds(db: Db, minAgeSeconds: number, limit: number) {
+  return db.anyFirst(sql.type(holdIdRow)`
+    select h.id from credit_holds h
+    where h.status = 'held' and h.created_at < now() - make_interval(secs => ${minAgeSeconds})
+      and not exists (
+        select 1 from jobs j where j.hold_id = h.id and j.status in ('queued', 'running')
+      )
+    order by h.created_at
+    limit ${limit}
   `);
 }

@@ -6,7 +6,7 @@ import { awaitSyncJob } from '../../../api/routes/generation/billedJob.ts';
 import { TextDeltaRelay } from '../../../api/sse/textDeltaRelay.ts';
 import { streamTextJob } from '../../../api/sse/textStream.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob, newJobId } from '../../../shared/jobs.ts';
+import { newJobId } from '../../../shared/jobs.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
@@ -37,14 +37,14 @@ const textJob = (id: string, prompt: string) => ({
 });
 
 async function createAndFinish(jobId: string, prompt: string): Promise<void> {
-  await createJob(t.deps.pool, textJob(jobId, prompt));
+  await t.deps.jobs.create(t.deps.pool, textJob(jobId, prompt));
   for (;;) {
     const job = await t.deps.pool.one(sql.type(jobStatus)`select status from jobs where id = ${jobId}`);
     if (job.status === 'succeeded') break;
     await new Promise((r) => setTimeout(r, 10));
   }
   // A round trip on the LISTEN connection: notifications committed before it are delivered first.
-  await t.deps.hub.notify('probe', '');
+  await t.deps.hub.notify('jobs:cancel', { id: 'job_probe' });
 }
 
 beforeAll(async () => {
@@ -81,7 +81,7 @@ beforeAll(async () => {
     slowJobId = id;
     const start = async () => {
       await new Promise((r) => setTimeout(r, 300));
-      await createJob(t.deps.pool, textJob(id, prompt));
+      await t.deps.jobs.create(t.deps.pool, textJob(id, prompt));
     };
     awaitSyncJob(t.deps, res, { id, start })
       .then(({ result }) => res.status(201).json(result))

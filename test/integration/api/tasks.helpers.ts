@@ -3,9 +3,8 @@ import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 
 import { makePool } from '../../../shared/db/pool.ts';
 import { NotificationHub } from '../../../shared/pubsub.ts';
-import { ByteBudget } from '../../../worker/byteBudget.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
-import { inputMemoryBytes } from '../../../worker/generationWork.ts';
+import { makeWorkerContext } from '../../../worker/main.ts';
 import type { TestContext } from '../../helpers/context.ts';
 
 export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
@@ -118,14 +117,12 @@ export async function startStandaloneWorker(
   const pool = await makePool(t.databaseUrl, { maxPoolSize: 4, name: 'test-worker' });
   const hub = new NotificationHub(t.databaseUrl, t.deps.logger);
   await hub.start();
-  const ctx: WorkerContext = {
-    config,
+  const ctx: WorkerContext = makeWorkerContext(config, {
     pool,
     hub,
     logger: t.deps.logger,
     objectStore: t.deps.objectStore,
-    inputMemory: new ByteBudget(inputMemoryBytes),
-  };
+  });
   const runner = await run({
     connectionString: t.databaseUrl,
     taskList: tasks(ctx),
@@ -139,6 +136,7 @@ export async function startStandaloneWorker(
     runner,
     stop: async () => {
       await runner.stop();
+      await ctx.close();
       await hub.stop();
       await pool.end();
     },

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { makeApp } from '../../../api/app.ts';
 import { cursorKey, encodeCursor } from '../../../api/cursor.ts';
-import { taskReplyFeed } from '../../../api/sse/taskReplyFeed.ts';
 import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
 import { newId } from '../../../shared/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
@@ -178,7 +177,7 @@ describe('GET /tasks/{taskId}/stream', () => {
   });
 
   it('drops a stream from the feed when its client goes away', async () => {
-    const feed = taskReplyFeed(t.deps.pool, t.deps.hub, t.deps.logger);
+    const feed = t.deps.taskReplyFeed;
     const taskId = await newTask();
     const streams = await Promise.all([stream(taskId), stream(taskId), stream(taskId)]);
     await waitUntil(async () => (feed.size.subscribers >= 3 ? true : undefined));

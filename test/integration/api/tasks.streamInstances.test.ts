@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { makeApp } from '../../../api/app.ts';
+import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   a = await listenApp(makeApp({ ...t.deps, taskStream: streamOptions }));
   b = await listenApp(makeApp({ ...second.deps, taskStream: streamOptions }));
   // A third party: the worker, with its own pool and LISTEN connection.
-  worker = await startStandaloneWorker(t, (ctx) => ({ task__reply: taskReply(ctx) }));
+  worker = await startStandaloneWorker(t, (ctx) => ({ task__reply: jobTask(ctx, taskReply(ctx)) }));
 });
 afterAll(async () => {
   await a.close();

@@ -7,6 +7,7 @@ import { setStaffStatus } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/ids.ts';
 import type { ChatMessage, ChatProvider } from '../../../shared/providers/types.ts';
+import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -83,7 +84,7 @@ beforeAll(async () => {
   fileId = await file(tenant.workspaceId);
   foreignFileId = await file(other.workspaceId);
   worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: taskReply(ctx, { chatProvider: () => recorder }),
+    task__reply: jobTask(ctx, taskReply(ctx, { chatProvider: () => recorder })),
   }));
 });
 afterAll(async () => {

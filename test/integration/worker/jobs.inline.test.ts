@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runOnce } from 'graphile-worker';
+import { type JobHelpers, runOnce } from 'graphile-worker';
 import { z } from 'zod';
 
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob } from '../../../shared/jobs.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
-import { type JobWork, PermanentJobError, runJob } from '../../../worker/runJob.ts';
+import { PermanentJobError } from '../../../worker/jobEngine.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -54,15 +53,15 @@ const makeDue = () =>
   `);
 
 const textTask = (work: JobWork, after?: () => void) => ({
-  text__generate: async (payload: unknown, helpers: Parameters<typeof runJob>[2]) => {
-    await runJob(workerContextFor(t), payload, helpers, work);
+  text__generate: async (payload: unknown, helpers: JobHelpers) => {
+    await runWork(workerContextFor(t), payload, helpers, work);
     after?.();
   },
 });
 
 describe('inline (unbilled synchronous) jobs', () => {
   it('carry their input in the payload: the row never holds the prompt, and stays queued until finished', async () => {
-    const job = await createJob(t.deps.pool, testJob());
+    const job = await t.deps.jobs.create(t.deps.pool, testJob());
     expect(job.input).toEqual({});
     expect(job.status).toBe('queued');
     const payload = await payloadOf(job.id);
@@ -84,7 +83,7 @@ describe('inline (unbilled synchronous) jobs', () => {
   });
 
   it('is finished and metered once when a retry repeats work whose finish already committed', async () => {
-    const job = await createJob(t.deps.pool, testJob());
+    const job = await t.deps.jobs.create(t.deps.pool, testJob());
     let runs = 0;
     let crashAfterCommit = true;
     const task = textTask(
@@ -113,7 +112,7 @@ describe('inline (unbilled synchronous) jobs', () => {
   });
 
   it('made concurrently, are inserted together yet each once, and finish and meter once each', async () => {
-    const jobs = await Promise.all(Array.from({ length: 40 }, () => createJob(t.deps.pool, testJob())));
+    const jobs = await Promise.all(Array.from({ length: 40 }, () => t.deps.jobs.create(t.deps.pool, testJob())));
     const ids = jobs.map((j) => j.id);
     expect(new Set(ids).size).toBe(40);
     const queued = await t.deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
@@ -145,7 +144,7 @@ describe('inline (unbilled synchronous) jobs', () => {
   });
 
   it('fails for good, unmetered, on a permanent error', async () => {
-    const job = await createJob(t.deps.pool, testJob());
+    const job = await t.deps.jobs.create(t.deps.pool, testJob());
     await runDueJobs(
       t,
       textTask(async () => {
@@ -160,7 +159,7 @@ describe('inline (unbilled synchronous) jobs', () => {
   });
 
   it('are not made inside a caller transaction: that job keeps its input and is marked running', async () => {
-    const job = await t.deps.pool.transaction((tx) => createJob(tx, testJob()));
+    const job = await t.deps.pool.transaction((tx) => t.deps.jobs.create(tx, testJob()));
     expect(job.input).toEqual(testJob().input);
     expect(await payloadOf(job.id)).toEqual({ jobId: job.id });
     let seen: string | undefined;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { JobHelpers } from 'graphile-worker';
 import { z } from 'zod';
 
 import { requestJobCancel } from '../../../shared/db/queries/jobs.ts';
@@ -7,10 +8,10 @@ import { sql } from '../../../shared/db/sql.ts';
 import { createJob, enqueue, type JobType } from '../../../shared/jobs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import type { Principal } from '../../../shared/principal.ts';
-import { type JobWork, PermanentJobError, runJob } from '../../../worker/runJob.ts';
+import { PermanentJobError } from '../../../worker/jobEngine.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
-import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -49,8 +50,8 @@ async function newJob(type: JobType, maxCost: number | null) {
 }
 
 const deckTask = (work: JobWork) => ({
-  deck__export: (payload: unknown, helpers: Parameters<typeof runJob>[2]) =>
-    runJob(workerContextFor(t), payload, helpers, work),
+  deck__export: (payload: unknown, helpers: JobHelpers) =>
+    runWork(workerContextFor(t), payload, helpers, work),
 });
 
 const events = (jobId: string) =>
@@ -123,7 +124,7 @@ describe('job lifecycle', () => {
     const job = await newJob('ocr.extract', 40);
     await runDueJobs(t, {
       ocr__extract: (payload, helpers) =>
-        runJob(workerContextFor(t), payload, helpers, async () => {
+        runWork(workerContextFor(t), payload, helpers, async () => {
           throw new PermanentJobError('unreadable_input', 'The image could not be decoded.');
         }),
     });
@@ -148,7 +149,7 @@ describe('job lifecycle', () => {
     const job = await newJob('video.generate', 10);
     await runDueJobs(t, {
       video__generate: (payload, helpers) =>
-        runJob(workerContextFor(t), payload, helpers, async () => {
+        runWork(workerContextFor(t), payload, helpers, async () => {
           throw new Error('provider hiccup');
         }),
     });

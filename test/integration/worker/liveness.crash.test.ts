@@ -14,10 +14,9 @@ import { createLogger } from '../../../shared/logger.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { startLiveness } from '../../../worker/liveness.ts';
-import { runJob } from '../../../worker/runJob.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
-import { workerContextFor } from '../../helpers/workerContext.ts';
+import { runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 const helperPath = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -131,7 +130,7 @@ describe('worker liveness', () => {
       logger: graphileLogger(createLogger('silent', 'healthy')),
       taskList: {
         deck__export: (payload, helpers) =>
-          runJob(ctx, payload, helpers, async () => {
+          runWork(ctx, payload, helpers, async () => {
             runs++;
             return { result: { by: 'healthy' }, usage: { pages: 1 }, costMinor: 7 };
           }),

@@ -3,7 +3,6 @@ import { z } from 'zod';
 
 import { findDeadLockHolders } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { enqueue } from '../../../shared/jobs.ts';
 import { staleAfterSeconds } from '../../../worker/liveness.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 
@@ -29,7 +28,7 @@ const heartbeatIds = () =>
 
 /** A job no worker here runs (unknown task), locked by `holder` as if queued locally for an hour. */
 async function jobLockedBy(holder: string): Promise<void> {
-  await t.deps.pool.transaction((tx) => enqueue(tx, 'liveness__probe_only', {}));
+  await t.deps.pool.query(sql.unsafe`select graphile_worker.add_job('liveness__probe_only', '{}'::json)`);
   await t.deps.pool.query(sql.typeAlias('void')`
     update graphile_worker._private_jobs j
     set locked_by = ${holder}, locked_at = now() - interval '1 hour'

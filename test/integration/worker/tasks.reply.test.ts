@@ -7,6 +7,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/ids.ts';
 import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { type ChatMessage, type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
+import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
@@ -35,10 +36,10 @@ let worker: StandaloneWorker;
 beforeAll(async () => {
   t = await setupTestContext();
   worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: taskReply(ctx, {
+    task__reply: jobTask(ctx, taskReply(ctx, {
       chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
       maxOutputTokens: 1000,
-    }),
+    })),
   }));
 });
 afterAll(async () => {

@@ -11,6 +11,7 @@ import {
 } from '../../../shared/db/queries/webhooks.ts';
 import { newId } from '../../../shared/ids.ts';
 import { newWebhookSecret, verifyWebhook } from '../../../shared/webhooks/signing.ts';
+import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { admin } from '../../helpers/cli.ts';
@@ -51,7 +52,7 @@ beforeAll(async () => {
   t = await setupTestContext({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   tenant = await createTenant(t.deps.pool);
   worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: taskReply(ctx),
+    task__reply: jobTask(ctx, taskReply(ctx)),
     // Short retry delays and deadline so retries happen within the test.
     webhook__deliver: webhookDeliver(ctx, { retryDelaysMs: [300, 300], timeoutMs: 800 }),
   }));

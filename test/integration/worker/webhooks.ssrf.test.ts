@@ -9,7 +9,6 @@ import {
 } from '../../../shared/db/queries/webhooks.ts';
 import { recordEvent } from '../../../shared/events.ts';
 import { newId } from '../../../shared/ids.ts';
-import { installWebhookFanout } from '../../../shared/webhooks/fanout.ts';
 import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
@@ -31,7 +30,6 @@ beforeAll(async () => {
     res.end('should never be reached');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  installWebhookFanout();
   worker = await startStandaloneWorker(t, (ctx) => ({
     webhook__deliver: webhookDeliver(ctx, { retryDelaysMs: [100, 100], timeoutMs: 1000 }),
   }));

@@ -1,0 +1,302 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger, makeWorkerUtils, run, type WorkerUtils } from 'graphile-worker';
+import { z } from 'zod';
+
+import { findJob } from '../../../shared/db/queries/jobs.ts';
+import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { createJob, type JobType } from '../../../shared/jobs.ts';
+import { reserveCredits } from '../../../shared/metering.ts';
+import type { Principal } from '../../../shared/principal.ts';
+import { type JobDefinitions, PermanentJobError, WorkerStopping } from '../../../worker/jobEngine.ts';
+import { jobTask } from '../../../worker/taskList.ts';
+import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';
+import { taskReply } from '../../../worker/tasks/task__reply.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+
+const crashableWorker = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../helpers/crashableWorker.ts',
+);
+
+let t: TestContext;
+let tenant: Tenant;
+let principal: Principal;
+let utils: WorkerUtils;
+const quiet = new Logger(() => () => {});
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool, { credits: 1000 });
+  principal = await principalFor(t.deps.pool, tenant.liveKey);
+  utils = await makeWorkerUtils({ connectionString: t.databaseUrl, logger: quiet });
+});
+afterAll(async () => {
+  await utils.release();
+  await t.close();
+});
+
+/** A live billed job holding `maxCost`, whose queue job gets a single attempt (so this one is the last). */
+async function billedJob(type: JobType, maxCost = 40) {
+  const job = await t.deps.pool.transaction(async (tx) => {
+    const hold = await reserveCredits(tx, {
+      principal,
+      projectId: tenant.projectId,
+      operation: type,
+      maxCostMinor: maxCost,
+      requestId: 'req_reconcile',
+    });
+    return createJob(tx, {
+      type,
+      workspaceId: tenant.workspaceId,
+      projectId: tenant.projectId,
+      keyId: principal.keyId,
+      livemode: true,
+      input: {},
+      holdId: hold!.holdId,
+      requestId: 'req_reconcile',
+    });
+  });
+  await utils.rescheduleJobs([String(await queueJobId(job.id))], { maxAttempts: 1 });
+  return job;
+}
+
+const queueJobId = (jobId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ queue_job_id: z.number() }))`
+    select queue_job_id from jobs where id = ${jobId}
+  `);
+
+const holdOf = (jobId: string) =>
+  t.deps.pool.one(sql.type(z.object({ status: z.string(), amount_minor: z.number() }))`
+    select h.status, h.amount_minor from credit_holds h join jobs j on j.hold_id = h.id where j.id = ${jobId}
+  `);
+
+const jobEvents = (jobId: string) =>
+  t.deps.pool.anyFirst(sql.type(z.object({ type: z.string() }))`
+    select type from events where data->'job'->>'id' = ${jobId} order by created_at
+  `);
+
+/** The reconciler leaves young jobs and holds alone; these are made to look older than its limits. */
+async function age(jobId: string): Promise<void> {
+  await t.deps.pool.query(sql.unsafe`
+    update jobs set created_at = now() - interval '10 minutes' where id = ${jobId}
+  `);
+  await t.deps.pool.query(sql.unsafe`
+    update credit_holds set created_at = now() - interval '10 minutes'
+    where id = (select hold_id from jobs where id = ${jobId})
+  `);
+}
+
+const meteredCosts = (jobId: string) =>
+  t.deps.pool.anyFirst(sql.type(z.object({ cost_minor: z.number() }))`
+    select cost_minor from metering_records where job_id = ${jobId}
+  `);
+
+const reserved = async () => (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.reserved_minor;
+
+const definitions = (): JobDefinitions => ({ 'task.reply': taskReply(workerContextFor(t)) });
+
+describe('the reconciler', () => {
+  it('fails the job of a worker killed on its last attempt and releases its hold, exactly once', async () => {
+    const job = await billedJob('deck.export');
+    const child = spawn(process.execPath, [crashableWorker], {
+      env: { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent', NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes(`working ${job.id}`)) resolve();
+      });
+      child.once('exit', () => reject(new Error(`worker exited early:\n${output}`)));
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    // What the liveness reaper does once the dead worker's heartbeat is stale.
+    const lockedBy = await t.deps.pool.oneFirst(sql.type(z.object({ locked_by: z.string() }))`
+      select locked_by from graphile_worker.jobs where id = ${await queueJobId(job.id)}
+    `);
+    await utils.forceUnlockWorkers([lockedBy]);
+    expect((await findJob(t.deps.pool, job.id))?.status).toBe('running');
+    expect(await reserved()).toBe(40);
+    await age(job.id);
+
+    const first = await reconcileJobs(workerContextFor(t), definitions());
+    expect(first.failedJobs).toEqual([job.id]);
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'internal_error' },
+      cost_minor: 0,
+    });
+    expect(await holdOf(job.id)).toEqual({ status: 'released', amount_minor: 40 });
+    expect(await reserved()).toBe(0);
+    expect(await jobEvents(job.id)).toEqual(['job.failed']);
+    const again = await reconcileJobs(workerContextFor(t), definitions());
+    expect(again.failedJobs).not.toContain(job.id);
+    expect(await jobEvents(job.id)).toEqual(['job.failed']);
+  });
+
+  it('never ends a job twice when reconcilers run at once', async () => {
+    const jobs = await Promise.all([1, 2, 3, 4, 5].map(() => billedJob('deck.export', 10)));
+    for (const job of jobs) {
+      await utils.permanentlyFailJobs([String(await queueJobId(job.id))], 'test: attempts used up');
+      await age(job.id);
+    }
+    const passes = await Promise.all(
+      [1, 2, 3, 4].map(() => reconcileJobs(workerContextFor(t), definitions())),
+    );
+    const failed = passes.flatMap((p) => p.failedJobs).filter((id) => jobs.some((j) => j.id === id));
+    expect(failed.sort()).toEqual(jobs.map((j) => j.id).sort());
+    for (const job of jobs) {
+      expect(await jobEvents(job.id)).toEqual(['job.failed']);
+      expect((await holdOf(job.id)).status).toBe('released');
+    }
+    expect(await reserved()).toBe(0);
+  });
+
+  it('ends a job whose last attempt failed in the database before it could record the failure', async () => {
+    const job = await billedJob('deck.export');
+    // The final-failure transaction itself fails: the attempt ends with the job still running.
+    await t.deps.pool.query(sql.unsafe`
+      create function refuse_failure() returns trigger language plpgsql as $$
+      begin raise exception 'database unavailable'; end; $$
+    `);
+    await t.deps.pool.query(sql.unsafe`
+      create trigger refuse_failure before update of status on jobs for each row
+      when (new.status = 'failed') execute function refuse_failure()
+    `);
+    try {
+      await runDueJobs(t, {
+        deck__export: jobTask(workerContextFor(t), {
+          run: async () => {
+            throw new PermanentJobError('unsupported_media_type', 'unreadable');
+          },
+        }),
+      });
+    } finally {
+      await t.deps.pool.query(sql.unsafe`drop trigger refuse_failure on jobs`);
+      await t.deps.pool.query(sql.unsafe`drop function refuse_failure()`);
+    }
+    expect((await findJob(t.deps.pool, job.id))?.status).toBe('running');
+    expect((await holdOf(job.id)).status).toBe('held');
+    await age(job.id);
+    expect((await reconcileJobs(workerContextFor(t), definitions())).failedJobs).toContain(job.id);
+    expect((await findJob(t.deps.pool, job.id))?.status).toBe('failed');
+    expect((await holdOf(job.id)).status).toBe('released');
+  });
+
+  it('ends a job whose running mark kept failing until its attempts were used up', async () => {
+    const job = await billedJob('deck.export');
+    await t.deps.pool.query(sql.unsafe`
+      create function refuse_running() returns trigger language plpgsql as $$
+      begin raise exception 'database unavailable'; end; $$
+    `);
+    await t.deps.pool.query(sql.unsafe`
+      create trigger refuse_running before update of status on jobs for each row
+      when (new.status = 'running') execute function refuse_running()
+    `);
+    let ran = false;
+    try {
+      await runDueJobs(t, {
+        deck__export: jobTask(workerContextFor(t), {
+          run: async () => {
+            ran = true;
+            return { result: {}, usage: {}, costMinor: 1 };
+          },
+        }),
+      });
+    } finally {
+      await t.deps.pool.query(sql.unsafe`drop trigger refuse_running on jobs`);
+      await t.deps.pool.query(sql.unsafe`drop function refuse_running()`);
+    }
+    expect(ran).toBe(false);
+    expect((await findJob(t.deps.pool, job.id))?.status).toBe('queued');
+    await age(job.id);
+    expect((await reconcileJobs(workerContextFor(t), definitions())).failedJobs).toContain(job.id);
+    const failed = await t.http
+      .get(api(`/jobs/${job.id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
+    expect(failed.body.job).toMatchObject({ status: 'failed', error: { code: 'internal_error' } });
+    expect((await holdOf(job.id)).status).toBe('released');
+  });
+
+  it('hands a job back, not failing it, when its worker stops during the last attempt', async () => {
+    const job = await billedJob('deck.export');
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const stopping = await run({
+      connectionString: t.databaseUrl,
+      concurrency: 1,
+      noHandleSignals: true,
+      pollInterval: 100,
+      logger: quiet,
+      // The work below only ends when the worker's abort signal fires.
+      preset: { worker: { gracefulShutdownAbortTimeout: 100 } },
+      taskList: {
+        deck__export: jobTask(workerContextFor(t), {
+          run: (_job, _prepared, signal) =>
+            new Promise((_resolve, reject) => {
+              started();
+              signal.addEventListener('abort', () => reject(new WorkerStopping()), { once: true });
+            }),
+        }),
+      },
+    });
+    await running;
+    await stopping.stop();
+    expect((await findJob(t.deps.pool, job.id))?.status).toBe('queued');
+    await runDueJobs(t, {
+      deck__export: jobTask(workerContextFor(t), {
+        run: async () => ({ result: { pages: 1 }, usage: { pages: 1 }, costMinor: 7 }),
+      }),
+    });
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'succeeded', cost_minor: 7 });
+    expect((await holdOf(job.id)).status).toBe('settled');
+    expect(await meteredCosts(job.id)).toEqual([7]);
+    expect(await jobEvents(job.id)).toEqual(['job.succeeded']);
+  });
+
+  it('writes the failed reply of an abandoned task reply, so the task does not wait silently', async () => {
+    const created = await t.http
+      .post(api('/tasks'))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'Summarise the notes.' })
+      .expect(202);
+    const taskId = created.body.task.id as string;
+    const jobId = await t.deps.pool.oneFirst(sql.unsafe`
+      select id from jobs where input->>'taskId' = ${taskId} and type = 'task.reply'
+    `);
+    await utils.permanentlyFailJobs([String(await queueJobId(jobId as string))], 'test: attempts used up');
+    await age(jobId as string);
+    expect((await reconcileJobs(workerContextFor(t), definitions())).failedJobs).toContain(jobId);
+    const messages = await t.http
+      .get(api(`/tasks/${taskId}/messages`))
+      .set(bearer(tenant.liveKey))
+      .expect(200);
+    expect(messages.body.data.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+    expect(messages.body.data[1].text).toContain('could not produce a reply');
+  });
+
+  it('releases a hold left open by a job that already ended', async () => {
+    const job = await billedJob('deck.export', 25);
+    // A finished job still carrying an open hold: nothing would ever settle it.
+    await t.deps.pool.query(sql.unsafe`
+      update jobs set status = 'succeeded', completed_at = now(), cost_minor = 0 where id = ${job.id}
+    `);
+    await age(job.id);
+    expect(await reserved()).toBe(25);
+    const pass = await reconcileJobs(workerContextFor(t), definitions());
+    expect(pass.releasedHolds).toHaveLength(1);
+    expect(await reserved()).toBe(0);
+    expect((await reconcileJobs(workerContextFor(t), definitions())).releasedHolds).toEqual([]);
+  });
+});
