@@ -3,8 +3,8 @@ import express, { type Express } from 'express';
 import { apiBasePath } from '../shared/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
-import { installAuth } from './middleware/installAuth.ts';
-import { installBodyParsers } from './middleware/installBodyParsers.ts';
+import { installAuthentication, installScopes } from './middleware/installAuth.ts';
+import { installBodyParser } from './middleware/installBodyParsers.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installIdempotency } from './middleware/installIdempotency.ts';
 import { installOperation } from './middleware/installOperation.ts';
@@ -17,8 +17,9 @@ import { makeApiRouter } from './routes/index.ts';
 
 /**
  * The HTTP tier. The order is the contract's check order (DESIGN.md): request id and logging wrap
- * everything; the route is resolved before authentication so unknown paths answer 404; auth, rate
- * limit, body validation and idempotency run before any handler.
+ * everything; the route is resolved before authentication so unknown paths answer 404; the key is
+ * checked from the headers before any body is read; then the body (bounded per operation), the
+ * scopes, the rate limit, body validation and idempotency, before any handler.
  */
 export function makeApp(deps: AppDeps): Express {
   const app = express();
@@ -35,11 +36,13 @@ export function makeApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  // 3. Bodies are parsed (errors deferred), then the operation is resolved.
-  installBodyParsers(app);
+  // 3. The operation is resolved: unknown paths and wrong methods end here, nothing read.
   installOperation(app, deps.doc);
-  // 4. Who is calling and may they, in the fixed order: auth and scopes, rate limit, schema.
-  installAuth(app, deps.keyCache, deps.credentialResolvers);
+  // 4. Who is calling and may they, in the fixed order: the key (headers only), then the body
+  //    (its errors deferred), scopes, rate limit, schema.
+  installAuthentication(app, deps.keyCache, deps.credentialResolvers, deps.failedAuth);
+  installBodyParser(app);
+  installScopes(app);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
   installValidator(app, deps.doc, deps.config.validateResponses);
   installStorableText(app);

@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import type { NotificationHub } from '../shared/pubsub.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
+import type { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import type { KeyCache } from './auth/keyCache.ts';
 import type { CursorKeys } from './cursor.ts';
 import type { JobWaiter } from './jobWaiter.ts';
@@ -31,6 +32,8 @@ export type AppDeps = {
   /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;
   keyCache: KeyCache;
+  /** Refuses client addresses that keep failing authentication, before any key lookup. */
+  failedAuth: FailedAuthLimiter;
   /** Creates jobs; concurrent inline jobs share one statement. */
   jobs: JobCreator;
   /** Assistant replies fanned out to this process's task streams. */

@@ -4,6 +4,7 @@ import { JobCreator } from '../shared/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
+import { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import { KeyCache } from './auth/keyCache.ts';
 import { CursorKeys } from './cursor.ts';
 import type { AppDeps } from './deps.ts';
@@ -39,6 +40,7 @@ export async function makeAppDeps(
     objectStore: new ObjectStore(services.s3),
     credentialResolvers: [],
     keyCache: new KeyCache(pool, hub),
+    failedAuth: new FailedAuthLimiter(config.authFailuresPerMinute),
     jobs: new JobCreator(pool),
     // Built with the app: their LISTENs are in place before the first stream opens.
     taskReplyFeed: new TaskReplyFeed(pool, hub, logger),

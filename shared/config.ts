@@ -31,6 +31,8 @@ const envSchema = z.object({
   /** JSON object overriding entries of the default price table (see shared/prices.ts). */
   PRICES: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Failed authentications per client address and minute an api process takes before refusing that address. */
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
    * Jobs run at once per worker process. Jobs mostly wait (model providers, object storage,
    * webhooks) and batch their database writes, so more at once costs little: the CPU-bound work
@@ -74,6 +76,7 @@ export type Config = Readonly<{
   /** The price table: defaults with PRICES' entries laid over them (shared/prices.ts). */
   prices: Prices;
   rateLimitPerMinute: number;
+  authFailuresPerMinute: number;
   workerConcurrency: number;
   syncTimeoutMs: number;
   webhookAllowPrivate: boolean;
@@ -129,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     prices,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

@@ -4,18 +4,24 @@ import { findKeyForAuth, type KeyAuthRow } from '../../shared/db/queries/apiKeys
 import type { NotificationHub } from '../../shared/pubsub.ts';
 
 // A safety net only: every change that matters is announced on `auth:changed` and clears the cache
-// at once (see migration 000004); a lost notification is covered by the reconnect re-read.
+// at once (migrations 000004, 000010); a lost notification is covered by the reconnect re-read.
 const ttlMs = 30_000;
+// Unknown keys are remembered briefly, so one fake key repeated costs one lookup; a key created
+// meanwhile announces itself on `auth:changed` too, which forgets every unknown one.
+const unknownTtlMs = 10_000;
 const maxEntries = 10_000;
+
+type Entry = { row: KeyAuthRow | null; at: number };
 
 /**
  * Caches key lookups by secret hash in the api process: the auth query is the costliest part of a
- * cheap request. Revocation, expiry edits, developer access, project and workspace changes all
- * NOTIFY `auth:changed`, which empties the cache in every api process; so does a hub reconnect,
- * since notifications may have been missed. Expiry is still compared with the clock per request.
+ * cheap request, and unknown keys would otherwise cost one query each. Revocation, expiry edits,
+ * developer access, project and workspace changes and new keys all NOTIFY `auth:changed`, which
+ * empties the cache in every api process; so does a hub reconnect, since notifications may have been
+ * missed. Expiry is still compared with the clock per request.
  */
 export class KeyCache {
-  private readonly entries = new Map<string, { row: KeyAuthRow; at: number }>();
+  private readonly entries = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<KeyAuthRow | null>>();
   private readonly pool: DatabasePool;
   private generation = 0;
@@ -32,10 +38,21 @@ export class KeyCache {
     this.inflight.clear();
   }
 
+  /** Is this a key the cache holds as existing, unrevoked and unexpired? Never queries. */
+  knowsValid(secretHash: Buffer): boolean {
+    const hit = this.fresh(secretHash.toString('base64'));
+    return (
+      hit?.row !== null &&
+      hit?.row !== undefined &&
+      hit.row.revoked_at === null &&
+      (hit.row.expires_at === null || Date.parse(hit.row.expires_at) > Date.now())
+    );
+  }
+
   async find(secretHash: Buffer): Promise<KeyAuthRow | null> {
     const key = secretHash.toString('base64');
-    const hit = this.entries.get(key);
-    if (hit && Date.now() - hit.at < ttlMs) return hit.row;
+    const hit = this.fresh(key);
+    if (hit) return hit.row;
     let pending = this.inflight.get(key);
     if (!pending) {
       const generation = this.generation;
@@ -43,13 +60,20 @@ export class KeyCache {
       this.inflight.set(key, pending);
       const row = await pending;
       // A change announced while the query ran may not be in its result: do not keep it.
-      if (row && generation === this.generation) this.remember(key, row);
+      if (generation === this.generation) this.remember(key, row);
       return row;
     }
     return pending;
   }
 
-  private remember(key: string, row: KeyAuthRow): void {
+  private fresh(key: string): Entry | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    const ttl = hit.row === null ? unknownTtlMs : ttlMs;
+    return Date.now() - hit.at < ttl ? hit : undefined;
+  }
+
+  private remember(key: string, row: KeyAuthRow | null): void {
     if (this.entries.size >= maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

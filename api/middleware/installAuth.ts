@@ -4,21 +4,47 @@ import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { scopeAllows } from '../../shared/principal.ts';
 import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
+import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';
 
 /**
- * Authenticates authenticated operations, then applies the project rule's scope half and the
- * operation scope (DESIGN.md order). Which project is billed is decided later, after body validation.
+ * Authenticates from the headers alone, before any body is read: an unauthenticated call costs a
+ * header parse and (for an unknown key) one cached lookup. Client addresses that keep failing are
+ * refused before any lookup (FailedAuthLimiter). Ends with the key checks of DESIGN.md's order up to
+ * "covers no active project".
  */
-export function installAuth(app: Express, keys: KeyCache, resolvers: CredentialResolver[]): void {
+export function installAuthentication(
+  app: Express,
+  keys: KeyCache,
+  resolvers: CredentialResolver[],
+  failures: FailedAuthLimiter,
+): void {
   app.use(apiBasePath, async (req, _res, next) => {
-    const operation = req.operation;
-    if (!operation?.authenticated) return next();
-    const principal = await authenticate(keys, req.get('authorization'), req.ip, resolvers);
-    req.principal = principal;
-    if (principal.projects.length === 0) {
+    if (!req.operation?.authenticated) return next();
+    const header = req.get('authorization');
+    failures.check(req.ip, header, keys);
+    try {
+      req.principal = await authenticate(keys, header, req.ip, resolvers);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 401) failures.record(req.ip);
+      throw error;
+    }
+    if (req.principal.projects.length === 0) {
       throw new AppError('api_key_project_scope', 'This key covers no active project.');
     }
+    next();
+  });
+}
+
+/**
+ * The project rule's scope half (a projectId in the body must be one of the key's projects), then
+ * the operation scope: after the body is read, in DESIGN.md's order. Which project is billed is
+ * decided later, after body validation.
+ */
+export function installScopes(app: Express): void {
+  app.use(apiBasePath, (req, _res, next) => {
+    const { operation, principal } = req;
+    if (!operation?.authenticated || !principal) return next();
     const projectId = (req.body as { projectId?: unknown } | undefined)?.projectId;
     if (typeof projectId === 'string' && !principal.projects.some((p) => p.id === projectId)) {
       throw new AppError('api_key_project_scope', `Project '${projectId}' is outside this key's scope.`);

@@ -1,26 +1,40 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 
+import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { inspectJson } from '../../shared/storableText.ts';
+import { BodyReadError, maxInflationRatio, readJsonText } from '../body/readJsonBody.ts';
+import type { Operation } from '../openapi/document.ts';
 
-// Base64 OCR data may be 20 MiB of bytes, about 27 MiB of text.
-const jsonLimit = '28mb';
 // Far beyond any schema here; deeper bodies would only exhaust the stack of whatever walks them.
 const maxDepth = 64;
-
-type ParserError = { type?: unknown };
+const jsonTypes = ['application/json', 'application/*+json'];
 
 /**
- * What the caller gets for a body that could not be read. body-parser tags most failures with a
- * `type`; a body that fails to decompress is a plain 400 without one, and is the caller's fault too.
+ * What the caller gets for a body that could not be read. A body over the operation's limit is
+ * file_too_large where the operation takes files (its spec lists that code), otherwise a schema
+ * problem: the limit sits above the largest body the schema allows.
  */
-export function bodyError(error: unknown): AppError {
-  const type = (error as ParserError | null)?.type;
+export function bodyError(error: unknown, operation?: Operation): AppError {
+  const type = (error as { type?: unknown } | null)?.type;
   const invalid = (path: string, message: string, detail: string) =>
     new AppError('invalid_request_body', message, { issues: [{ path, message: detail }], cause: error });
   switch (type) {
     case 'entity.too.large':
-      return new AppError('file_too_large', 'The request body is larger than this endpoint accepts.');
+      if (operation?.errorCodes.includes('file_too_large')) {
+        return new AppError('file_too_large', 'The request body is larger than this endpoint accepts.');
+      }
+      return invalid(
+        'body',
+        'The request body is larger than this endpoint accepts.',
+        `at most ${operation?.maxBodyBytes ?? 0} bytes (decompressed)`,
+      );
+    case 'entity.inflation':
+      return invalid(
+        'content-encoding',
+        'The compressed request body inflates too much.',
+        `a compressed body may inflate at most ${maxInflationRatio}-fold`,
+      );
     case 'entity.parse.failed':
       return invalid('body', 'The request body is not valid JSON.', 'malformed JSON');
     case 'encoding.unsupported':
@@ -34,29 +48,46 @@ export function bodyError(error: unknown): AppError {
   }
 }
 
+function parseJson(text: string): unknown {
+  // As body-parser's strict mode: an empty body is an empty object, anything else an object or array.
+  if (text.trim() === '') return {};
+  if (!/^[\s]*[[{]/.test(text)) throw new BodyReadError('entity.parse.failed', 'not a JSON object or array');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BodyReadError('entity.parse.failed', (error as Error).message);
+  }
+}
+
 /**
- * Parses JSON bodies. A body that fails to parse is kept on `req.bodyError` rather than answered at
- * once, so a request with a bad key still gets the authentication error first (DESIGN.md check order).
+ * Reads the JSON body of an operation that takes one, once the caller is authenticated (installed
+ * after installAuthentication), holding at most the operation's `maxBodyBytes` (OpenAPI
+ * `x-svc-max-body-bytes`). A body that cannot be read is kept on `req.bodyError` and answered after
+ * the scope checks and the rate limit (DESIGN.md check order); one abandoned half-read closes the
+ * connection with the answer.
  */
-export function installBodyParsers(app: Express): void {
-  const json = express.json({ limit: jsonLimit, type: ['application/json', 'application/*+json'] });
-  app.use((req, res, next) => {
-    json(req, res, (error?: unknown) => {
-      if (error) {
-        req.bodyError = bodyError(error);
-        req.body = undefined;
-      } else {
-        const { tooDeep, unstorable } = inspectJson(req.body, maxDepth);
-        if (tooDeep) {
-          req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
-            issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxDepth} levels` }],
-          });
-          req.body = undefined;
-        } else if (unstorable.length > 0) {
-          req.unstorableBody = unstorable;
-        }
+export function installBodyParser(app: Express): void {
+  app.use(apiBasePath, async (req, res, next) => {
+    const operation = req.operation;
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
+    if (!operation?.hasJsonBody || !hasBody || !req.is(jsonTypes)) return next();
+    try {
+      const body = parseJson(await readJsonText(req, operation.maxBodyBytes));
+      const { tooDeep, unstorable } = inspectJson(body, maxDepth);
+      if (tooDeep) {
+        req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
+          issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxDepth} levels` }],
+        });
+        return next();
       }
-      next();
-    });
+      if (unstorable.length > 0) req.unstorableBody = unstorable;
+      req.body = body;
+    } catch (error) {
+      if (!(error instanceof BodyReadError)) throw error;
+      if (error.abandoned) res.setHeader('Connection', 'close');
+      req.bodyError = bodyError(error, operation);
+    }
+    next();
   });
 }

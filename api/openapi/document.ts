@@ -25,6 +25,10 @@ export type Operation = {
   validateBody: boolean;
   /** Has parameters or a body: there is request input to validate. */
   hasInput: boolean;
+  /** Declares a JSON request body, read (after authentication) up to `maxBodyBytes`. */
+  hasJsonBody: boolean;
+  /** The largest body it reads, decompressed: `x-svc-max-body-bytes`, else defaultMaxBodyBytes. */
+  maxBodyBytes: number;
   errorCodes: ErrorCode[];
   /** Spec-specific error codes that win over invalid_request_body, keyed by `body.<field>`, `query.<name>`, `headers.<name>`. */
   fieldErrorCodes: Map<string, ErrorCode>;
@@ -40,6 +44,9 @@ export type ApiDocument = {
   /** Every scoped capability id (the API's operation scopes and OAuth scopes). */
   scopes: string[];
 };
+
+/** What an operation reads of a body when its document entry says nothing (x-svc-max-body-bytes). */
+export const defaultMaxBodyBytes = 64 * 1024;
 
 const yamlPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'openapi.yaml');
 const httpMethods = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -75,6 +82,11 @@ function fieldErrorCodes(root: Json, op: Json): Map<string, ErrorCode> {
     }
   }
   return codes;
+}
+
+function hasJsonBody(root: Json, op: Json): boolean {
+  const content = (resolveRef(root, op.requestBody)?.content ?? {}) as Record<string, unknown>;
+  return Object.hasOwn(content, 'application/json');
 }
 
 function toMatcher(template: string): RegExp {
@@ -118,6 +130,9 @@ export function loadApiDocument(): ApiDocument {
         authenticated: security.length > 0,
         validateBody: op['x-svc-validate-body'] !== false,
         hasInput: op.requestBody !== undefined || (Array.isArray(op.parameters) && op.parameters.length > 0),
+        hasJsonBody: hasJsonBody(raw, op),
+        maxBodyBytes:
+          typeof op['x-svc-max-body-bytes'] === 'number' ? op['x-svc-max-body-bytes'] : defaultMaxBodyBytes,
         errorCodes: rawCodes,
         fieldErrorCodes: fieldErrorCodes(raw, op),
       });

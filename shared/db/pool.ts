@@ -29,11 +29,16 @@ const typeParsers: DriverTypeParser[] = [
   { name: 'date', parse: (v) => v },
 ];
 
-export type PoolOptions = { maxPoolSize?: number; name?: string };
+export type PoolOptions = {
+  maxPoolSize?: number;
+  name?: string;
+  /** Run before the result parser (tests count or slow down statements with them). */
+  interceptors?: Interceptor[];
+};
 
 export async function makePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   return createPool(connectionUri, {
-    interceptors: [resultParserInterceptor],
+    interceptors: [...(options.interceptors ?? []), resultParserInterceptor],
     typeParsers,
     maxPoolSize: options.maxPoolSize ?? 10,
     poolName: options.name ?? 'main',
