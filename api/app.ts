@@ -41,7 +41,7 @@ export function makeApp(deps: AppDeps): Express {
   // 4. Who is calling and may they, in the fixed order: auth and scopes, rate limit, schema.
   installAuth(app, deps.keyCache, deps.credentialResolvers);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
-  installValidator(app, deps.doc, deps.config.validateResponses);
+  installValidator(app, deps.doc, deps.config.validateResponses, deps.logger);
   installStorableText(app);
   installIdempotency(app, deps.pool, deps.logger, Math.ceil(deps.config.syncTimeoutMs / 1000) + 60);
   // 5. Handlers.

@@ -2,6 +2,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import OpenApiValidator from 'express-openapi-validator';
 
 import { apiBasePath } from '../../shared/config.ts';
+import type { Logger } from '../../shared/logger.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 
 type Options = Parameters<typeof OpenApiValidator.middleware>[0];
@@ -17,30 +18,50 @@ function runChain(chain: RequestHandler[], req: Request, res: Response, next: Ne
 }
 
 /**
- * Validates requests (and, when configured, responses) against openapi.yaml: handlers only ever see
- * input that matches the contract. Multipart bodies are streamed by their own routes, so the
- * validator's multer is off; operations marked x-svc-validate-body: false check their bodies themselves.
+ * Validates requests (and, when configured, responses) against the contract (openapi.yaml completed
+ * with its derived error responses): handlers only ever see input that matches it. Multipart bodies
+ * are streamed by their own routes, so the validator's multer is off; operations marked
+ * x-svc-validate-body: false check their bodies themselves.
  *
  * One validator per path, each given the document with only that path: installOperation has already
  * matched the request to its operation, and the validator's own route lookup compiles the pattern of
  * every path it knows, in order, on every request.
  */
-export function installValidator(app: Express, doc: ApiDocument, validateResponses: boolean): void {
+export function installValidator(
+  app: Express,
+  doc: ApiDocument,
+  validateResponses: boolean,
+  logger: Logger,
+): void {
   // Operations without input have nothing to validate; skipping them keeps GET /me cheap. Tests
   // validate responses, so there every operation goes through the validator.
   const validated = doc.operations.filter((o) => o.validateBody && (o.hasInput || validateResponses));
   const options: Omit<Options, 'apiSpec'> = {
     validateRequests: { allowUnknownQueryParameters: false, removeAdditional: false, allErrors: true },
-    validateResponses: validateResponses ? { removeAdditional: false, allErrors: true } : false,
+    validateResponses: validateResponses
+      ? {
+          removeAdditional: false,
+          allErrors: true,
+          // A response outside the contract (an error code the operation does not document, say)
+          // leaves as a 500, so the test that provoked it fails, with the reason in the log.
+          onError: (error, _body, req) => {
+            logger.error(
+              { err: error, requestId: req.requestId, path: req.path, status: req.res?.statusCode },
+              'response does not match the contract',
+            );
+            if (req.res) req.res.statusCode = 500;
+          },
+        }
+      : false,
     validateSecurity: false,
     validateFormats: true,
     ignoreUndocumented: true,
     fileUploader: false,
   };
-  const paths = (doc.raw.paths ?? {}) as Record<string, unknown>;
+  const paths = (doc.contract.paths ?? {}) as Record<string, unknown>;
   const chains = new Map<string, RequestHandler[]>();
   for (const path of new Set(validated.map((o) => o.path))) {
-    const apiSpec = structuredClone({ ...doc.raw, paths: { [path]: paths[path] } });
+    const apiSpec = structuredClone({ ...doc.contract, paths: { [path]: paths[path] } });
     chains.set(
       path,
       OpenApiValidator.middleware({ ...options, apiSpec: apiSpec as never }) as RequestHandler[],
