@@ -28,8 +28,18 @@ export type Operation = {
   hasInput: boolean;
   /** Every code the operation can answer: those derived from the document's facts and its own x-svc-error-codes. */
   errorCodes: ErrorCode[];
+  /** Integer and number parameters, whose raw values must be canonical decimals (installValidator). */
+  numericParameters: NumericParameter[];
   /** Spec-specific error codes that win over invalid_request_body, keyed by `body.<field>`, `query.<name>`, `headers.<name>`. */
   fieldErrorCodes: Map<string, ErrorCode>;
+};
+
+export type NumericParameter = {
+  in: 'query' | 'path' | 'header';
+  name: string;
+  integer: boolean;
+  /** For a path parameter: its position among the template's parameters (the matcher's groups). */
+  position: number;
 };
 
 export type Package = { id: string; title: string; description: string };
@@ -82,6 +92,20 @@ function fieldErrorCodes(root: Json, op: Json): Map<string, ErrorCode> {
     }
   }
   return codes;
+}
+
+function numericParameters(root: Json, template: string, parameters: Json[]): NumericParameter[] {
+  const pathNames = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  return parameters.flatMap((param) => {
+    const p = resolveRef(root, param);
+    const schema = resolveRef(root, p.schema) ?? {};
+    const types = ([] as unknown[]).concat(schema.type ?? []);
+    const where = p.in;
+    if (where !== 'query' && where !== 'path' && where !== 'header') return [];
+    if (!types.includes('integer') && !types.includes('number')) return [];
+    const name = String(p.name);
+    return [{ in: where, name, integer: !types.includes('number'), position: pathNames.indexOf(name) }];
+  });
 }
 
 function toMatcher(template: string): RegExp {
@@ -260,6 +284,7 @@ export function buildApiDocument(raw: Json): ApiDocument {
         validateBody: op['x-svc-validate-body'] !== false,
         hasInput: facts.hasBody || parameters.length > 0,
         errorCodes,
+        numericParameters: numericParameters(raw, template, parameters),
         fieldErrorCodes: fieldErrorCodes(raw, op),
       });
     }

@@ -179,3 +179,37 @@ describe('the error codes and responses each operation documents', () => {
     expect({ ...served, servers: doc.contract.servers }).toEqual(doc.contract);
   });
 });
+
+describe('numeric parameters', () => {
+  it('finds integer and number parameters in the query, the path and headers, through $refs', () => {
+    const raw = readYaml();
+    (raw.components as Json).parameters.PageNumber = {
+      name: 'page',
+      in: 'query',
+      schema: { type: 'integer' },
+    };
+    (raw.paths as Json)['/widgets/{widgetId}/parts/{partNo}'] = {
+      parameters: [{ name: 'partNo', in: 'path', required: true, schema: { type: 'integer' } }],
+      get: {
+        operationId: 'widgets.read',
+        tags: ['platform'],
+        summary: 'Read a widget part',
+        'x-svc-error-codes': [],
+        parameters: [
+          { name: 'widgetId', in: 'path', required: true, schema: { type: 'string' } },
+          { $ref: '#/components/parameters/PageNumber' },
+          { name: 'X-Ratio', in: 'header', schema: { type: ['number', 'null'] } },
+        ],
+        responses: { '200': { description: 'ok' } },
+      },
+    };
+    const op = buildApiDocument(raw).operations.find((o) => o.id === 'widgets.read')!;
+    expect(op.numericParameters).toEqual([
+      { in: 'path', name: 'partNo', integer: true, position: 1 },
+      { in: 'query', name: 'page', integer: true, position: -1 },
+      { in: 'header', name: 'X-Ratio', integer: false, position: -1 },
+    ]);
+    const limit = doc.operations.find((o) => o.id === 'tasks.listMessages')!.numericParameters;
+    expect(limit).toEqual([{ in: 'query', name: 'limit', integer: true, position: -1 }]);
+  });
+});
