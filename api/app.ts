@@ -44,7 +44,7 @@ export function makeApp(deps: AppDeps): Express {
   installBodyParser(app);
   installScopes(app);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
-  installValidator(app, deps.doc, deps.config.validateResponses);
+  installValidator(app, deps.doc, deps.config.validateResponses, deps.logger);
   installStorableText(app);
   installIdempotency(app, deps.pool, deps.logger, Math.ceil(deps.config.syncTimeoutMs / 1000) + 60);
   // 5. Handlers.

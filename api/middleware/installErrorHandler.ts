@@ -64,7 +64,9 @@ export function installErrorHandler(app: Express, logger: Logger): void {
     }
     let appError: AppError;
     if (error instanceof AppError) appError = error;
-    else if (isValidatorError(error)) appError = fromValidator(error, req.operation);
+    // A 5xx from the validator is a response that breaks the contract (tests validate responses):
+    // the server's fault, logged with what did not match.
+    else if (isValidatorError(error) && error.status < 500) appError = fromValidator(error, req.operation);
     else {
       logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
       appError = new AppError(

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import YAML from 'yaml';
 
-import { type ErrorCode, isErrorCode } from '../../shared/errors/codes.ts';
+import { type ErrorCode, errorStatus, isErrorCode } from '../../shared/errors/codes.ts';
 
 /** One HTTP operation of the public API, as the OpenAPI document declares it. */
 export type Operation = {
@@ -29,9 +30,20 @@ export type Operation = {
   hasJsonBody: boolean;
   /** The largest body it reads, decompressed: `x-svc-max-body-bytes`, else defaultMaxBodyBytes. */
   maxBodyBytes: number;
+  /** Every code the operation can answer: those derived from the document's facts and its own x-svc-error-codes. */
   errorCodes: ErrorCode[];
+  /** Integer and number parameters, whose raw values must be canonical decimals (installValidator). */
+  numericParameters: NumericParameter[];
   /** Spec-specific error codes that win over invalid_request_body, keyed by `body.<field>`, `query.<name>`, `headers.<name>`. */
   fieldErrorCodes: Map<string, ErrorCode>;
+};
+
+export type NumericParameter = {
+  in: 'query' | 'path' | 'header';
+  name: string;
+  integer: boolean;
+  /** For a path parameter: its position among the template's parameters (the matcher's groups). */
+  position: number;
 };
 
 export type Package = { id: string; title: string; description: string };
@@ -39,6 +51,11 @@ export type Package = { id: string; title: string; description: string };
 export type ApiDocument = {
   /** The parsed document, exactly as written in openapi.yaml. */
   raw: Record<string, unknown>;
+  /**
+   * openapi.yaml completed with what follows from it: each operation's full x-svc-error-codes and one
+   * error response per status. The server validates with it and serves it (publicDocument).
+   */
+  contract: Record<string, unknown>;
   operations: Operation[];
   packages: Package[];
   /** Every scoped capability id (the API's operation scopes and OAuth scopes). */
@@ -89,6 +106,20 @@ function hasJsonBody(root: Json, op: Json): boolean {
   return Object.hasOwn(content, 'application/json');
 }
 
+function numericParameters(root: Json, template: string, parameters: Json[]): NumericParameter[] {
+  const pathNames = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  return parameters.flatMap((param) => {
+    const p = resolveRef(root, param);
+    const schema = resolveRef(root, p.schema) ?? {};
+    const types = ([] as unknown[]).concat(schema.type ?? []);
+    const where = p.in;
+    if (where !== 'query' && where !== 'path' && where !== 'header') return [];
+    if (!types.includes('integer') && !types.includes('number')) return [];
+    const name = String(p.name);
+    return [{ in: where, name, integer: !types.includes('number'), position: pathNames.indexOf(name) }];
+  });
+}
+
 function toMatcher(template: string): RegExp {
   const escaped = template
     .split(/(\{[^}]+\})/)
@@ -97,24 +128,153 @@ function toMatcher(template: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** The authentication errors every authenticated operation can answer with (spec "Endpoints"). */
+export const authErrorCodes: ErrorCode[] = [
+  'invalid_api_key',
+  'api_key_revoked',
+  'api_key_expired',
+  'api_key_ip_not_allowed',
+  'developer_access_revoked',
+  'api_key_project_scope',
+  'api_key_operation_scope',
+];
+
+/** What an Idempotency-Key can answer with on the operations that honour it (x-svc-idempotent). */
+export const idempotencyErrorCodes: ErrorCode[] = [
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_request_in_progress',
+];
+
 /**
- * Reads openapi.yaml and derives everything else that depends on it: the operation table used for
- * routing, scopes and error mapping, and the catalogue's packages.
- * @throws when the document is unreadable or an operation lacks its x-svc-error-codes.
+ * The codes an operation answers with because of what the document already says about it, so no
+ * operation restates them by hand: the auth errors and the per-workspace rate limit where a key is
+ * needed (the rate limit counts per key's workspace), the Idempotency-Key codes where it is honoured,
+ * invalid_request_body everywhere (every operation checks what it is sent: query parameters it does
+ * not declare, values its schema refuses, text PostgreSQL cannot store, a body that is not JSON or
+ * is larger than its x-svc-max-body-bytes), method_not_allowed on every path (another method of the
+ * same path) and internal_error. file_too_large is an operation's own code where it takes files.
  */
-export function loadApiDocument(): ApiDocument {
-  const raw = YAML.parse(readFileSync(yamlPath, 'utf8')) as Json;
+export function derivedErrorCodes(op: { authenticated: boolean; idempotent: boolean }): ErrorCode[] {
+  return [
+    ...(op.authenticated ? [...authErrorCodes, 'rate_limited' as const] : []),
+    ...(op.idempotent ? idempotencyErrorCodes : []),
+    'invalid_request_body',
+    'method_not_allowed',
+    'internal_error',
+  ];
+}
+
+const codeOrder = Object.keys(errorStatus) as ErrorCode[];
+
+/** In the order of the spec's error table, without repeats. */
+function ordered(codes: Iterable<ErrorCode>): ErrorCode[] {
+  const set = new Set(codes);
+  return codeOrder.filter((code) => set.has(code));
+}
+
+const errorHeaders: Partial<Record<number, Json>> = {
+  405: { Allow: { description: 'The methods this path supports.', schema: { type: 'string' } } },
+  429: {
+    'Retry-After': {
+      description: 'Seconds to wait before the next request.',
+      schema: { type: 'integer', minimum: 1 },
+    },
+  },
+};
+
+const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
+
+/** The error envelope with `code` narrowed to `codes` (all of one status). */
+function errorResponse(status: number, codes: ErrorCode[]): Json {
+  return {
+    description: `${STATUS_CODES[status]}: error.code is ${codes.length === 1 ? '' : 'one of '}${codes.join(', ')}.`,
+    ...(errorHeaders[status] ? { headers: errorHeaders[status] } : {}),
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message', 'requestId'],
+              properties: {
+                code: { type: 'string', enum: codes },
+                message: { type: 'string' },
+                requestId: { type: 'string' },
+                issues: { type: 'array', items: { $ref: '#/components/schemas/ErrorIssue' } },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * One response per error status, whose `error.code` is narrowed to the codes this operation answers
+ * with at that status, so generated clients can type their errors. Operations share most of these
+ * (every authenticated one has the same 401), so each distinct one is a component named after its
+ * codes (`NotFound`, `InvalidApiKeyOrApiKeyRevokedOrApiKeyExpired`), added to `shared`.
+ */
+function errorResponses(codes: ErrorCode[], shared: Record<string, Json>): Record<string, Json> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+  }
+  const responses: Record<string, Json> = {};
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    const statusCodes = byStatus.get(status)!;
+    const name = statusCodes.map(pascal).join('Or');
+    shared[name] ??= errorResponse(status, statusCodes);
+    responses[String(status)] = { $ref: `#/components/responses/${name}` };
+  }
+  return responses;
+}
+
+/**
+ * Builds the operation table, the catalogue and the completed contract from a parsed document.
+ * @throws when an operation lacks x-svc-error-codes of known codes, or declares its own error
+ * responses (they are derived from its codes).
+ */
+export function buildApiDocument(raw: Json): ApiDocument {
+  const contract = structuredClone(raw);
+  const components = (contract.components ??= {}) as Json;
+  const sharedResponses = (components.responses ??= {}) as Record<string, Json>;
   const globalSecurity = (raw.security ?? []) as unknown[];
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries(raw.paths as Record<string, Json>)) {
     for (const method of httpMethods) {
       const op = item[method] as Json | undefined;
       if (!op) continue;
-      const rawCodes = op['x-svc-error-codes'];
-      if (!Array.isArray(rawCodes) || !rawCodes.every(isErrorCode)) {
-        throw new Error(`openapi.yaml: ${method} ${template} needs x-svc-error-codes of known codes`);
+      const where = `${method} ${template}`;
+      const ownCodes = op['x-svc-error-codes'];
+      if (!Array.isArray(ownCodes) || !ownCodes.every(isErrorCode)) {
+        throw new Error(`openapi.yaml: ${where} needs x-svc-error-codes of known codes`);
       }
+      const responses = (op.responses ?? {}) as Json;
+      const declared = Object.keys(responses).filter((status) => !/^[123]/.test(status));
+      if (declared.length > 0) {
+        throw new Error(
+          `openapi.yaml: ${where} declares ${declared.join(', ')}; error responses are derived`,
+        );
+      }
+      const parameters = [...((item.parameters ?? []) as Json[]), ...((op.parameters ?? []) as Json[])];
       const security = (op.security ?? globalSecurity) as unknown[];
+      const facts = {
+        authenticated: security.length > 0,
+        idempotent: op['x-svc-idempotent'] === true,
+        hasBody: op.requestBody !== undefined,
+      };
+      const errorCodes = ordered([...derivedErrorCodes(facts), ...ownCodes]);
+      const completed = (contract.paths as Record<string, Json>)[template]![method] as Json;
+      completed['x-svc-error-codes'] = errorCodes;
+      completed.responses = {
+        ...(completed.responses as Json),
+        ...errorResponses(errorCodes, sharedResponses),
+      };
       operations.push({
         id: String(op.operationId),
         method: method.toUpperCase(),
@@ -125,15 +285,16 @@ export function loadApiDocument(): ApiDocument {
         description: String(op.description ?? '').trim(),
         scope: typeof op['x-svc-scope'] === 'string' ? op['x-svc-scope'] : undefined,
         billed: op['x-svc-billed'] === true,
-        idempotent: op['x-svc-idempotent'] === true,
+        idempotent: facts.idempotent,
         sensitive: op['x-svc-sensitive'] === true,
-        authenticated: security.length > 0,
+        authenticated: facts.authenticated,
         validateBody: op['x-svc-validate-body'] !== false,
-        hasInput: op.requestBody !== undefined || (Array.isArray(op.parameters) && op.parameters.length > 0),
+        hasInput: facts.hasBody || parameters.length > 0,
         hasJsonBody: hasJsonBody(raw, op),
         maxBodyBytes:
           typeof op['x-svc-max-body-bytes'] === 'number' ? op['x-svc-max-body-bytes'] : defaultMaxBodyBytes,
-        errorCodes: rawCodes,
+        errorCodes,
+        numericParameters: numericParameters(raw, template, parameters),
         fieldErrorCodes: fieldErrorCodes(raw, op),
       });
     }
@@ -146,34 +307,21 @@ export function loadApiDocument(): ApiDocument {
       description: String(t.description ?? ''),
     }));
   const scopes = operations.flatMap((o) => (o.scope ? [o.scope] : []));
-  return { raw, operations, packages, scopes };
+  return { raw, contract, operations, packages, scopes };
 }
 
-/** The authentication errors every authenticated operation can answer with (spec "Endpoints"). */
-export const authErrorCodes: ErrorCode[] = [
-  'invalid_api_key',
-  'api_key_revoked',
-  'api_key_expired',
-  'api_key_ip_not_allowed',
-  'developer_access_revoked',
-  'api_key_project_scope',
-  'api_key_operation_scope',
-  'rate_limited',
-];
-
 /**
- * The document as served at GET /openapi.json: absolute server URL, and each operation's
- * x-svc-error-codes completed with the authentication errors it can answer with.
+ * Reads openapi.yaml and derives everything else that depends on it (buildApiDocument).
+ * @throws when the document is unreadable or inconsistent (see buildApiDocument).
  */
+export function loadApiDocument(): ApiDocument {
+  return buildApiDocument(YAML.parse(readFileSync(yamlPath, 'utf8')) as Json);
+}
+
+/** The document as served at GET /openapi.json: the contract with the absolute server URL. */
 export function publicDocument(doc: ApiDocument, baseUrl: string): Json {
-  const served = structuredClone(doc.raw);
+  const served = structuredClone(doc.contract);
   served.servers = [{ url: baseUrl }];
-  for (const op of doc.operations) {
-    const node = (served.paths as Record<string, Json>)[op.path]![op.method.toLowerCase()] as Json;
-    const extra = op.authenticated ? authErrorCodes : [];
-    node['x-svc-error-codes'] = [...new Set([...extra, ...op.errorCodes, 'internal_error'])];
-    if (op.scope === undefined) delete node['x-svc-scope'];
-  }
   return served;
 }
 
