@@ -46,7 +46,7 @@ export function makeApp(deps: AppDeps): Express {
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
   installValidator(app, deps.doc, deps.config.validateResponses, deps.logger);
   installStorableText(app);
-  installIdempotency(app, deps.pool, deps.logger, Math.ceil(deps.config.syncTimeoutMs / 1000) + 60);
+  installIdempotency(app, deps.idempotency);
   // 5. Handlers.
   app.use(apiBasePath, makeApiRouter(deps));
   // 6. Documented operations without a handler on this server, and everything else.
@@ -59,6 +59,6 @@ export function makeApp(deps: AppDeps): Express {
     }
     throw new AppError('not_found', `No endpoint ${req.method} ${req.path}.`);
   });
-  installErrorHandler(app, deps.logger);
+  installErrorHandler(app, deps.logger, deps.idempotency);
   return app;
 }

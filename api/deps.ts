@@ -9,6 +9,7 @@ import type { CredentialResolver } from './auth/authenticate.ts';
 import type { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import type { KeyCache } from './auth/keyCache.ts';
 import type { CursorKeys } from './cursor.ts';
+import type { IdempotencyStore } from './idempotency.ts';
 import type { JobWaiter } from './jobWaiter.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
@@ -42,6 +43,8 @@ export type AppDeps = {
   textDeltas: TextDeltaRelay;
   /** The key task cursors are signed with. */
   cursorKeys: CursorKeys;
+  /** Idempotency-Key answers, recorded with the work they describe. */
+  idempotency: IdempotencyStore;
   /** Aborts when the process begins to shut down: open streams end (with `done`) instead of holding on. */
   shutdown: AbortSignal;
 };

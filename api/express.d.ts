@@ -1,4 +1,5 @@
 import type { Principal } from '../shared/principal.ts';
+import type { IdempotencyScope } from './idempotency.ts';
 import type { Operation } from './openapi/document.ts';
 
 declare global {
@@ -9,6 +10,8 @@ declare global {
       /** The OpenAPI operation this request addresses (set for every path under the API base). */
       operation?: Operation;
       principal?: Principal;
+      /** The Idempotency-Key this request runs under (see IdempotencyStore). */
+      idempotency?: IdempotencyScope;
       /** A body that failed to parse; reported after authentication so auth errors come first. */
       bodyError?: unknown;
       /** Paths in the JSON body of text PostgreSQL cannot store; refused after the schema checks. */

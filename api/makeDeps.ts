@@ -8,6 +8,7 @@ import { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import { KeyCache } from './auth/keyCache.ts';
 import { CursorKeys } from './cursor.ts';
 import type { AppDeps } from './deps.ts';
+import { IdempotencyStore } from './idempotency.ts';
 import { JobWaiter } from './jobWaiter.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';
@@ -46,6 +47,7 @@ export async function makeAppDeps(
     taskReplyFeed: new TaskReplyFeed(pool, hub, logger),
     textDeltas: new TextDeltaRelay(hub),
     cursorKeys: new CursorKeys(pool),
+    idempotency: new IdempotencyStore(pool, logger),
     shutdown: shutdown.signal,
     drain: () => shutdown.abort(),
     close: async () => {

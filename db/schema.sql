@@ -112,6 +112,8 @@ create table idempotency_keys (
   response_location text,
   locked_until timestamp with time zone not null,
   created_at timestamp with time zone not null default now(),
+  job_id text,
+  output_delivered boolean not null default false,
   constraint idempotency_keys_pkey PRIMARY KEY (credential_id, key),
   constraint idempotency_keys_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'done'::text])))
 );

@@ -4,6 +4,7 @@ import { AppError, type Issue } from '../../shared/errors/appError.ts';
 import type { ErrorCode } from '../../shared/errors/codes.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ClientGoneError } from '../clientGone.ts';
+import { IdempotencyRace, type IdempotencyStore } from '../idempotency.ts';
 import type { Operation } from '../openapi/document.ts';
 
 type ValidatorError = { status: number; errors: { path: string; message: string; errorCode?: string }[] };
@@ -54,9 +55,20 @@ function fromValidator(error: ValidatorError, operation: Operation | undefined):
   return new AppError('invalid_request_body', 'The request does not match the schema.', { issues: clean });
 }
 
-/** The one error middleware: every failure leaves as the spec's envelope with the request id. */
-export function installErrorHandler(app: Express, logger: Logger): void {
-  const handler: ErrorRequestHandler = (error, req, res, _next) => {
+/**
+ * The one error middleware: every failure leaves as the spec's envelope with the request id. A
+ * request that lost an Idempotency-Key race answers as its retry would; a refusal a handler gave
+ * before any work committed is stored under the request's key.
+ */
+export function installErrorHandler(app: Express, logger: Logger, idempotency: IdempotencyStore): void {
+  const handler: ErrorRequestHandler = async (error, req, res, next) => {
+    if (error instanceof IdempotencyRace && !res.headersSent) {
+      try {
+        return await idempotency.answerRace(req, res);
+      } catch (raced) {
+        return handler(raced, req, res, next);
+      }
+    }
     if (error instanceof ClientGoneError) {
       logger.info({ requestId: req.requestId, path: req.path }, 'client left before the answer');
       res.end();
@@ -83,14 +95,16 @@ export function installErrorHandler(app: Express, logger: Logger): void {
       return;
     }
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    res.status(appError.status).json({
+    const body = {
       error: {
         code: appError.code,
         message: appError.message,
         requestId: req.requestId,
         ...(appError.issues ? { issues: appError.issues } : {}),
       },
-    });
+    };
+    await idempotency.storeRefusal(req, appError.status, body);
+    res.status(appError.status).json(body);
   };
   app.use(handler);
 }

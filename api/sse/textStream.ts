@@ -73,7 +73,7 @@ export async function streamTextJob<B extends TextBody>(
   };
   const keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
   try {
-    const { result, costMinor } = await awaitSyncJob(deps, res, { id: jobId, start: open }, gone.signal);
+    const { result, costMinor } = await awaitSyncJob(deps, req, res, { id: jobId, start: open }, gone.signal);
     const body = toBody(result, costMinor);
     if (body.text.length > sent.length && body.text.startsWith(sent)) {
       write(frame('delta', { text: body.text.slice(sent.length) }));

@@ -15,6 +15,8 @@ export const errorStatus = {
   invalid_idempotency_key: 400,
   idempotency_key_reused: 409,
   idempotency_request_in_progress: 409,
+  /** Beyond the spec: a replayed generation whose output went to the first caller (generation keeps nothing). */
+  idempotent_output_discarded: 410,
   project_id_required: 422,
   invalid_generation_prompt: 422,
   invalid_image_aspect_ratio: 422,

@@ -1,7 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 
 import { apiBasePath } from '../../../shared/config.ts';
-import { insertFinishedJob } from '../../../shared/db/queries/jobs.ts';
+import { insertFinishedJob, type JobRow } from '../../../shared/db/queries/jobs.ts';
+import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { recordEvent } from '../../../shared/events.ts';
 import { inputObjectKey, type OcrJobInput, ocrMaxBytes } from '../../../shared/generationJobs.ts';
@@ -25,14 +26,9 @@ type OcrBody = {
 
 /**
  * A test key's OCR job is born succeeded with the fixture text (spec), settled at zero and announced
- * like any finished job, all in one transaction.
+ * like any finished job, all in the caller's transaction.
  */
-async function fixtureJob(
-  deps: AppDeps,
-  req: Request,
-  projectId: string,
-  input: Omit<OcrJobInput, 'objectKey'>,
-) {
+async function fixtureJob(tx: Db, req: Request, projectId: string, input: Omit<OcrJobInput, 'objectKey'>) {
   const principal = req.principal!;
   const out = await fixtureProviders.ocr.extract({
     ...input,
@@ -41,7 +37,7 @@ async function fixtureJob(
     signal: new AbortController().signal,
   });
   const result = { text: out.text, pages: out.pages, languages: ['en'], model: out.model };
-  return deps.pool.transaction(async (tx) => {
+  {
     const job = await insertFinishedJob(tx, {
       id: newId('job'),
       workspaceId: principal.workspaceId,
@@ -74,7 +70,7 @@ async function fixtureJob(
       data: { job: { id: job.id, type: job.type, status: job.status, result } },
     });
     return job;
-  });
+  }
 }
 
 /** POST /ocr: the image goes to object storage, a worker reads it; answers 202 with the job to poll. */
@@ -101,28 +97,32 @@ export function postOcr(deps: AppDeps): RequestHandler {
       languageHint: body.languageHint ?? 'auto',
       sizeBytes: bytes.length,
     };
-    let job;
+    const answer = (job: JobRow) => ({
+      status: 202,
+      body: { job: toJobDto(job) },
+      location: `${apiBasePath}/jobs/${job.id}`,
+    });
     if (!req.principal!.livemode) {
-      job = await fixtureJob(deps, req, projectId, meta);
-    } else {
-      const objectKey = inputObjectKey('ocr', newId('ocr'));
-      await deps.objectStore.put(objectKey, bytes, bytes.length, body.mimeType);
-      const input: OcrJobInput = { objectKey, ...meta };
-      try {
-        job = await startBilledJob(deps, req, {
-          type: 'ocr.extract',
-          projectId,
-          input,
-          maxCostMinor: ocrCost(prices, 1),
-        });
-      } catch (error) {
-        await deps.objectStore.remove(objectKey).catch(() => {});
-        throw error;
-      }
+      return deps.idempotency.answerFromTransaction(req, res, 202, async (tx) =>
+        answer(await fixtureJob(tx, req, projectId, meta)),
+      );
     }
-    res
-      .status(202)
-      .location(`${apiBasePath}/jobs/${job.id}`)
-      .json({ job: toJobDto(job) });
+    const objectKey = inputObjectKey('ocr', newId('ocr'));
+    await deps.objectStore.put(objectKey, bytes, bytes.length, body.mimeType);
+    const input: OcrJobInput = { objectKey, ...meta };
+    let job: JobRow;
+    try {
+      job = await startBilledJob(
+        deps,
+        req,
+        { type: 'ocr.extract', projectId, input, maxCostMinor: ocrCost(prices, 1) },
+        answer,
+      );
+    } catch (error) {
+      await deps.objectStore.remove(objectKey).catch(() => {});
+      throw error;
+    }
+    const { status, body: created, location } = answer(job);
+    res.status(status).location(location).json(created);
   };
 }

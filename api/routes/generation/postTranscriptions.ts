@@ -109,7 +109,7 @@ export function postTranscriptions(deps: AppDeps): RequestHandler {
         await dropUpload();
         throw error;
       });
-    const { result, costMinor } = await awaitSyncJob(deps, res, { id: jobId, start });
+    const { result, costMinor } = await awaitSyncJob(deps, req, res, { id: jobId, start });
     const out = transcriptionJobResult.parse(result);
     res.status(201).json({ text: out.text, model: out.model, cost: costOf(req, costMinor) });
   };

@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import { apiBasePath } from '../../../shared/config.ts';
 import { findTriggerableStaffMember } from '../../../shared/db/queries/staff.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
+import type { Db } from '../../../shared/db/sql.ts';
 import { AppError, errors } from '../../../shared/errors/appError.ts';
 import { titleFromInput, toTriggeredTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage, submitUserMessage } from '../../../shared/tasks/messages.ts';
@@ -14,15 +15,20 @@ type TriggerBody = { input: string; subject?: string; threadId?: string; project
 /**
  * POST /staff/{address}/trigger: hands work to the staff member at the address, as a new task
  * (titled by the subject) or as a message on an earlier task of the workspace (threadId). The
- * trigger itself is free; the run is billed by the reply job. Idempotency-Key is handled by the
- * idempotency middleware (x-svc-idempotent).
+ * trigger itself is free; the run is billed by the reply job. An Idempotency-Key's answer is stored
+ * in the transaction that creates the task.
  */
-export function triggerStaff({ pool }: AppDeps): RequestHandler {
+export function triggerStaff({ idempotency }: AppDeps): RequestHandler {
   return async (req, res) => {
     const address = req.params.address as string;
     const body = req.body as TriggerBody;
     const actor = actorFromRequest(req);
-    const task = await pool.transaction(async (tx) => {
+    await idempotency.answerFromTransaction(req, res, 202, async (tx) => {
+      const task = await triggeredTask(tx);
+      return { body: { task: toTriggeredTaskDto(task) }, location: `${apiBasePath}/tasks/${task.id}` };
+    });
+
+    async function triggeredTask(tx: Db) {
       const staff = await findTriggerableStaffMember(tx, actor.workspaceId, address);
       if (!staff) {
         throw new AppError(
@@ -52,10 +58,6 @@ export function triggerStaff({ pool }: AppDeps): RequestHandler {
         assigneeStaffId: staff.id,
       });
       return created.task;
-    });
-    res
-      .status(202)
-      .location(`${apiBasePath}/tasks/${task.id}`)
-      .json({ task: toTriggeredTaskDto(task) });
+    }
   };
 }

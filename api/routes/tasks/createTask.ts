@@ -17,11 +17,11 @@ type CreateTaskBody = {
 };
 
 /** POST /tasks: the task, its first message and the reply job in one transaction; 202 with the task. */
-export function createTask({ pool }: AppDeps): RequestHandler {
+export function createTask({ idempotency }: AppDeps): RequestHandler {
   return async (req, res) => {
     const body = req.body as CreateTaskBody;
     const actor = actorFromRequest(req);
-    const task = await pool.transaction(async (tx) => {
+    await idempotency.answerFromTransaction(req, res, 202, async (tx) => {
       const staff =
         body.staffId === undefined ? null : await findActiveStaffMember(tx, actor.workspaceId, body.staffId);
       if (body.staffId !== undefined && !staff) throw errors.notFound('staff member', body.staffId);
@@ -34,11 +34,8 @@ export function createTask({ pool }: AppDeps): RequestHandler {
         fileIds,
         assigneeStaffId: staff?.id ?? null,
       });
-      return created.task;
+      const { task } = created;
+      return { body: { task: toTaskDto(task) }, location: `${apiBasePath}/tasks/${task.id}` };
     });
-    res
-      .status(202)
-      .location(`${apiBasePath}/tasks/${task.id}`)
-      .json({ task: toTaskDto(task) });
   };
 }

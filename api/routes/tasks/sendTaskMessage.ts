@@ -11,12 +11,12 @@ import { actorFromRequest } from './actor.ts';
 type SendMessageBody = { input: string; fileIds?: string[]; projectId?: string };
 
 /** POST /tasks/{taskId}/messages: the message and its reply job in one transaction; the task's assignee replies. */
-export function sendTaskMessage({ pool }: AppDeps): RequestHandler {
+export function sendTaskMessage({ idempotency }: AppDeps): RequestHandler {
   return async (req, res) => {
     const taskId = req.params.taskId as string;
     const body = req.body as SendMessageBody;
     const actor = actorFromRequest(req);
-    const message = await pool.transaction(async (tx) => {
+    await idempotency.answerFromTransaction(req, res, 202, async (tx) => {
       const task = await findWorkspaceTask(tx, actor.workspaceId, taskId);
       if (!task) throw errors.notFound('task', taskId);
       const fileIds = await resolveFileIds(tx, actor.workspaceId, body.fileIds);
@@ -27,11 +27,10 @@ export function sendTaskMessage({ pool }: AppDeps): RequestHandler {
         fileIds,
         replyStaffId: task.assignee_staff_id,
       });
-      return sent.message;
+      return {
+        body: { message: toMessageDto(sent.message) },
+        location: `${apiBasePath}/tasks/${taskId}/messages`,
+      };
     });
-    res
-      .status(202)
-      .location(`${apiBasePath}/tasks/${taskId}/messages`)
-      .json({ message: toMessageDto(message) });
   };
 }

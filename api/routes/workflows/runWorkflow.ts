@@ -12,12 +12,12 @@ import { prepareWorkflowRun } from './prepareRun.ts';
 type RunWorkflowBody = { values: Record<string, unknown>; projectId?: string };
 
 /** POST /workflows/{workflowId}/run: validated values → a task assigned to the suggested staff member. */
-export function runWorkflow({ pool }: AppDeps): RequestHandler {
+export function runWorkflow({ idempotency }: AppDeps): RequestHandler {
   return async (req, res) => {
     const workflowId = req.params.workflowId as string;
     const body = req.body as RunWorkflowBody;
     const actor = actorFromRequest(req);
-    const task = await pool.transaction(async (tx) => {
+    await idempotency.answerFromTransaction(req, res, 202, async (tx) => {
       const workflow = await findWorkspaceWorkflow(tx, actor.workspaceId, workflowId);
       if (!workflow) throw errors.notFound('workflow', workflowId);
       const run = await prepareWorkflowRun(tx, actor.workspaceId, workflow, body.values);
@@ -30,11 +30,8 @@ export function runWorkflow({ pool }: AppDeps): RequestHandler {
         workflowId: workflow.id,
         workflowValues: run.values,
       });
-      return created.task;
+      const { task } = created;
+      return { body: { task: toTaskDto(task) }, location: `${apiBasePath}/tasks/${task.id}` };
     });
-    res
-      .status(202)
-      .location(`${apiBasePath}/tasks/${task.id}`)
-      .json({ task: toTaskDto(task) });
   };
 }

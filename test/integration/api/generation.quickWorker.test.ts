@@ -71,7 +71,7 @@ beforeAll(async () => {
   app.post('/sync', (req, res, next) => {
     const prompt = (req.body as { prompt: string }).prompt;
     const id = newJobId();
-    awaitSyncJob(t.deps, res, { id, start: () => createAndFinish(id, prompt) })
+    awaitSyncJob(t.deps, req, res, { id, start: () => createAndFinish(id, prompt) })
       .then(({ result }) => res.status(201).json(result))
       .catch(next);
   });
@@ -83,7 +83,7 @@ beforeAll(async () => {
       await new Promise((r) => setTimeout(r, 300));
       await t.deps.jobs.create(t.deps.pool, textJob(id, prompt));
     };
-    awaitSyncJob(t.deps, res, { id, start })
+    awaitSyncJob(t.deps, req, res, { id, start })
       .then(({ result }) => res.status(201).json(result))
       .catch(next);
   });

@@ -261,10 +261,13 @@ describe('POST /text errors', () => {
     expect(res.body.error.code).toBe('api_key_operation_scope');
   });
 
-  it('replays the first response for a repeated Idempotency-Key', async () => {
-    const first = await post({ prompt: 'once' }).set('Idempotency-Key', 'text-once-1').expect(201);
-    const again = await post({ prompt: 'once' }).set('Idempotency-Key', 'text-once-1').expect(201);
+  it('generates once per Idempotency-Key and keeps nothing of a delivered output', async () => {
+    await post({ prompt: 'once' }).set('Idempotency-Key', 'text-once-1').expect(201);
+    const again = await post({ prompt: 'once' }).set('Idempotency-Key', 'text-once-1').expect(410);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(again.body).toEqual(first.body);
+    expect(again.body.error).toMatchObject({
+      code: 'idempotent_output_discarded',
+      requestId: again.headers['x-request-id'],
+    });
   });
 });
