@@ -11,6 +11,7 @@ import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { RequestLogWriter } from './requestLog.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
+import type { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */
 export type AppDeps = {
@@ -23,6 +24,8 @@ export type AppDeps = {
   requestLog: RequestLogWriter;
   jobWaiter: JobWaiter;
   objectStore: ObjectStore;
+  /** Streamed uploads being received by this process and the bytes they hold. */
+  uploads: UploadGauge;
   credentialResolvers: CredentialResolver[];
   /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;

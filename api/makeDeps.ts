@@ -9,6 +9,7 @@ import { JobWaiter } from './jobWaiter.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';
+import { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
 export async function makeAppDeps(
@@ -33,6 +34,7 @@ export async function makeAppDeps(
     requestLog,
     jobWaiter,
     objectStore: new ObjectStore(services.s3),
+    uploads: new UploadGauge(),
     credentialResolvers: [],
     keyCache: new KeyCache(pool, hub),
     shutdown: shutdown.signal,
