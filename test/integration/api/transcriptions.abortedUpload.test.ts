@@ -122,8 +122,9 @@ describe('POST /transcriptions with a client that goes away', () => {
     await Promise.all([small.sent, large.sent]);
     const sentAt = Date.now();
     const [smallRaw, largeRaw] = await Promise.all([small.closed, large.closed]);
-    // The server closed both connections, not before the client had been silent for the timeout.
-    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(idleTimeoutMs);
+    // The server closed both connections, not before the client had been silent for the timeout
+    // (less a little: the server may have read the last bytes just before the client heard they left).
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(idleTimeoutMs - 20);
     for (const raw of [smallRaw, largeRaw]) {
       const res = parseResponse(raw)!;
       expect(res.status).toBe(422);
