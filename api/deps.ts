@@ -17,6 +17,7 @@ import type { RequestLogWriter } from './requestLog.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
+import type { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */
 export type AppDeps = {
@@ -29,6 +30,8 @@ export type AppDeps = {
   requestLog: RequestLogWriter;
   jobWaiter: JobWaiter;
   objectStore: ObjectStore;
+  /** Streamed uploads being received by this process and the bytes they hold. */
+  uploads: UploadGauge;
   credentialResolvers: CredentialResolver[];
   /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;

@@ -15,6 +15,7 @@ import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
+import { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
 export async function makeAppDeps(
@@ -39,6 +40,7 @@ export async function makeAppDeps(
     requestLog,
     jobWaiter,
     objectStore: new ObjectStore(services.s3),
+    uploads: new UploadGauge(),
     credentialResolvers: [],
     keyCache: new KeyCache(pool, hub),
     failedAuth: new FailedAuthLimiter(config.authFailuresPerMinute),

@@ -41,6 +41,11 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
   /** How long a synchronous endpoint waits for its job before answering internal_error. */
   SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
+  /**
+   * How long a streamed upload may go without a byte from the client before it is abandoned (its
+   * storage upload aborted, the client answered and disconnected). nginx's client_body_timeout.
+   */
+  UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
   TRUST_PROXY: z.string().default('loopback'),
@@ -79,6 +84,7 @@ export type Config = Readonly<{
   authFailuresPerMinute: number;
   workerConcurrency: number;
   syncTimeoutMs: number;
+  uploadIdleTimeoutMs: number;
   webhookAllowPrivate: boolean;
   validateResponses: boolean;
   trustProxy: string;
@@ -135,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,
+    uploadIdleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.VALIDATE_RESPONSES,
     trustProxy: e.TRUST_PROXY,

@@ -60,9 +60,9 @@ function fromValidator(error: ValidatorError, operation: Operation | undefined):
  * request that lost an Idempotency-Key race answers as its retry would; a refusal a handler gave
  * before any work committed is stored under the request's key.
  */
-export function installErrorHandler(app: Express, logger: Logger, idempotency: IdempotencyStore): void {
+export function installErrorHandler(app: Express, logger: Logger, idempotency?: IdempotencyStore): void {
   const handler: ErrorRequestHandler = async (error, req, res, next) => {
-    if (error instanceof IdempotencyRace && !res.headersSent) {
+    if (error instanceof IdempotencyRace && idempotency && !res.headersSent) {
       try {
         return await idempotency.answerRace(req, res);
       } catch (raced) {
@@ -103,7 +103,7 @@ export function installErrorHandler(app: Express, logger: Logger, idempotency: I
         ...(appError.issues ? { issues: appError.issues } : {}),
       },
     };
-    await idempotency.storeRefusal(req, appError.status, body);
+    await idempotency?.storeRefusal(req, appError.status, body);
     res.status(appError.status).json(body);
   };
   app.use(handler);

@@ -1,12 +1,14 @@
 import { mkdir, unlink } from 'node:fs/promises';
 
 import S3rver from 's3rver';
+import authentication from 's3rver/lib/middleware/authentication.js';
+
+import { multipartOperations, type MultipartStore } from './s3Multipart.ts';
 
 export type EmbeddedS3Handle = { endpoint: string; stop(): Promise<void> };
 
 /** The part of s3rver's filesystem store replaced below. */
-type FilesystemStore = {
-  getResourcePath(bucket: string, key: string, resource: string): string;
+type FilesystemStore = MultipartStore & {
   deleteObject(bucket: string, key: string): Promise<void>;
 };
 
@@ -30,7 +32,8 @@ function keepFoldersOnDelete(store: FilesystemStore): void {
 
 /**
  * Runs an in-process S3-compatible server on loopback with its objects under `directory`;
- * the application talks to it through the same MinIO client as to AWS S3.
+ * the application talks to it through the same MinIO client as to AWS S3. Multipart uploads can be
+ * aborted and listed here as there (s3rver alone cannot: see s3Multipart.ts).
  */
 export async function startEmbeddedS3(
   directory: string,
@@ -45,7 +48,10 @@ export async function startEmbeddedS3(
     silent: true,
     configureBuckets: [{ name: bucket, configs: [] }],
   });
-  keepFoldersOnDelete((server as unknown as { store: FilesystemStore }).store);
+  const store = (server as unknown as { store: FilesystemStore }).store;
+  keepFoldersOnDelete(store);
+  // s3rver's router is the last middleware; Koa composes the stack only when the server listens.
+  server.middleware.splice(server.middleware.length - 1, 0, multipartOperations(store, authentication()));
   const address = await server.run();
   return {
     endpoint: `http://127.0.0.1:${address.port}`,

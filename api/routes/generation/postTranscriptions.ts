@@ -68,7 +68,7 @@ function checkUpload(req: Request, received: ReceivedAudio): void {
 export function postTranscriptions(deps: AppDeps): RequestHandler {
   const { prices } = deps.config;
   return async (req, res) => {
-    const received = await receiveAudio(req, deps.objectStore, inputObjectKey('audio', newId('aud')));
+    const received = await receiveAudio(req, res, deps, inputObjectKey('audio', newId('aud')));
     const stored = received.stored;
     // What the request log and resolveProject read for JSON bodies.
     req.body = {
@@ -79,9 +79,7 @@ export function postTranscriptions(deps: AppDeps): RequestHandler {
     };
     const jobId = newJobId();
     // No job will read the upload if none is created: it goes now (else the job's worker removes it).
-    const dropUpload = async () => {
-      if (stored) await deps.objectStore.remove(stored.key).catch(() => {});
-    };
+    const dropUpload = received.discard;
     let job: BilledJob;
     try {
       checkUpload(req, received);

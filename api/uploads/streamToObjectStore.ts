@@ -1,0 +1,137 @@
+import { addAbortSignal, type Readable } from 'node:stream';
+
+import type { ObjectStore } from '../../shared/objectStore.ts';
+import type { UploadGauge } from './uploadGauge.ts';
+
+// S3's smallest part (except the last). The minio client's own putObject buffers a stream of unknown
+// length in parts of hundreds of MiB, i.e. a whole upload in memory; 5 MiB parts bound it.
+export const partSize = 5 * 1024 * 1024;
+
+export type StreamOptions = {
+  contentType: string;
+  /** Past this many bytes nothing is stored: the rest of the stream is read and dropped. */
+  maxBytes: number;
+  /** Aborting destroys the stream, aborts the multipart upload and removes a finished object. */
+  signal: AbortSignal;
+  /** Counts the bytes held in memory. */
+  gauge: UploadGauge;
+  /** Stops the client's idle clock while a part is on its way to storage (our wait, not theirs). */
+  holdIdle?: () => () => void;
+};
+
+export type StreamedObject = { sizeBytes: number; stored: boolean };
+
+/**
+ * Writes `stream` to `key` holding at most one 5 MiB part in memory: small bodies go up in one PUT,
+ * larger ones as a multipart upload. A stream longer than `maxBytes` stores nothing (`stored`
+ * false) and is read to its end, so whatever follows it in the request can still be parsed.
+ * @throws the stream's error, the storage client's error, or `signal.reason` once aborted; in every
+ *   case the multipart upload has been aborted, no object is left and no byte is held any more.
+ */
+export async function streamToObjectStore(
+  store: ObjectStore,
+  key: string,
+  stream: Readable,
+  options: StreamOptions,
+): Promise<StreamedObject> {
+  const { client, bucket } = store;
+  const { signal, gauge } = options;
+  let chunks: Buffer[] = [];
+  let buffered = 0;
+  let sizeBytes = 0;
+  let tooLarge = false;
+  let uploadId: string | undefined;
+  const parts: { part: number; etag: string }[] = [];
+  const dropBuffered = () => {
+    gauge.hold(-buffered);
+    chunks = [];
+    buffered = 0;
+  };
+  const abortUpload = async () => {
+    const id = uploadId;
+    uploadId = undefined;
+    // A failed abort leaves what a bucket's lifecycle rule for incomplete uploads removes; the
+    // caller's own error is the one worth reporting.
+    if (id) await client.abortMultipartUpload(bucket, key, id).catch(() => {});
+  };
+  const flushPart = async () => {
+    const body = Buffer.concat(chunks);
+    chunks = [];
+    const releaseIdle = options.holdIdle?.();
+    try {
+      uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
+        'Content-Type': options.contentType,
+      });
+      signal.throwIfAborted();
+      const part = parts.length + 1;
+      const { etag } = await client.uploadPart(
+        {
+          bucketName: bucket,
+          objectName: key,
+          uploadID: uploadId,
+          partNumber: part,
+          headers: { 'Content-Length': body.length },
+        },
+        body,
+      );
+      parts.push({ part, etag });
+    } finally {
+      // The part is stored or abandoned: either way its bytes are no longer ours to hold.
+      gauge.hold(-buffered);
+      buffered = 0;
+      releaseIdle?.();
+    }
+  };
+  // An upload already in flight to storage is let finish (cancelling it could leave a part written
+  // after the abort); the abort destroys the stream, which ends the loop below at its next read.
+  addAbortSignal(signal, stream);
+  // Leaving the loop early must not destroy the stream: its owner (the multipart parser) would
+  // report that as the stream's own failure, hiding the storage error that caused it.
+  const chunksOf = stream.iterator({ destroyOnReturn: false });
+  try {
+    for await (const chunk of chunksOf) {
+      const buf = chunk as Buffer;
+      sizeBytes += buf.length;
+      if (tooLarge) continue;
+      if (sizeBytes > options.maxBytes) {
+        tooLarge = true;
+        dropBuffered();
+        await abortUpload();
+        continue;
+      }
+      chunks.push(buf);
+      buffered += buf.length;
+      gauge.hold(buf.length);
+      if (buffered >= partSize) await flushPart();
+    }
+    if (tooLarge) return { sizeBytes, stored: false };
+    signal.throwIfAborted();
+    if (!uploadId) {
+      const releaseIdle = options.holdIdle?.();
+      try {
+        await store.put(key, Buffer.concat(chunks), buffered, options.contentType);
+      } finally {
+        dropBuffered();
+        releaseIdle?.();
+      }
+    } else {
+      if (buffered > 0) await flushPart();
+      await client.completeMultipartUpload(bucket, key, uploadId, parts);
+      uploadId = undefined;
+    }
+    if (signal.aborted) {
+      // Aborted while the last request was in flight: the object exists now and must not stay.
+      await store.remove(key).catch(() => {});
+      throw signal.reason;
+    }
+    return { sizeBytes, stored: true };
+  } catch (error) {
+    // Whatever is still coming is read and dropped, so the rest of the request can be parsed and
+    // answered (a paused stream would hold the whole body, and the client, until it timed out).
+    if (!stream.destroyed) stream.resume();
+    await abortUpload();
+    throw error;
+  } finally {
+    dropBuffered();
+  }
+}

@@ -1,0 +1,279 @@
+import { EventEmitter, once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import express from 'express';
+
+import { installErrorHandler } from '../../../api/middleware/installErrorHandler.ts';
+import { installRequestId } from '../../../api/middleware/installRequestId.ts';
+import {
+  type ReceivedUpload,
+  receiveUpload,
+  type UploadReservation,
+  type UploadSpec,
+} from '../../../api/uploads/receiveUpload.ts';
+import { UploadGauge } from '../../../api/uploads/uploadGauge.ts';
+import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
+import { AppError } from '../../../shared/errors/appError.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import { ObjectStore } from '../../../shared/objectStore.ts';
+import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
+import { listenOnLoopback } from '../../helpers/sse.ts';
+
+const bucket = 'svc-upload-reservations';
+const MiB = 1024 * 1024;
+const idleTimeoutMs = 400;
+
+/** A stand-in for the storage quota's hold: counts what was taken and given back. */
+class FakeReservations {
+  taken = 0;
+  released = 0;
+  readonly events = new EventEmitter();
+  refuse = false;
+
+  reserve = async (): Promise<UploadReservation> => {
+    if (this.refuse) throw new AppError('storage_quota_exceeded', 'The workspace storage quota is full.');
+    this.taken++;
+    return {
+      release: async () => {
+        this.released++;
+        this.events.emit('released');
+      },
+    };
+  };
+}
+
+let directory: string;
+let s3: EmbeddedS3Handle;
+let store: ObjectStore;
+/** The same S3 server behind a proxy that fails every UploadPart after the first. */
+let faulty: { store: ObjectStore; close(): Promise<void> };
+let reservations: FakeReservations;
+let lastReceived: ReceivedUpload | undefined;
+const gauge = new UploadGauge();
+const servers: { origin: string; close(): Promise<void> }[] = [];
+
+function failingPartsProxy(target: string): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const partNumber = new URL(req.url!, 'http://proxy').searchParams.get('partNumber');
+    if (req.method === 'PUT' && partNumber !== null && Number(partNumber) > 1) {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(500, { 'Content-Type': 'application/xml' });
+        res.end(
+          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>injected</Message></Error>',
+        );
+      });
+      return;
+    }
+    // Headers pass unchanged, Host included, so the request's signature still holds upstream.
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(forward);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      }),
+    ),
+  );
+}
+
+/** An app with one upload route on `receiveUpload`, answering what it received. */
+async function uploadServer(options: { store: ObjectStore; maxFileBytes?: number; idleTimeoutMs?: number }) {
+  const app = express();
+  installRequestId(app);
+  const logger = createLogger('silent', 'test');
+  app.post('/upload', async (req, res) => {
+    const spec: UploadSpec = {
+      fileField: 'file',
+      maxFileBytes: options.maxFileBytes ?? 25 * MiB,
+      textFields: ['note'],
+      acceptsFile: () => true,
+      objectKey: `uploads/${Math.random().toString(36).slice(2)}`,
+      reserve: reservations.reserve,
+    };
+    const received = await receiveUpload(req, res, spec, {
+      store: options.store,
+      gauge,
+      idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+      logger,
+    });
+    lastReceived = received;
+    if (received.tooLarge) throw new AppError('file_too_large', 'The file is too large.');
+    res
+      .status(201)
+      .json({ stored: received.stored ?? null, fields: received.fields, issues: received.issues });
+  });
+  installErrorHandler(app, logger);
+  const server = await listenOnLoopback(app);
+  servers.push(server);
+  return server;
+}
+
+beforeAll(async () => {
+  directory = await mkdtemp(path.join(tmpdir(), 'svc-reservations-'));
+  s3 = await startEmbeddedS3(directory, bucket);
+  const config = { accessKey: 'S3RVER', secretKey: 'S3RVER', bucket, region: 'us-east-1' };
+  store = new ObjectStore({ ...config, endpoint: s3.endpoint });
+  const proxy = await failingPartsProxy(s3.endpoint);
+  faulty = { store: new ObjectStore({ ...config, endpoint: proxy.endpoint }), close: proxy.close };
+});
+afterAll(async () => {
+  for (const server of servers) await server.close();
+  await faulty.close();
+  await s3.stop();
+  await rm(directory, { recursive: true, force: true });
+});
+beforeEach(() => {
+  reservations = new FakeReservations();
+  lastReceived = undefined;
+});
+
+async function leftInStore(): Promise<{ uploads: string[]; objects: string[] }> {
+  const listing = await store.client.listIncompleteUploadsQuery(bucket, '', '', '', '');
+  const objects: string[] = [];
+  for await (const item of store.client.listObjectsV2(bucket, '', true)) {
+    objects.push((item as { name: string }).name);
+  }
+  return { uploads: listing.uploads.map((u) => u.key), objects };
+}
+
+async function until(predicate: () => Promise<boolean>): Promise<void> {
+  while (!(await predicate())) await new Promise((r) => setTimeout(r, 20));
+}
+
+const fileBody = (bytes: number) =>
+  multipartBody([
+    { name: 'note', value: 'hello' },
+    {
+      name: 'file',
+      filename: 'data.bin',
+      contentType: 'application/octet-stream',
+      data: Buffer.alloc(bytes, 3),
+    },
+  ]);
+
+function post(origin: string, body: Buffer, contentType: string): Promise<{ status: number; body: unknown }> {
+  return fetch(`${origin}/upload`, { method: 'POST', headers: { 'Content-Type': contentType }, body }).then(
+    async (res) => ({ status: res.status, body: await res.json() }),
+  );
+}
+
+const expectNothingLeft = async () => {
+  expect(await leftInStore()).toEqual({ uploads: [], objects: [] });
+  expect({ receiving: gauge.receiving, bufferedBytes: gauge.bufferedBytes }).toEqual({
+    receiving: 0,
+    bufferedBytes: 0,
+  });
+};
+
+describe('receiveUpload: the reservation hook', () => {
+  it('is released once when the client disconnects mid-body', async () => {
+    const server = await uploadServer({ store });
+    const { body, contentType } = fileBody(6 * MiB);
+    const client = sendPartially(server.origin, {
+      path: '/upload',
+      headers: { 'Content-Type': contentType },
+      body,
+      sendBytes: 5.5 * MiB,
+    });
+    await client.sent;
+    await until(async () => (await leftInStore()).uploads.length === 1);
+    const released = once(reservations.events, 'released');
+    client.socket.destroy();
+    await released;
+    await gauge.idle();
+    expect({ taken: reservations.taken, released: reservations.released }).toEqual({ taken: 1, released: 1 });
+    await expectNothingLeft();
+  });
+
+  it('is released once when the client stalls, and the client gets the envelope', async () => {
+    const server = await uploadServer({ store, idleTimeoutMs });
+    const { body, contentType } = fileBody(6 * MiB);
+    const client = sendPartially(server.origin, {
+      path: '/upload',
+      headers: { 'Content-Type': contentType },
+      body,
+      sendBytes: 5.5 * MiB,
+    });
+    const res = parseResponse(await client.closed)!;
+    expect(res.status).toBe(422);
+    expect(JSON.parse(res.body).error.code).toBe('invalid_request_body');
+    expect({ taken: reservations.taken, released: reservations.released }).toEqual({ taken: 1, released: 1 });
+    await expectNothingLeft();
+  });
+
+  it('is released once when the file is over the size limit, before the caller answers', async () => {
+    const server = await uploadServer({ store, maxFileBytes: 6 * MiB });
+    const { body, contentType } = fileBody(7 * MiB);
+    const res = await post(server.origin, body, contentType);
+    expect(res.status).toBe(413);
+    expect(lastReceived).toMatchObject({ tooLarge: true, fields: { note: 'hello' } });
+    expect(lastReceived!.stored).toBeUndefined();
+    expect({ taken: reservations.taken, released: reservations.released }).toEqual({ taken: 1, released: 1 });
+    await expectNothingLeft();
+  });
+
+  it('is released once when storage fails mid-upload, with the multipart upload aborted', async () => {
+    const server = await uploadServer({ store: faulty.store });
+    const { body, contentType } = fileBody(11 * MiB);
+    // The client retries a 500 once and says so on the console.
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => {});
+    const res = await post(server.origin, body, contentType).finally(() => warn.mockRestore());
+    expect(res).toMatchObject({ status: 500, body: { error: { code: 'internal_error' } } });
+    expect({ taken: reservations.taken, released: reservations.released }).toEqual({ taken: 1, released: 1 });
+    await expectNothingLeft();
+  });
+
+  it('is released once for a malformed body, and a refused reservation reads nothing', async () => {
+    const server = await uploadServer({ store });
+    const { body, contentType } = fileBody(1000);
+    // The closing boundary never comes: busboy reports an unexpected end of the form.
+    const cut = body.subarray(0, body.length - 20);
+    const res = await post(server.origin, cut, contentType);
+    expect(res).toMatchObject({ status: 422, body: { error: { code: 'invalid_request_body' } } });
+    expect({ taken: reservations.taken, released: reservations.released }).toEqual({ taken: 1, released: 1 });
+    reservations.refuse = true;
+    const refused = await post(server.origin, body, contentType);
+    expect(refused).toMatchObject({ status: 507, body: { error: { code: 'storage_quota_exceeded' } } });
+    expect(reservations.released).toBe(1);
+    await expectNothingLeft();
+  });
+
+  it('stays with the caller once the file is stored; discard gives it back and removes the object', async () => {
+    const server = await uploadServer({ store });
+    const { body, contentType } = fileBody(6 * MiB);
+    const res = await post(server.origin, body, contentType);
+    expect(res.status).toBe(201);
+    const stored = lastReceived!.stored!;
+    expect(stored).toMatchObject({ filename: 'data.bin', sizeBytes: 6 * MiB });
+    expect(await store.stat(stored.key)).toMatchObject({ size: 6 * MiB });
+    expect({ taken: reservations.taken, released: reservations.released }).toEqual({ taken: 1, released: 0 });
+    await lastReceived!.discard();
+    await lastReceived!.discard();
+    expect(reservations.released).toBe(1);
+    await expectNothingLeft();
+  });
+});
