@@ -40,7 +40,14 @@ export type UploadDeps = {
   logger: Logger;
 };
 
-export type StoredUpload = { key: string; filename: string; mimeType: string; sizeBytes: number };
+export type StoredUpload = {
+  key: string;
+  filename: string;
+  mimeType: string;
+  sizeBytes: number;
+  /** Of the stored bytes, hex. */
+  sha256: string;
+};
 
 /**
  * A body read to its end. Problems a caller ranks against its own checks (DESIGN.md check order)
@@ -222,6 +229,7 @@ class UploadReceiver {
             filename: file.originalname,
             mimeType: file.mimetype,
             sizeBytes: result.sizeBytes,
+            sha256: result.sha256,
           };
         } else {
           this.#tooLarge = true;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { addAbortSignal, type Readable } from 'node:stream';
 
 import type { ObjectStore } from '../../shared/objectStore.ts';
@@ -19,7 +20,8 @@ export type StreamOptions = {
   holdIdle?: () => () => void;
 };
 
-export type StreamedObject = { sizeBytes: number; stored: boolean };
+/** `sha256`: of the bytes stored (hex), what tells one upload from another (Idempotency-Key). */
+export type StreamedObject = { sizeBytes: number; stored: boolean; sha256: string };
 
 /**
  * Writes `stream` to `key` holding at most one 5 MiB part in memory: small bodies go up in one PUT,
@@ -88,6 +90,7 @@ export async function streamToObjectStore(
   // Leaving the loop early must not destroy the stream: its owner (the multipart parser) would
   // report that as the stream's own failure, hiding the storage error that caused it.
   const chunksOf = stream.iterator({ destroyOnReturn: false });
+  const digest = createHash('sha256');
   try {
     for await (const chunk of chunksOf) {
       const buf = chunk as Buffer;
@@ -99,12 +102,13 @@ export async function streamToObjectStore(
         await abortUpload();
         continue;
       }
+      digest.update(buf);
       chunks.push(buf);
       buffered += buf.length;
       gauge.hold(buf.length);
       if (buffered >= partSize) await flushPart();
     }
-    if (tooLarge) return { sizeBytes, stored: false };
+    if (tooLarge) return { sizeBytes, stored: false, sha256: '' };
     signal.throwIfAborted();
     if (!uploadId) {
       const releaseIdle = options.holdIdle?.();
@@ -124,7 +128,7 @@ export async function streamToObjectStore(
       await store.remove(key).catch(() => {});
       throw signal.reason;
     }
-    return { sizeBytes, stored: true };
+    return { sizeBytes, stored: true, sha256: digest.digest('hex') };
   } catch (error) {
     // Whatever is still coming is read and dropped, so the rest of the request can be parsed and
     // answered (a paused stream would hold the whole body, and the client, until it timed out).

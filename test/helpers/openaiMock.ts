@@ -8,7 +8,7 @@ import { encodePng } from '../../shared/providers/png.ts';
 
 /** How the mock answers the next chat completion. */
 export type ChatBehavior =
-  | { kind: 'ok'; text?: string; delayMs?: number }
+  | { kind: 'ok'; text?: string; delayMs?: number; after?: Promise<unknown> }
   /** Streams `words` words, then holds the response open until the client goes away. */
   | { kind: 'hang'; words: number }
   /** Accepts the request and never answers (a stuck provider). */
@@ -104,6 +104,8 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
       return send(res, behavior.status, { error: { message: behavior.message, type: 'mock' } });
     }
     if (behavior.kind === 'stall') return;
+    // A gate the test opens: the provider answers only then (a long generation under test control).
+    if (behavior.kind === 'ok' && behavior.after) await behavior.after;
     const messages = body.messages as { role: string; content: string }[];
     const prompt = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
     const text = behavior.kind === 'ok' ? (behavior.text ?? mockReply(prompt)) : mockReply(prompt);
