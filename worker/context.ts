@@ -1,3 +1,4 @@
+import type { WorkerUtils } from 'graphile-worker';
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
@@ -15,4 +16,6 @@ export type WorkerContext = {
   objectStore: ObjectStore;
   /** Bytes of uploaded inputs (audio, images) held in memory at once; see withInputObject. */
   inputMemory: ByteBudget;
+  /** graphile-worker's public utilities (maintenance runs its `cleanup`, never SQL on its tables). */
+  workerUtils: Pick<WorkerUtils, 'cleanup'>;
 };

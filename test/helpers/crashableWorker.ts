@@ -12,6 +12,7 @@ import { inputMemoryBytes } from '../../worker/generationWork.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { startLiveness } from '../../worker/liveness.ts';
 import { runJob } from '../../worker/runJob.ts';
+import { workerUtilsFor } from './workerContext.ts';
 
 /**
  * A real worker process for crash tests: the production runner, liveness and job runner, with one
@@ -30,6 +31,7 @@ const ctx = {
   logger,
   objectStore: new ObjectStore({ ...config.s3, endpoint: config.s3.endpoint ?? 'http://127.0.0.1:1' }),
   inputMemory: new ByteBudget(inputMemoryBytes),
+  workerUtils: workerUtilsFor(config.databaseUrl!),
 };
 const workMs = Number(process.argv[2] ?? 'Infinity');
 const events = new EventEmitter() as WorkerEvents;

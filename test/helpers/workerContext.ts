@@ -1,4 +1,4 @@
-import { runOnce, type TaskList } from 'graphile-worker';
+import { makeWorkerUtils, runOnce, type TaskList, type WorkerUtils } from 'graphile-worker';
 
 import { createLogger } from '../../shared/logger.ts';
 import { ObjectStore } from '../../shared/objectStore.ts';
@@ -17,6 +17,24 @@ export function workerContextFor(t: TestContext): WorkerContext {
     logger: createLogger('silent', 'test-worker'),
     objectStore: new ObjectStore(t.s3),
     inputMemory: new ByteBudget(inputMemoryBytes),
+    workerUtils: workerUtilsFor(t.databaseUrl),
+  };
+}
+
+/** graphile-worker's utilities for a test worker context, opened per call and released after it. */
+export function workerUtilsFor(connectionString: string): Pick<WorkerUtils, 'cleanup'> {
+  return {
+    cleanup: async (options) => {
+      const utils = await makeWorkerUtils({
+        connectionString,
+        logger: graphileLogger(createLogger('silent', 'test')),
+      });
+      try {
+        await utils.cleanup(options);
+      } finally {
+        await utils.release();
+      }
+    },
   };
 }
 

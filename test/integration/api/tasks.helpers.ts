@@ -7,6 +7,7 @@ import { ByteBudget } from '../../../worker/byteBudget.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { inputMemoryBytes } from '../../../worker/generationWork.ts';
 import type { TestContext } from '../../helpers/context.ts';
+import { workerUtilsFor } from '../../helpers/workerContext.ts';
 
 export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
 
@@ -125,6 +126,7 @@ export async function startStandaloneWorker(
     logger: t.deps.logger,
     objectStore: t.deps.objectStore,
     inputMemory: new ByteBudget(inputMemoryBytes),
+    workerUtils: workerUtilsFor(t.databaseUrl),
   };
   const runner = await run({
     connectionString: t.databaseUrl,
