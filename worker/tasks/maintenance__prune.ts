@@ -28,28 +28,46 @@ const partitionMonthsAhead = 2;
  */
 export function maintenancePrune(ctx: WorkerContext): Task {
   return async () => {
-    const dropped = await dropRequestLogPartitionsBefore(ctx.pool, requestLogRetentionDays);
-    await deleteRequestLogsBefore(ctx.pool, requestLogRetentionDays);
-    const created = [
-      ...(await createRequestLogPartitions(ctx.pool, partitionMonthsAhead)),
-      ...(await createMeteringPartitions(ctx.pool, partitionMonthsAhead)),
-    ];
-    if (dropped.length > 0 || created.length > 0) {
-      ctx.logger.info({ dropped, created }, 'partitions maintained');
-    }
-    await deleteEventsBefore(ctx.pool, 30);
-    await deleteStatusSamplesBefore(ctx.pool, 100);
-    await deleteExpiredIdempotencyKeys(ctx.pool);
-    await deleteOldRateLimitWindows(ctx.pool);
+    // Each step runs whatever an earlier one did: a partition drop that times out on its lock must
+    // not also skip the hour's other retention. The job still fails, with every error, if any did.
+    const failures: unknown[] = [];
+    const step = async (name: string, run: () => Promise<unknown>) => {
+      try {
+        await run();
+      } catch (error) {
+        failures.push(error);
+        ctx.logger.error({ err: error, step: name }, 'maintenance step failed');
+      }
+    };
+    await step('request log partitions past retention', async () => {
+      const dropped = await dropRequestLogPartitionsBefore(ctx.pool, requestLogRetentionDays);
+      if (dropped.length > 0) ctx.logger.info({ dropped }, 'request log partitions dropped');
+    });
+    await step('request log rows past retention', () =>
+      deleteRequestLogsBefore(ctx.pool, requestLogRetentionDays),
+    );
+    await step('partitions ahead', async () => {
+      const created = [
+        ...(await createRequestLogPartitions(ctx.pool, partitionMonthsAhead)),
+        ...(await createMeteringPartitions(ctx.pool, partitionMonthsAhead)),
+      ];
+      if (created.length > 0) ctx.logger.info({ created }, 'partitions created');
+    });
+    await step('events', () => deleteEventsBefore(ctx.pool, 30));
+    await step('status samples', () => deleteStatusSamplesBefore(ctx.pool, 100));
+    await step('idempotency keys', () => deleteExpiredIdempotencyKeys(ctx.pool));
+    await step('rate limit windows', () => deleteOldRateLimitWindows(ctx.pool));
     // Job queues without jobs (every task's reply queue lives only while it has work). Not
     // GC_TASK_IDENTIFIERS: our identifiers are a small fixed set, and deleting one that a running
     // worker has cached would strand that task's new jobs until the worker restarts.
-    await ctx.workerUtils.cleanup({ tasks: ['GC_JOB_QUEUES'] });
+    await step('job queues', () => ctx.workerUtils.cleanup({ tasks: ['GC_JOB_QUEUES'] }));
     const syncTypes = Object.entries(jobSpecs)
       .filter(([, s]) => s.isSync)
       .map(([type]) => type);
-    await purgeUncollectedResults(ctx.pool, syncTypes, 60);
+    await step('uncollected results', () => purgeUncollectedResults(ctx.pool, syncTypes, 60));
     // A day is far longer than any upload waits for its job to be created.
-    await sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000));
+    await step('orphan uploads', () => sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000)));
+    if (failures.length > 0)
+      {throw new AggregateError(failures, `${failures.length} maintenance steps failed`);}
   };
 }

@@ -132,6 +132,44 @@ describe('request log retention (30 days)', () => {
   });
 });
 
+describe('maintenance when a step fails', () => {
+  it('still runs the other steps when a partition drop times out on its lock, and drops it next time', async () => {
+    await insertLog('lock-70d', '70 days');
+    const oldMonth = await t.deps.pool.oneFirst(sql.type(z.object({ name: z.string() }))`
+      select create_month_partition('request_logs', (now() - interval '70 days')::date) as name
+    `);
+    await t.deps.pool.query(sql.typeAlias('void')`
+      insert into events (id, workspace_id, type, data, created_at)
+      values ('evt_lock_old', ${tenant.workspaceId}, 'job.succeeded', '{}', now() - interval '31 days')
+    `);
+    // A long read of the request log: dropping a partition must not wait on it past its lock_timeout.
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const reader = t.deps.pool.transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`lock table request_logs in access share mode`);
+      locked();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await isLocked;
+    try {
+      await runMaintenance();
+    } finally {
+      release();
+      await reader;
+    }
+    expect((await partitionsOf('request_logs')).map((p) => p.name)).toContain(oldMonth);
+    // The steps after it ran: the old row is deleted, the old event pruned.
+    expect(await whereIs('request_logs', 'request_id', 'lock-70d')).toBeNull();
+    const events = await t.deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      select id from events where id = 'evt_lock_old'
+    `);
+    expect(events).toEqual([]);
+    await runMaintenance();
+    expect((await partitionsOf('request_logs')).map((p) => p.name)).not.toContain(oldMonth);
+  });
+});
+
 describe('reads stay on one partition and page exactly by (created_at, id)', () => {
   it('pages a workspace log newest first, ties broken by id, without loss or repeat', async () => {
     const other = await createTenant(t.deps.pool);
