@@ -148,7 +148,8 @@ drop table request_logs_unpartitioned;
 -- One row per metering record, in one unpartitioned table so its unique keys span every month (a
 -- unique index on a partitioned table must include the partition key). Written by the trigger below
 -- in the same statement as the record: a job, a hold and a record id are each billed at most once.
--- Claims outlive nothing and are never deleted: billing records have no retention.
+-- Claims are never deleted (billing records have no retention); one left by a deleted record still
+-- keeps its job and hold billed once.
 create table metering_claims (
   metering_id text primary key,
   job_id text unique,
