@@ -23,6 +23,9 @@ import { makeApiRouter } from './routes/index.ts';
  */
 export function makeApp(deps: AppDeps): Express {
   const app = express();
+  // Before any middleware: Express builds its router on first use, with the setting of that moment.
+  // URL paths are case-sensitive, and so is the API: /API/PUB/V1/… is not it (see apiPath.ts).
+  app.set('case sensitive routing', true);
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
   app.set('json replacer', (_key: string, value: unknown) =>

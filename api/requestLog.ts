@@ -2,76 +2,159 @@ import type { DatabasePool } from 'slonik';
 
 import { insertRequestLogs, type RequestLogEntry } from '../shared/db/queries/requestLogs.ts';
 import type { Logger } from '../shared/logger.ts';
-import { toStorableText } from '../shared/storableText.ts';
 
 const flushEveryMs = 100;
 const maxBuffered = 10_000;
+// Bodies are at most 8 KiB each (redact.ts); one statement carries a bounded payload.
+const maxRowsPerStatement = 500;
+// A batch PostgreSQL refuses is split in halves until the bad rows stand alone: about 2·log2(n)
+// statements per bad row. Past this many statements in one flush the rest of that batch is dropped.
+const maxStatementsPerBatch = 64;
+// Rows that met the database unreachable go back to the buffer, at most this many times each.
+const maxAttempts = 3;
+const maxBackoffMs = 5_000;
+
+type Pending = { entry: RequestLogEntry; attempts: number };
+
+/** SQLSTATE of a database error, looked for through slonik's wrapping `cause`s. */
+function sqlStateOf(error: unknown): string | undefined {
+  for (let at = error, hops = 0; at && hops < 5; at = (at as { cause?: unknown }).cause, hops++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the rows themselves were refused (a value out of range, text or JSON PostgreSQL cannot
+ * store, a violated constraint, a row too big) rather than the database being unreachable or busy:
+ * classes 22 (data exception), 23 (integrity constraint) and 54 (program limit exceeded).
+ */
+function isRowError(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state !== undefined && /^(22|23|54)/.test(state);
+}
 
 /**
  * Buffers request-log rows and writes them in one statement every 100 ms, off the request's latency
- * path. A failed flush is logged and dropped rather than retried forever: the log is an audit aid,
- * and holding rows would grow memory without bound while the database is down.
+ * path. A row PostgreSQL refuses is found by splitting its batch and dropped alone; the rest of the
+ * batch is stored. When the database cannot be reached the rows wait in the buffer and the writer
+ * backs off (up to 5 s between tries, each row tried 3 times); the buffer holds at most 10,000 rows
+ * and drops new ones beyond that, so an outage costs neither unbounded memory nor a busy loop.
  */
 export class RequestLogWriter {
-  private buffer: RequestLogEntry[] = [];
+  private buffer: Pending[] = [];
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private readonly pool: DatabasePool;
   private readonly logger: Logger;
+  private backoffMs = 0;
+  private nextTryAt = 0;
+  private droppedWhileFull = 0;
+  private readonly now: () => number;
 
-  constructor(pool: DatabasePool, logger: Logger) {
+  constructor(pool: DatabasePool, logger: Logger, options: { now?: () => number } = {}) {
     this.pool = pool;
     this.logger = logger;
+    this.now = options.now ?? Date.now;
     this.timer = setInterval(() => void this.flush(), flushEveryMs);
     this.timer.unref();
   }
 
   push(entry: RequestLogEntry): void {
-    if (this.buffer.length >= maxBuffered) return;
-    this.buffer.push(entry);
+    if (this.buffer.length >= maxBuffered) {
+      this.droppedWhileFull++;
+      return;
+    }
+    this.buffer.push({ entry, attempts: 0 });
   }
 
+  /** Writes what is buffered (unless backing off after an outage); resolves when done. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      if (this.buffer.length === 0) return;
-      const batch = this.buffer;
-      this.buffer = [];
-      try {
-        await insertRequestLogs(this.pool, batch);
-      } catch (error) {
-        this.logger.error({ err: error, rows: batch.length }, 'request log flush failed');
-      }
-    });
+    this.flushing = this.flushing.then(() => this.drain(false));
     return this.flushing;
   }
 
+  /** Stops the timer and makes one last attempt, backoff or not; rows still unwritten are dropped. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
-  }
-}
-
-const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier/i;
-const maxString = 1000;
-
-/**
- * A copy safe to keep for 30 days: secrets masked, long strings (base64 payloads, prompts) cut, and
- * text jsonb refuses replaced (a refused request is logged too, and one bad row would lose its batch).
- */
-export function redact(value: unknown, depth = 0): unknown {
-  if (depth > 6) return '[…]';
-  if (typeof value === 'string') {
-    return toStorableText(
-      value.length > maxString ? `${value.slice(0, 200)}…[${value.length} chars]` : value,
-    );
-  }
-  if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      out[toStorableText(k)] = secretKey.test(k) ? '[redacted]' : redact(v, depth + 1);
+    this.flushing = this.flushing.then(() => this.drain(true));
+    await this.flushing;
+    if (this.buffer.length > 0) {
+      this.logger.error({ rows: this.buffer.length }, 'request log rows dropped at shutdown');
+      this.buffer = [];
     }
-    return out;
   }
-  return value;
+
+  private async drain(final: boolean): Promise<void> {
+    if (this.droppedWhileFull > 0) {
+      this.logger.error({ rows: this.droppedWhileFull }, 'request log buffer full; rows dropped');
+      this.droppedWhileFull = 0;
+    }
+    if (!final && this.now() < this.nextTryAt) return;
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, maxRowsPerStatement);
+      const unreachable = await this.store(batch);
+      if (unreachable.length > 0) {
+        this.requeue(unreachable);
+        return;
+      }
+      this.backoffMs = 0;
+    }
+  }
+
+  /**
+   * Inserts `batch`, splitting it around rows PostgreSQL refuses. Returns the rows left unwritten
+   * because the database itself failed (to be tried again later); refused rows are logged and dropped.
+   */
+  private async store(batch: Pending[]): Promise<Pending[]> {
+    const segments = [batch];
+    let statements = 0;
+    while (segments.length > 0) {
+      const segment = segments.pop()!;
+      if (statements >= maxStatementsPerBatch) {
+        const rows = segments.reduce((n, s) => n + s.length, segment.length);
+        this.logger.error({ rows }, 'request log rows dropped: too many refused rows in one batch');
+        return [];
+      }
+      statements++;
+      try {
+        await insertRequestLogs(
+          this.pool,
+          segment.map((p) => p.entry),
+        );
+      } catch (error) {
+        if (!isRowError(error)) {
+          this.logger.error({ err: error, rows: batch.length }, 'request log flush failed; will retry');
+          return [segment, ...segments].flat();
+        }
+        if (segment.length === 1) {
+          this.logger.error(
+            { err: error, requestId: segment[0]!.entry.request_id },
+            'request log row refused by the database; dropped',
+          );
+          continue;
+        }
+        const half = Math.ceil(segment.length / 2);
+        segments.push(segment.slice(half), segment.slice(0, half));
+      }
+    }
+    return [];
+  }
+
+  private requeue(rows: Pending[]): void {
+    const again = rows.filter((p) => ++p.attempts < maxAttempts);
+    if (again.length < rows.length) {
+      this.logger.error(
+        { rows: rows.length - again.length },
+        'request log rows dropped after repeated failures',
+      );
+    }
+    // Older rows first, and never past the buffer's bound.
+    const merged = [...again, ...this.buffer];
+    this.droppedWhileFull += Math.max(0, merged.length - maxBuffered);
+    this.buffer = merged.slice(0, maxBuffered);
+    this.backoffMs = Math.min(maxBackoffMs, Math.max(flushEveryMs, this.backoffMs * 2));
+    this.nextTryAt = this.now() + this.backoffMs;
+  }
 }

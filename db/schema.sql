@@ -170,6 +170,15 @@ create table members (
   constraint members_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table metering_claims (
+  metering_id text not null,
+  job_id text,
+  hold_id text,
+  constraint metering_claims_hold_id_key UNIQUE (hold_id),
+  constraint metering_claims_job_id_key UNIQUE (job_id),
+  constraint metering_claims_pkey PRIMARY KEY (metering_id)
+);
+
 create table metering_records (
   id text not null,
   hold_id text,
@@ -186,13 +195,13 @@ create table metering_records (
   created_at timestamp with time zone not null default now(),
   constraint metering_records_cost_minor_check CHECK ((cost_minor >= 0)),
   constraint metering_records_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES credit_holds(id) ON DELETE SET NULL,
-  constraint metering_records_hold_id_key UNIQUE (hold_id),
-  constraint metering_records_job_id_key UNIQUE (job_id),
   constraint metering_records_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
-  constraint metering_records_pkey PRIMARY KEY (id),
+  constraint metering_records_pkey PRIMARY KEY (id, created_at),
   constraint metering_records_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
   constraint metering_records_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
-);
+) partition by range (created_at);
+
+create table metering_records_default partition of metering_records default;
 
 create table oauth_apps (
   id text not null,
@@ -238,7 +247,7 @@ create table rate_limit_windows (
 );
 
 create table request_logs (
-  id bigint not null,
+  id bigint not null default nextval('request_logs_id_seq'::regclass),
   request_id text not null,
   workspace_id text,
   project_id text,
@@ -252,9 +261,11 @@ create table request_logs (
   request_body jsonb,
   response_body jsonb,
   created_at timestamp with time zone not null default now(),
-  constraint request_logs_pkey PRIMARY KEY (id),
+  constraint request_logs_pkey PRIMARY KEY (created_at, id),
   constraint request_logs_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
-);
+) partition by range (created_at);
+
+create table request_logs_default partition of request_logs default;
 
 create table schema_migrations (
   version text not null,
@@ -463,11 +474,10 @@ CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree
 CREATE INDEX jobs_hold_idx ON public.jobs USING btree (hold_id) WHERE (hold_id IS NOT NULL);
 CREATE INDEX jobs_unfinished_idx ON public.jobs USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX jobs_workspace_idx ON public.jobs USING btree (workspace_id, created_at);
-CREATE INDEX metering_records_workspace_idx ON public.metering_records USING btree (workspace_id, created_at);
+CREATE INDEX metering_records_workspace_idx ON ONLY public.metering_records USING btree (workspace_id, created_at, id) INCLUDE (operation, cost_minor);
 CREATE INDEX oauth_apps_project_idx ON public.oauth_apps USING btree (project_id);
 CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id);
-CREATE INDEX request_logs_created_idx ON public.request_logs USING btree (created_at);
-CREATE INDEX request_logs_workspace_idx ON public.request_logs USING btree (workspace_id, created_at);
+CREATE INDEX request_logs_workspace_idx ON ONLY public.request_logs USING btree (workspace_id, created_at, id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);
 CREATE INDEX task_message_files_file_idx ON public.task_message_files USING btree (file_id);
@@ -486,6 +496,92 @@ begin
   return null;
 end;
 $function$;
+CREATE OR REPLACE FUNCTION public.create_month_partition(parent regclass, month date)
+ RETURNS text
+ LANGUAGE plpgsql
+ SET lock_timeout TO '5s'
+AS $function$
+declare
+  first_day timestamptz := date_trunc('month', month)::timestamp at time zone 'utc';
+  next_first_day timestamptz := (date_trunc('month', month) + interval '1 month')::timestamp at time zone 'utc';
+  part text := format('%s_%s', (select relname from pg_class where oid = parent), to_char(month, 'YYYY_MM'));
+  default_part regclass;
+begin
+  -- One creator per table at a time: checking, then creating, must not race another maintenance run.
+  perform pg_advisory_xact_lock(hashtextextended('month_partitions:' || parent::text, 0));
+  if to_regclass(format('%I', part)) is not null then
+    return null;
+  end if;
+  select p.partdefid::regclass into default_part
+  from pg_partitioned_table p where p.partrelid = parent and p.partdefid <> 0;
+  if default_part is not null then
+    execute format('lock table %s in access exclusive mode', default_part);
+  end if;
+  -- Created apart and attached: rows can be moved in first, and a plain table fires none of the
+  -- parent's triggers (metering_records_claim must not see a moved row as a second record).
+  execute format('create table %I (like %s including defaults including constraints)', part, parent);
+  if default_part is not null then
+    execute format(
+      'with moved as (delete from %s where created_at >= %L and created_at < %L returning *) insert into %I select * from moved',
+      default_part, first_day, next_first_day, part);
+  end if;
+  execute format('alter table %s attach partition %I for values from (%L) to (%L)', parent, part, first_day, next_first_day);
+  return part;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.create_month_partitions(parent regclass, months_ahead integer)
+ RETURNS SETOF text
+ LANGUAGE plpgsql
+AS $function$
+declare
+  this_month date := date_trunc('month', now() at time zone 'utc')::date;
+  default_part regclass;
+  months date[];
+  month_list date[];
+  month date;
+  created text;
+begin
+  select array_agg((this_month + make_interval(months => n))::date order by n) into months
+  from generate_series(0, months_ahead) n;
+  select p.partdefid::regclass into default_part
+  from pg_partitioned_table p where p.partrelid = parent and p.partdefid <> 0;
+  if default_part is not null then
+    -- Read whole before any partition is attached: the default partition must not be in use then.
+    execute format('select array_agg(distinct date_trunc(''month'', created_at at time zone ''utc'')::date) from %s',
+                   default_part)
+    into strict month_list;
+  end if;
+  foreach month in array months || coalesce(month_list, '{}') loop
+    created := create_month_partition(parent, month);
+    if created is not null then
+      return next created;
+    end if;
+  end loop;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.drop_month_partitions_before(parent regclass, cutoff timestamp with time zone)
+ RETURNS SETOF text
+ LANGUAGE plpgsql
+ SET lock_timeout TO '5s'
+AS $function$
+declare
+  part record;
+begin
+  perform pg_advisory_xact_lock(hashtextextended('month_partitions:' || parent::text, 0));
+  for part in
+    select c.oid::regclass as rel, c.relname::text as name,
+           (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(''([^'']+)''\)'))[1]::timestamptz as upper_bound
+    from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = parent
+    order by 3
+  loop
+    if part.upper_bound is not null and part.upper_bound <= cutoff then
+      execute format('drop table %s', part.rel);
+      return next part.name;
+    end if;
+  end loop;
+end;
+$function$;
 CREATE OR REPLACE FUNCTION public.jobs_notify()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -498,6 +594,31 @@ begin
     )::text);
   end if;
   return null;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.metering_records_claim()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  insert into metering_claims (metering_id, job_id, hold_id) values (new.id, new.job_id, new.hold_id)
+  on conflict do nothing;
+  if not found then
+    return null;
+  end if;
+  return new;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.metering_records_keep_keys()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  if new.id is distinct from old.id or new.job_id is distinct from old.job_id
+     or (new.hold_id is not null and new.hold_id is distinct from old.hold_id) then
+    raise exception 'a metering record''s id, job and hold cannot change' using errcode = 'integrity_constraint_violation';
+  end if;
+  return new;
 end;
 $function$;
 CREATE OR REPLACE FUNCTION public.task_messages_notify()
@@ -516,6 +637,8 @@ CREATE TRIGGER api_keys_auth_changed AFTER DELETE OR UPDATE ON public.api_keys F
 CREATE TRIGGER api_keys_auth_created AFTER INSERT ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER jobs_notify AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
+CREATE TRIGGER metering_records_claim BEFORE INSERT ON public.metering_records FOR EACH ROW EXECUTE FUNCTION metering_records_claim();
+CREATE TRIGGER metering_records_keep_keys BEFORE UPDATE ON public.metering_records FOR EACH ROW EXECUTE FUNCTION metering_records_keep_keys();
 CREATE TRIGGER projects_auth_changed AFTER DELETE OR UPDATE ON public.projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER task_messages_notify AFTER INSERT ON public.task_messages FOR EACH ROW EXECUTE FUNCTION task_messages_notify();
 CREATE TRIGGER workspaces_auth_changed AFTER DELETE OR UPDATE OF currency, rate_limit_per_minute ON public.workspaces FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();

@@ -1,3 +1,4 @@
+import type { WorkerUtils } from 'graphile-worker';
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
@@ -28,4 +29,6 @@ export type WorkerContext = {
   finishUnbilled(outcome: UnbilledOutcome): Promise<boolean>;
   /** Releases what the context holds of its own (the OCR engines' threads); the pool and hub are the caller's. */
   close(): Promise<void>;
+  /** graphile-worker's public utilities (maintenance runs its `cleanup`, never SQL on its tables). */
+  workerUtils: Pick<WorkerUtils, 'cleanup'>;
 };

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
+import { makeWorkerUtils, parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 
 import { type Config, loadConfig } from '../shared/config.ts';
@@ -36,7 +36,7 @@ export type WorkerHandle = { runner: Runner; ctx: WorkerContext; stop(): Promise
  */
 export function makeWorkerContext(
   config: Config,
-  parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore'>,
+  parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils'>,
 ): WorkerContext {
   const live = makeLiveProviders(config);
   const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
@@ -71,13 +71,21 @@ export async function startWorker(
   });
   const hub = new NotificationHub(services.databaseUrl, logger);
   await hub.start();
-  const ctx = makeWorkerContext(config, { pool, hub, logger, objectStore: new ObjectStore(services.s3) });
   const pgPool = new pg.Pool({ connectionString: services.databaseUrl, max: config.workerConcurrency + 2 });
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
   pgPool.on('connect', (client) =>
     client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')),
   );
+  // On graphile-worker's pool, which it leaves open on release: no connection of its own.
+  const workerUtils = await makeWorkerUtils({ pgPool, logger: graphileLogger(logger) });
+  const ctx = makeWorkerContext(config, {
+    pool,
+    hub,
+    logger,
+    objectStore: new ObjectStore(services.s3),
+    workerUtils,
+  });
   // Liveness listens before the pool starts: workers are created during run().
   const events = new EventEmitter() as WorkerEvents;
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
@@ -112,6 +120,7 @@ export async function startWorker(
       await liveness.stop();
       await hub.stop();
       await pool.end();
+      await workerUtils.release();
       await pgPool.end();
     },
   };

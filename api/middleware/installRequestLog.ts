@@ -1,12 +1,18 @@
 import type { Express } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
-import { redact, type RequestLogWriter } from '../requestLog.ts';
+import { isApiPath } from '../apiPath.ts';
+import { redact } from '../redact.ts';
+import type { RequestLogWriter } from '../requestLog.ts';
 
-/** Records every API call (status, latency, cost, redacted bodies) once its response has been sent. */
+/**
+ * Records every API call (status, latency, cost) once its response has been sent. Bodies are kept,
+ * redacted and bounded (redact.ts), only for calls made with a credential: an anonymous caller
+ * (a 401, an unknown path, /status, /openapi.json) must not be able to write what it likes into
+ * a log kept 30 days.
+ */
 export function installRequestLog(app: Express, writer: RequestLogWriter): void {
   app.use((req, res, next) => {
-    if (!req.path.startsWith(apiBasePath)) return next();
+    if (!isApiPath(req.path)) return next();
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
       res.locals.responseBody = body;
@@ -26,8 +32,9 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
         latency_ms: Number((process.hrtime.bigint() - req.startedAt) / 1_000_000n),
         cost_minor: res.locals.costMinor ?? 0,
         ip: req.ip ?? null,
-        request_body: req.body === undefined ? null : redact(req.body),
-        response_body: res.locals.responseBody === undefined ? null : redact(res.locals.responseBody),
+        request_body: principal && req.body !== undefined ? redact(req.body) : null,
+        response_body:
+          principal && res.locals.responseBody !== undefined ? redact(res.locals.responseBody) : null,
         created_at: new Date().toISOString(),
       });
     });

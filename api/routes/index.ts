@@ -29,7 +29,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
 
 /** Mounts every documented operation that has a handler at its OpenAPI path. */
 export function makeApiRouter(deps: AppDeps): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const handlers = handlerTable(deps);
   for (const op of deps.doc.operations) {
     const handler = handlers[op.id];

@@ -11,6 +11,7 @@ import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { runJob } from '../../worker/jobEngine.ts';
 import { startLiveness } from '../../worker/liveness.ts';
 import { makeWorkerContext } from '../../worker/main.ts';
+import { workerUtilsFor } from './workerContext.ts';
 
 /**
  * A real worker process for crash tests: the production runner, liveness and job runner, with one
@@ -27,6 +28,7 @@ const ctx = makeWorkerContext(config, {
   hub,
   logger,
   objectStore: new ObjectStore({ ...config.s3, endpoint: config.s3.endpoint ?? 'http://127.0.0.1:1' }),
+  workerUtils: workerUtilsFor(config.databaseUrl!),
 });
 const workMs = Number(process.argv[2] ?? 'Infinity');
 const events = new EventEmitter() as WorkerEvents;

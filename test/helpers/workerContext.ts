@@ -1,4 +1,4 @@
-import { type JobHelpers, runOnce, type TaskList } from 'graphile-worker';
+import { type JobHelpers, makeWorkerUtils, runOnce, type TaskList, type WorkerUtils } from 'graphile-worker';
 
 import { createLogger } from '../../shared/logger.ts';
 import { ObjectStore } from '../../shared/objectStore.ts';
@@ -15,7 +15,25 @@ export function workerContextFor(t: TestContext): WorkerContext {
     hub: t.deps.hub,
     logger: createLogger('silent', 'test-worker'),
     objectStore: new ObjectStore(t.s3),
+    workerUtils: workerUtilsFor(t.databaseUrl),
   });
+}
+
+/** graphile-worker's utilities for a test worker context, opened per call and released after it. */
+export function workerUtilsFor(connectionString: string): Pick<WorkerUtils, 'cleanup'> {
+  return {
+    cleanup: async (options) => {
+      const utils = await makeWorkerUtils({
+        connectionString,
+        logger: graphileLogger(createLogger('silent', 'test')),
+      });
+      try {
+        await utils.cleanup(options);
+      } finally {
+        await utils.release();
+      }
+    },
+  };
 }
 
 /** Runs every job that is due with the given tasks (graphile-worker's runOnce), then returns. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { redact } from '../../api/requestLog.ts';
+import { redact, requestLogBodyBudgetBytes } from '../../api/redact.ts';
 import { newKeySecret, randomBase62 } from '../../shared/ids.ts';
 
 describe('redact', () => {
@@ -18,6 +18,72 @@ describe('redact', () => {
       headers: { Authorization: '[redacted]' },
       list: [{ refresh_token: '[redacted]' }],
       data: `${'a'.repeat(200)}…[2000 chars]`,
+    });
+  });
+});
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+describe('redact bounds', () => {
+  const wide = Object.fromEntries(
+    Array.from({ length: 20_000 }, (_, i) => [`${i}-${'k'.repeat(1000)}`, 'v']),
+  );
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < 200; i++) deep = { d: deep, l: [deep] };
+  const shapes: Record<string, unknown> = {
+    'many long keys': wide,
+    'many long strings': Array.from({ length: 10_000 }, () => 'é'.repeat(5000)),
+    'escapes that grow sixfold in JSON': Array.from({ length: 5000 }, () => '\u0001'.repeat(999)),
+    'deep and wide': deep,
+    'arrays of arrays': Array.from({ length: 100 }, () =>
+      Array.from({ length: 100 }, () => ['x'.repeat(900)]),
+    ),
+    'objects of objects': Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [
+        `k${i}`,
+        Object.fromEntries(Array.from({ length: 100 }, (_, j) => [`j${j}`, 'y'.repeat(999)])),
+      ]),
+    ),
+    numbers: Array.from({ length: 100_000 }, (_, i) => i * 1e300),
+  };
+  for (const [name, value] of Object.entries(shapes)) {
+    it(`never exceeds the byte budget: ${name}`, () => {
+      expect(jsonBytes(redact(value))).toBeLessThanOrEqual(requestLogBodyBudgetBytes);
+    });
+  }
+
+  it('cuts long keys, caps keys and items, says what it left out', () => {
+    const out = redact({
+      [`${'a'.repeat(100)}`]: 1,
+      list: Array.from({ length: 80 }, (_, i) => i),
+    }) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual([`${'a'.repeat(64)}…`, 'list']);
+    const list = out.list as unknown[];
+    expect(list).toHaveLength(51);
+    expect(list.at(-1)).toBe('…[30 more items]');
+    const keys = redact(Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`k${i}`, i]))) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.keys(keys)).toHaveLength(51);
+    expect(keys['…']).toBe('20 more keys');
+  });
+
+  it('masks secrets by key even when the key is cut, and our credential formats anywhere', () => {
+    const out = redact({
+      [`${'x'.repeat(80)}_password`]: 'hunter2',
+      prompt: 'my key is svc_sk_live_abcdefghijklmnopqrstuvwxyz0123456',
+      list: ['whsec_abc'],
+    });
+    const text = JSON.stringify(out);
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('svc_sk_live_');
+    expect(text).not.toContain('whsec_');
+  });
+
+  it('stops at six levels', () => {
+    expect(redact({ a: { b: { c: { d: { e: { f: { g: 1 } } } } } } })).toEqual({
+      a: { b: { c: { d: { e: { f: '[…]' } } } } },
     });
   });
 });

@@ -1,32 +1,73 @@
 import type { Task } from 'graphile-worker';
 
 import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotencyKeys.ts';
-import { deleteEmptyJobQueues, purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
+import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
+import { createMeteringPartitions } from '../../shared/db/queries/meteringRecords.ts';
 import { deleteOldRateLimitWindows } from '../../shared/db/queries/rateLimits.ts';
-import { deleteRequestLogsBefore } from '../../shared/db/queries/requestLogs.ts';
+import {
+  createRequestLogPartitions,
+  deleteRequestLogsBefore,
+  dropRequestLogPartitionsBefore,
+} from '../../shared/db/queries/requestLogs.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
 import { deleteEventsBefore } from '../../shared/events.ts';
 import { jobSpecs } from '../../shared/jobs.ts';
 import type { WorkerContext } from '../context.ts';
 import { sweepOrphanUploads } from '../sweepUploads.ts';
 
+/** The request log is kept 30 days (spec). */
+export const requestLogRetentionDays = 30;
+// This month and two ahead: two months of missed hourly runs before a row lands in a default partition.
+const partitionMonthsAhead = 2;
+
 /**
- * Retention: the request log is kept 30 days (spec), so are events with their webhook delivery log;
- * status samples cover the 90-day history.
+ * Hourly. Retention: the request log is kept 30 days (spec), whole monthly partitions dropped once
+ * past it and the remaining older rows deleted; events with their webhook delivery log 30 days;
+ * status samples cover the 90-day history. Metering records are billing records and are kept.
+ * Partitions of the request log and metering records are created ahead of the calendar.
  */
 export function maintenancePrune(ctx: WorkerContext): Task {
   return async () => {
-    await deleteRequestLogsBefore(ctx.pool, 30);
-    await deleteEventsBefore(ctx.pool, 30);
-    await deleteStatusSamplesBefore(ctx.pool, 100);
-    await deleteExpiredIdempotencyKeys(ctx.pool);
-    await deleteOldRateLimitWindows(ctx.pool);
-    await deleteEmptyJobQueues(ctx.pool);
+    // Each step runs whatever an earlier one did: a partition drop that times out on its lock must
+    // not also skip the hour's other retention. The job still fails, with every error, if any did.
+    const failures: unknown[] = [];
+    const step = async (name: string, run: () => Promise<unknown>) => {
+      try {
+        await run();
+      } catch (error) {
+        failures.push(error);
+        ctx.logger.error({ err: error, step: name }, 'maintenance step failed');
+      }
+    };
+    await step('request log partitions past retention', async () => {
+      const dropped = await dropRequestLogPartitionsBefore(ctx.pool, requestLogRetentionDays);
+      if (dropped.length > 0) ctx.logger.info({ dropped }, 'request log partitions dropped');
+    });
+    await step('request log rows past retention', () =>
+      deleteRequestLogsBefore(ctx.pool, requestLogRetentionDays),
+    );
+    await step('partitions ahead', async () => {
+      const created = [
+        ...(await createRequestLogPartitions(ctx.pool, partitionMonthsAhead)),
+        ...(await createMeteringPartitions(ctx.pool, partitionMonthsAhead)),
+      ];
+      if (created.length > 0) ctx.logger.info({ created }, 'partitions created');
+    });
+    await step('events', () => deleteEventsBefore(ctx.pool, 30));
+    await step('status samples', () => deleteStatusSamplesBefore(ctx.pool, 100));
+    await step('idempotency keys', () => deleteExpiredIdempotencyKeys(ctx.pool));
+    await step('rate limit windows', () => deleteOldRateLimitWindows(ctx.pool));
+    // Job queues without jobs (every task's reply queue lives only while it has work). Not
+    // GC_TASK_IDENTIFIERS: our identifiers are a small fixed set, and deleting one that a running
+    // worker has cached would strand that task's new jobs until the worker restarts.
+    await step('job queues', () => ctx.workerUtils.cleanup({ tasks: ['GC_JOB_QUEUES'] }));
     const syncTypes = Object.entries(jobSpecs)
       .filter(([, s]) => s.isSync)
       .map(([type]) => type);
-    await purgeUncollectedResults(ctx.pool, syncTypes, 60);
+    await step('uncollected results', () => purgeUncollectedResults(ctx.pool, syncTypes, 60));
     // A day is far longer than any upload waits for its job to be created.
-    await sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000));
+    await step('orphan uploads', () => sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000)));
+    if (failures.length > 0)
+      {throw new AggregateError(failures, `${failures.length} maintenance steps failed`);}
   };
 }

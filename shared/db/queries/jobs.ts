@@ -395,18 +395,6 @@ export function findActiveInputKeys(db: Db, keys: string[]) {
   `);
 }
 
-/**
- * Removes graphile-worker job queues with no job left (every task's reply queue lives only while it
- * has work); what graphile-worker's own GC_JOB_QUEUES cleanup does.
- */
-export async function deleteEmptyJobQueues(db: Db): Promise<void> {
-  await db.query(sql.typeAlias('void')`
-    delete from graphile_worker._private_job_queues q
-    where q.locked_at is null
-      and not exists (select 1 from graphile_worker._private_jobs j where j.job_queue_id = q.id)
-  `);
-}
-
 /** Empties delivered synchronous jobs (see takeFinishedJob), many at once, committed asynchronously. */
 export async function dropDeliveredJobs(db: Db, jobIds: string[]): Promise<void> {
   await db.query(sql.typeAlias('void')`

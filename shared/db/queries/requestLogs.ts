@@ -1,4 +1,6 @@
-import { type Db, noRows, sql } from '../sql.ts';
+import { z } from 'zod';
+
+import { type Db, isoTimestamp, noRows, sql } from '../sql.ts';
 
 export type RequestLogEntry = {
   request_id: string;
@@ -16,7 +18,10 @@ export type RequestLogEntry = {
   created_at: string;
 };
 
-/** One statement for a whole batch: the log must not cost a write per request. */
+/**
+ * One statement for a whole batch: the log must not cost a write per request.
+ * @throws the database error when PostgreSQL refuses any row (the whole batch is then not written).
+ */
 export async function insertRequestLogs(db: Db, entries: RequestLogEntry[]): Promise<void> {
   await db.query(sql.prepared('request_logs_insert', noRows)`
     insert into request_logs (request_id, workspace_id, project_id, key_id, method, path, status, latency_ms,
@@ -30,8 +35,79 @@ export async function insertRequestLogs(db: Db, entries: RequestLogEntry[]): Pro
   `);
 }
 
+const partitionName = z.object({ name: z.string() });
+
+/**
+ * Drops the monthly partitions of the request log whose every row is older than `days` days: the
+ * cheap part of retention (no row-by-row delete, no dead tuples).
+ * @throws the database error, lock_timeout (55P03) included when a long read holds the table.
+ */
+export function dropRequestLogPartitionsBefore(db: Db, days: number) {
+  return db.anyFirst(sql.type(partitionName)`
+    select name from drop_month_partitions_before('request_logs', now() - make_interval(days => ${days})) as name
+  `);
+}
+
+/**
+ * Deletes what partition drops leave: rows older than `days` days in the oldest remaining partition
+ * (and in the default partition), so nothing outlives the promise by up to a month.
+ */
 export async function deleteRequestLogsBefore(db: Db, days: number): Promise<void> {
   await db.query(sql.typeAlias('void')`
     delete from request_logs where created_at < now() - make_interval(days => ${days})
+  `);
+}
+
+/**
+ * Creates the request log's partitions for this month and `monthsAhead` after it, and for any month
+ * with rows waiting in the default partition (moved into it). Returns the names created.
+ * @throws the database error, lock_timeout (55P03) included.
+ */
+export function createRequestLogPartitions(db: Db, monthsAhead: number) {
+  return db.anyFirst(sql.type(partitionName)`
+    select name from create_month_partitions('request_logs', ${monthsAhead}) as name
+  `);
+}
+
+/** Where a page of a workspace's request log ends: the last row's (created_at, id), exact to the microsecond. */
+export type RequestLogCursor = { at: string; id: number };
+
+const requestLogRow = z.object({
+  id: z.number(),
+  request_id: z.string(),
+  key_id: z.string().nullable(),
+  method: z.string(),
+  path: z.string(),
+  status: z.number(),
+  latency_ms: z.number(),
+  cost_minor: z.number(),
+  created_at: isoTimestamp,
+  // created_at in full (the ISO string above stops at milliseconds), for the next page's cursor.
+  cursor_at: z.string(),
+});
+
+/**
+ * A workspace's calls within the retention window, newest first, one page after `before`. Served by
+ * request_logs_workspace_idx in each partition the window and the cursor leave (the others are
+ * pruned when the statement starts).
+ */
+export function listWorkspaceRequestLogs(
+  db: Db,
+  workspaceId: string,
+  page: { before?: RequestLogCursor; limit: number; retentionDays: number },
+) {
+  const after = page.before
+    ? sql.fragment`and created_at <= ${page.before.at}::timestamptz
+                   and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(requestLogRow)`
+    select id, request_id, key_id, method, path, status, latency_ms, cost_minor, created_at,
+           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from request_logs
+    where workspace_id = ${workspaceId}
+      and created_at >= now() - make_interval(days => ${page.retentionDays})
+      ${after}
+    order by created_at desc, id desc
+    limit ${page.limit}
   `);
 }

@@ -1,11 +1,21 @@
+import { gzipSync } from 'node:zlib';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { pino } from 'pino';
 import { z } from 'zod';
 
+import { requestLogBodyBudgetBytes } from '../../../api/redact.ts';
+import { RequestLogWriter } from '../../../api/requestLog.ts';
+import { makePool } from '../../../shared/db/pool.ts';
+import type { RequestLogEntry } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { enqueue } from '../../../shared/jobs.ts';
+import { createLogger } from '../../../shared/logger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/sse.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -92,5 +102,176 @@ describe('request log', () => {
       sql.type(z.object({ id: z.string() }))`select id from events order by id`,
     );
     expect(events).toEqual(['evt_new']);
+  });
+});
+
+/** `count` object keys of `keyLength` characters each, in one JSON object. */
+function manyLongKeys(count: number, keyLength: number): Record<string, string> {
+  const body: Record<string, string> = {};
+  for (let i = 0; i < count; i++) body[`${i}-${'k'.repeat(keyLength)}`] = 'v';
+  return body;
+}
+
+const rowSize = (requestId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ bytes: z.number() }))`
+    select pg_column_size(r.*)::int as bytes from request_logs r where request_id = ${requestId}
+  `);
+
+describe('request log bounds', () => {
+  it('logs a call without a key, whatever its gzip body holds, as a small row without bodies', async () => {
+    // The measured fault: 20,000 long keys, about 91 KB gzipped, became a 20 MB row.
+    const raw = Buffer.from(JSON.stringify(manyLongKeys(20_000, 1000)));
+    const gzipped = gzipSync(raw);
+    expect(gzipped.length).toBeLessThan(150_000);
+    // fetch sends the bytes as they are (supertest would re-encode a Buffer under a JSON type).
+    const server = await listenOnLoopback(t.app);
+    try {
+      const res = await fetch(`${server.origin}${api('/text')}`, {
+        method: 'POST',
+        headers: {
+          'x-request-id': 'log-bounds-0001',
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+        },
+        body: gzipped,
+      });
+      expect(res.status).toBe(401);
+    } finally {
+      await server.close();
+    }
+    await t.deps.requestLog.flush();
+    // The size first: a failure then prints a number, not 20 MB of keys.
+    expect(await rowSize('log-bounds-0001')).toBeLessThan(1024);
+    const row = await rowFor('log-bounds-0001');
+    expect(row).toMatchObject({ status: 401, workspace_id: null, request_body: null, response_body: null });
+  });
+
+  it('logs unauthenticated operations (status, the document, unknown paths) without bodies', async () => {
+    await t.http.get(api('/status')).set('x-request-id', 'log-bounds-0002').expect(200);
+    await t.http.get(api('/openapi.json')).set('x-request-id', 'log-bounds-0003').expect(200);
+    await t.http
+      .post(api('/no/such/path'))
+      .set('x-request-id', 'log-bounds-0004')
+      .send({ password: 'x', data: 'y' })
+      .expect(404);
+    await t.deps.requestLog.flush();
+    for (const id of ['log-bounds-0002', 'log-bounds-0003', 'log-bounds-0004']) {
+      expect(await rowFor(id)).toMatchObject({ key_id: null, request_body: null, response_body: null });
+    }
+  });
+
+  it('keeps a bounded, masked copy of a huge authenticated body', async () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 60; i++) deep = { down: deep };
+    const huge = {
+      password: 'hunter2',
+      input: Array.from({ length: 5000 }, (_, i) => `${i}:${'s'.repeat(3000)}`),
+      keys: manyLongKeys(5000, 500),
+      deep,
+      nested: { apiKey: 'svc-secret-value' },
+    };
+    await t.http
+      .post(api('/embeddings'))
+      .set(bearer(tenant.testKey))
+      .set('x-request-id', 'log-bounds-0005')
+      .send(huge);
+    await t.deps.requestLog.flush();
+    const row = await rowFor('log-bounds-0005');
+    expect(row!.key_id).not.toBeNull();
+    const stored = row!.request_body as Record<string, unknown>;
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThanOrEqual(requestLogBodyBudgetBytes);
+    expect(stored.password).toBe('[redacted]');
+    expect(JSON.stringify(stored)).not.toContain('hunter2');
+    expect(JSON.stringify(stored)).not.toContain('svc-secret-value');
+    expect(await rowSize('log-bounds-0005')).toBeLessThan(3 * requestLogBodyBudgetBytes);
+  });
+
+  it('stores the rest of a batch when PostgreSQL refuses one of its rows', async () => {
+    const writer = new RequestLogWriter(t.deps.pool, createLogger('silent', 'test'));
+    const entry = (requestId: string, latencyMs = 1): RequestLogEntry => ({
+      request_id: requestId,
+      workspace_id: tenant.workspaceId,
+      project_id: null,
+      key_id: null,
+      method: 'GET',
+      path: '/api/pub/v1/me',
+      status: 200,
+      latency_ms: latencyMs,
+      cost_minor: 0,
+      ip: null,
+      request_body: null,
+      response_body: null,
+      created_at: new Date().toISOString(),
+    });
+    for (let i = 0; i < 20; i++) {
+      // latency_ms is an integer column: 2^40 is out of range (SQLSTATE 22003) for that one row.
+      writer.push(entry(`log-batch-${String(i).padStart(2, '0')}`, i === 7 ? 2 ** 40 : 1));
+    }
+    await writer.close();
+    const stored = await t.deps.pool.anyFirst(sql.type(z.object({ request_id: z.string() }))`
+      select request_id from request_logs where request_id like 'log-batch-%' order by request_id
+    `);
+    expect(stored).toHaveLength(19);
+    expect(stored).not.toContain('log-batch-07');
+  });
+});
+
+describe('request log writer during a database outage', () => {
+  it('keeps rows for a bounded number of spaced tries, then drops them: no busy loop', async () => {
+    // A database that stops accepting connections, its sessions ended: every statement fails.
+    const scratch = await createTestDatabase();
+    const deadPool = await makePool(scratch.url, { maxPoolSize: 1 });
+    await adminQuery(`alter database ${scratch.name} with allow_connections false`);
+    await adminQuery('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [
+      scratch.name,
+    ]);
+    const lines: { msg: string; rows?: number }[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    let clock = 1_000_000;
+    const writer = new RequestLogWriter(deadPool, logger, { now: () => clock });
+    const tries = () => lines.filter((l) => l.msg === 'request log flush failed; will retry').length;
+    try {
+      for (let i = 0; i < 5; i++) {
+        writer.push({
+          request_id: `log-outage-${i}`,
+          workspace_id: null,
+          project_id: null,
+          key_id: null,
+          method: 'GET',
+          path: '/api/pub/v1/me',
+          status: 200,
+          latency_ms: 1,
+          cost_minor: 0,
+          ip: null,
+          request_body: null,
+          response_body: null,
+          created_at: new Date().toISOString(),
+        });
+      }
+      await writer.flush();
+      expect(tries()).toBe(1);
+      // Backing off: flushes within the pause do not touch the database.
+      for (let i = 0; i < 20; i++) await writer.flush();
+      expect(tries()).toBe(1);
+      clock += 100;
+      await writer.flush();
+      expect(tries()).toBe(2);
+      clock += 150;
+      await writer.flush();
+      expect(tries()).toBe(2);
+      clock += 50;
+      await writer.flush();
+      expect(tries()).toBe(3);
+      expect(lines).toContainEqual(
+        expect.objectContaining({ msg: 'request log rows dropped after repeated failures', rows: 5 }),
+      );
+      clock += 60_000;
+      await writer.flush();
+      expect(tries()).toBe(3);
+    } finally {
+      await writer.close();
+      await deadPool.end();
+      await dropTestDatabase(scratch.name);
+    }
   });
 });

@@ -6,6 +6,7 @@ import { NotificationHub } from '../../../shared/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { makeWorkerContext } from '../../../worker/main.ts';
 import type { TestContext } from '../../helpers/context.ts';
+import { workerUtilsFor } from '../../helpers/workerContext.ts';
 
 export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
 
@@ -122,6 +123,7 @@ export async function startStandaloneWorker(
     hub,
     logger: t.deps.logger,
     objectStore: t.deps.objectStore,
+    workerUtils: workerUtilsFor(t.databaseUrl),
   });
   const runner = await run({
     connectionString: t.databaseUrl,

@@ -164,4 +164,60 @@ describe('concurrent billed calls', () => {
     });
     expect(await spentOnKey(key.id)).toBe(20);
   });
+
+  it('bills a job once even when its records would fall in different monthly partitions, all at once', async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 100 });
+    // Twelve writers of a record for the same job, each dated in another month (some months have no
+    // partition: the default one takes them). Each holds its transaction open a moment, so they overlap.
+    const attempt = (n: number, jobId: string | null, holdId: string | null) =>
+      t.deps.pool.transaction(async (tx) => {
+        const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+          insert into metering_records (id, job_id, hold_id, workspace_id, project_id, operation, livemode,
+                                        cost_minor, currency, created_at)
+          values (${newId('mtr')}, ${jobId}, ${holdId}, ${tenant.workspaceId}, ${tenant.projectId}, 'text.generate',
+                  true, 5, 'USD', now() - make_interval(months => ${n}))
+          on conflict do nothing
+          returning id
+        `);
+        await tx.query(sql.typeAlias('void')`select from pg_sleep(0.05)`);
+        return id;
+      });
+    const byJob = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => attempt(n, 'job_across_months', null)),
+    );
+    expect(byJob.filter((id) => id !== null)).toHaveLength(1);
+    const key = await tenant.key();
+    const hold = await t.deps.pool.transaction((tx) =>
+      reserveCredits(tx, {
+        principal: principalOf(tenant, key.id, null),
+        projectId: tenant.projectId,
+        operation: 'text.generate',
+        maxCostMinor: 5,
+        requestId: 'r',
+      }),
+    );
+    const byHold = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => attempt(n, `job_hold_${n}`, hold!.holdId)),
+    );
+    expect(byHold.filter((id) => id !== null)).toHaveLength(1);
+    const counts = await t.deps.pool.one(sql.type(z.object({ jobs: z.number(), holds: z.number() }))`
+      select count(*) filter (where job_id = 'job_across_months')::int as jobs,
+             count(*) filter (where hold_id = ${hold!.holdId})::int as holds
+      from metering_records
+    `);
+    expect(counts).toEqual({ jobs: 1, holds: 1 });
+  });
+
+  it("refuses to move a metering record's job to another", async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 100 });
+    await t.deps.pool.query(sql.typeAlias('void')`
+      insert into metering_records (id, job_id, workspace_id, project_id, operation, livemode, cost_minor, currency)
+      values ('mtr_fixed_job', 'job_fixed', ${tenant.workspaceId}, ${tenant.projectId}, 'text.generate', false, 0, 'USD')
+    `);
+    await expect(
+      t.deps.pool.query(
+        sql.typeAlias('void')`update metering_records set job_id = 'job_other' where id = 'mtr_fixed_job'`,
+      ),
+    ).rejects.toThrow();
+  });
 });

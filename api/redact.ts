@@ -1,0 +1,130 @@
+import { toStorableText } from '../shared/storableText.ts';
+
+/**
+ * The most a request or response body may take in the request log, in bytes of its JSON text. Rows
+ * are kept 30 days, so one call must not be able to buy megabytes of them, whatever its shape.
+ */
+export const requestLogBodyBudgetBytes = 8192;
+
+const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier|cookie/i;
+// Our own credentials, wherever they appear (a key pasted into a prompt, a secret echoed back).
+const secretValue = /svc_sk_(?:test|live)_|svc_ocs_|whsec_/;
+const maxDepth = 6;
+const maxKeys = 50;
+const maxKeyChars = 64;
+const maxItems = 50;
+const maxStringChars = 1000;
+const cutStringChars = 200;
+// Room kept in every object and array for the entry that says what was left out ("…": "n more keys").
+const markerReserve = 48;
+
+const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
+
+type Fitted = { value: unknown; bytes: number };
+
+function fitString(value: string, limit: number): Fitted | undefined {
+  const text = secretValue.test(value)
+    ? '[redacted]'
+    : toStorableText(
+        value.length > maxStringChars ? `${value.slice(0, cutStringChars)}…[${value.length} chars]` : value,
+      );
+  const bytes = bytesOf(text);
+  return bytes <= limit ? { value: text, bytes } : undefined;
+}
+
+function fitKey(key: string): string {
+  return toStorableText(key.length > maxKeyChars ? `${key.slice(0, maxKeyChars)}…` : key);
+}
+
+/** `value` redacted into at most `limit` bytes of JSON, or undefined when not even a stub fits. */
+function fit(value: unknown, depth: number, limit: number): Fitted | undefined {
+  if (typeof value === 'string') return fitString(value, limit);
+  if (typeof value === 'bigint') return fit(Number(value), depth, limit);
+  if (value instanceof Date) return fitString(value.toISOString(), limit);
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') {
+    const json = Number.isFinite(value) || typeof value !== 'number' ? value : null;
+    const bytes = bytesOf(json);
+    return bytes <= limit ? { value: json, bytes } : undefined;
+  }
+  if (typeof value !== 'object') return undefined;
+  if (depth >= maxDepth) return fitString('[…]', limit);
+  return Array.isArray(value) ? fitArray(value, depth, limit) : fitObject(value, depth, limit);
+}
+
+function fitArray(items: unknown[], depth: number, limit: number): Fitted | undefined {
+  if (limit < 2) return undefined;
+  const out: unknown[] = [];
+  let bytes = 2;
+  for (const item of items) {
+    if (out.length >= maxItems) break;
+    const separator = out.length > 0 ? 1 : 0;
+    const child = fit(item === undefined ? null : item, depth + 1, limit - bytes - separator - markerReserve);
+    if (!child) break;
+    out.push(child.value);
+    bytes += separator + child.bytes;
+  }
+  if (out.length < items.length) {
+    const marker = `…[${items.length - out.length} more items]`;
+    const cost = (out.length > 0 ? 1 : 0) + bytesOf(marker);
+    if (bytes + cost <= limit) {
+      out.push(marker);
+      bytes += cost;
+    }
+  }
+  return { value: out, bytes };
+}
+
+function fitObject(source: object, depth: number, limit: number): Fitted | undefined {
+  if (limit < 2) return undefined;
+  const out: Record<string, unknown> = {};
+  let bytes = 2;
+  let kept = 0;
+  let total = 0;
+  let full = false;
+  // Values are redacted only while they fit; past that point keys are merely counted, so a body
+  // with 20,000 keys costs one cheap pass, not 20,000 copies.
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue;
+    const raw = (source as Record<string, unknown>)[key];
+    // What JSON.stringify would leave out anyway.
+    if (raw === undefined || typeof raw === 'function') continue;
+    total++;
+    if (full) continue;
+    const name = fitKey(key);
+    if (Object.hasOwn(out, name)) continue;
+    const head = (kept > 0 ? 1 : 0) + bytesOf(name) + 1;
+    const room = limit - bytes - head - markerReserve;
+    const child = secretKey.test(key) ? fitString('[redacted]', room) : fit(raw, depth + 1, room);
+    if (!child) {
+      full = true;
+      continue;
+    }
+    out[name] = child.value;
+    bytes += head + child.bytes;
+    kept++;
+    full = kept >= maxKeys;
+  }
+  if (kept < total && !Object.hasOwn(out, '…')) {
+    const marker = `${total - kept} more keys`;
+    const cost = (kept > 0 ? 1 : 0) + bytesOf('…') + 1 + bytesOf(marker);
+    if (bytes + cost <= limit) {
+      out['…'] = marker;
+      bytes += cost;
+    }
+  }
+  return { value: out, bytes };
+}
+
+/**
+ * A copy of a request or response body safe to keep for 30 days: secrets masked (by key name, and
+ * our own credential formats wherever they appear), long strings and keys cut, at most 50 keys per
+ * object, 50 items per array and 6 levels, text jsonb refuses replaced, and never more than
+ * `requestLogBodyBudgetBytes` of JSON in all: what does not fit is left out, with a note saying how
+ * much. The walk stops where the budget does, so a huge body costs no more than a small one.
+ */
+export function redact(value: unknown): unknown {
+  const fitted = fit(value, 0, requestLogBodyBudgetBytes);
+  if (!fitted) return null;
+  // The byte count above is exact for what JSON.stringify produces; this is the belt to its braces.
+  return bytesOf(fitted.value) <= requestLogBodyBudgetBytes ? fitted.value : '[…]';
+}

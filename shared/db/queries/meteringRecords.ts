@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+import { type Db, isoTimestamp, sql } from '../sql.ts';
+
+// Inserting a metering record lives with the money it settles (credits.ts, jobs.ts); these are the
+// partitions and the reads.
+
+const partitionName = z.object({ name: z.string() });
+
+/**
+ * Creates the metering records' partitions for this month and `monthsAhead` after it, and for any
+ * month with rows waiting in the default partition (moved into it). Metering records are billing
+ * records: nothing drops them. Returns the names created.
+ * @throws the database error, lock_timeout (55P03) included.
+ */
+export function createMeteringPartitions(db: Db, monthsAhead: number) {
+  return db.anyFirst(sql.type(partitionName)`
+    select name from create_month_partitions('metering_records', ${monthsAhead}) as name
+  `);
+}
+
+/** `YYYY-MM` (UTC calendar month) → its first instant, as SQL. */
+const monthStart = (month: string) => sql.fragment`((${month} || '-01')::timestamp at time zone 'utc')`;
+
+/** Where a page of metering records ends: the last row's (created_at, id), exact to the microsecond. */
+export type MeteringCursor = { at: string; id: string };
+
+const meteringRow = z.object({
+  id: z.string(),
+  job_id: z.string().nullable(),
+  project_id: z.string(),
+  key_id: z.string().nullable(),
+  operation: z.string(),
+  livemode: z.boolean(),
+  usage: z.record(z.string(), z.number()),
+  cost_minor: z.number(),
+  currency: z.string(),
+  request_id: z.string().nullable(),
+  created_at: isoTimestamp,
+  cursor_at: z.string(),
+});
+
+/**
+ * A workspace's metering records of one UTC month (`YYYY-MM`), newest first, one page after `before`:
+ * one partition, read through metering_records_workspace_idx.
+ */
+export function listWorkspaceMeteringRecords(
+  db: Db,
+  workspaceId: string,
+  page: { month: string; before?: MeteringCursor; limit: number },
+) {
+  const after = page.before
+    ? sql.fragment`and created_at <= ${page.before.at}::timestamptz
+                   and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(meteringRow)`
+    select id, job_id, project_id, key_id, operation, livemode, usage, cost_minor, currency, request_id,
+           created_at, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from metering_records
+    where workspace_id = ${workspaceId}
+      and created_at >= ${monthStart(page.month)}
+      and created_at < ${monthStart(page.month)} + interval '1 month'
+      ${after}
+    order by created_at desc, id desc
+    limit ${page.limit}
+  `);
+}
+
+const usageRow = z.object({ operation: z.string(), calls: z.number(), cost_minor: z.number() });
+
+/** What a workspace used and paid in one UTC month (`YYYY-MM`), per operation: one partition. */
+export function sumWorkspaceUsage(db: Db, workspaceId: string, month: string) {
+  return db.any(sql.type(usageRow)`
+    select operation, count(*) as calls, coalesce(sum(cost_minor), 0) as cost_minor
+    from metering_records
+    where workspace_id = ${workspaceId}
+      and created_at >= ${monthStart(month)}
+      and created_at < ${monthStart(month)} + interval '1 month'
+    group by operation
+    order by operation
+  `);
+}
