@@ -129,6 +129,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
 }
 
+/**
+ * The configured secret values, for the logger to scrub wherever they appear (a provider echoing a
+ * key in an error, a client library printing its options).
+ */
+export function configSecrets(config: Config): string[] {
+  const secrets = [config.s3.secretKey, config.provider.openai.apiKey];
+  if (config.databaseUrl !== undefined) {
+    secrets.push(decodeURIComponent(new URL(config.databaseUrl).password));
+  }
+  return secrets.filter((s): s is string => s !== undefined && s !== '');
+}
+
 /** Public URL roots fixed by DESIGN.md "Decisions". */
 export const apiBasePath = '/api/pub/v1';
 export function baseUrl(config: Config): string {
