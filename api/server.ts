@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../shared/logger.ts';
 import type { ObjectStoreConfig } from '../shared/objectStore.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { makeApp } from './app.ts';
+import { answerClientErrors } from './clientError.ts';
 import { trackConnections } from './connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
 
@@ -17,7 +18,16 @@ export async function startApi(
   logger: Logger,
 ): Promise<ApiHandle> {
   const deps = await makeAppDeps(config, services, logger);
-  const server = http.createServer(makeApp(deps));
+  const server = http.createServer(
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      // Node checks the two timeouts on this interval (30 s by default): a fraction of the timeout.
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
+    },
+    makeApp(deps),
+  );
+  answerClientErrors(server, logger);
   const connections = trackConnections(server);
   // Streams are held open up to 60 s; keep-alive must outlive a load balancer's idle timeout.
   server.keepAliveTimeout = 65_000;

@@ -88,6 +88,8 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
   TRUST_PROXY: trustProxy.default(['loopback']),
+  /** How long a client may take to send a whole request (headers and body); Node's default. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -124,6 +126,7 @@ export type Config = Readonly<{
   webhookAllowPrivate: boolean;
   validateResponses: boolean;
   trustProxy: TrustProxy;
+  requestTimeoutMs: number;
   logLevel: string;
 }>;
 
@@ -173,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.VALIDATE_RESPONSES,
     trustProxy: e.TRUST_PROXY,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
   });
 }
