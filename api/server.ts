@@ -1,10 +1,12 @@
 import http from 'node:http';
 
-import { type Config, loadConfig } from '../shared/config.ts';
+import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import type { ObjectStoreConfig } from '../shared/objectStore.ts';
-import { resolveServices } from '../shared/platform/services.ts';
+import { resolveServices, type Services } from '../shared/platform/services.ts';
+import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
 import { makeApp } from './app.ts';
+import { answerClientErrors } from './clientError.ts';
 import { trackConnections } from './connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
 
@@ -17,7 +19,16 @@ export async function startApi(
   logger: Logger,
 ): Promise<ApiHandle> {
   const deps = await makeAppDeps(config, services, logger);
-  const server = http.createServer(makeApp(deps));
+  const server = http.createServer(
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      // Node checks the two timeouts on this interval (30 s by default): a fraction of the timeout.
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
+    },
+    makeApp(deps),
+  );
+  answerClientErrors(server, logger);
   const connections = trackConnections(server);
   // Streams are held open up to 60 s; keep-alive must outlive a load balancer's idle timeout.
   server.keepAliveTimeout = 65_000;
@@ -43,18 +54,18 @@ export async function startApi(
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'api');
-  const services = await resolveServices(config);
-  const api = await startApi(config, services, logger);
-  logger.info({ port: api.port }, 'api listening');
-  const shutdown = async (signal: string) => {
-    logger.info({ signal }, 'stopping api');
-    await api.stop();
-    await services.stop();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  const logger = createLogger(config.logLevel, 'api', { secrets: configSecrets(config) });
+  const running: { services?: Services; api?: ApiHandle } = {};
+  stopOnSignals(logger, async () => {
+    if (running.api) {
+      await running.api.stop();
+      logger.info('api stopped');
+    }
+    await running.services?.stop();
+  });
+  running.services = await resolveServices(config, { logger });
+  running.api = await startApi(config, running.services, logger);
+  logger.info({ port: running.api.port }, 'api listening');
 }
 
 if (import.meta.main) await main();

@@ -1,10 +1,11 @@
-import { startApi } from '../api/server.ts';
+import { type ApiHandle, startApi } from '../api/server.ts';
 import { migrate } from '../db/migrate.ts';
-import { baseUrl, loadConfig } from '../shared/config.ts';
+import { baseUrl, configSecrets, loadConfig } from '../shared/config.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { createLogger } from '../shared/logger.ts';
-import { resolveServices } from '../shared/platform/services.ts';
-import { startWorker } from '../worker/main.ts';
+import { resolveServices, type Services } from '../shared/platform/services.ts';
+import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
+import { startWorker, type WorkerHandle } from '../worker/main.ts';
 import { type DemoCredentials, ensureDemoWorkspace } from './demo.ts';
 
 function printDemo(demo: DemoCredentials, url: string): void {
@@ -27,36 +28,38 @@ function printDemo(demo: DemoCredentials, url: string): void {
 /**
  * `npm start`: the whole platform in one process tree — embedded PostgreSQL and S3 unless
  * DATABASE_URL / S3_ENDPOINT are set, migrations, the api on PORT and a worker pool.
+ * Stopping (SIGTERM, Ctrl-C) drains the api, then the worker, then stops the services.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'platform');
-  // Signals are handled from the first moment: whatever has started by then is stopped in reverse.
-  const closers: (() => Promise<void>)[] = [];
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    for (const close of closers.reverse()) {
-      await close().catch((error: unknown) => logger.error({ err: error }, 'shutdown step failed'));
-    }
-    process.exit(0);
+  const logger = createLogger(config.logLevel, 'platform', { secrets: configSecrets(config) });
+  // Signals are handled from the first moment: whatever has started by then is stopped.
+  const running: { services?: Services; api?: ApiHandle; worker?: WorkerHandle } = {};
+  const step = async (name: string, stop: () => Promise<void>) => {
+    await stop().then(
+      () => logger.info(`${name} stopped`),
+      // One part failing to stop must not keep the others (the database above all) running.
+      (error: unknown) => logger.error({ err: error }, `${name} failed to stop`),
+    );
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  stopOnSignals(logger, async () => {
+    // The api first: requests in flight may wait on jobs, which the worker still runs meanwhile.
+    const { api, worker, services } = running;
+    if (api) await step('api', api.stop);
+    if (worker) await step('worker', worker.stop);
+    if (services) await step('services', services.stop);
+  });
 
-  const services = await resolveServices(config);
-  closers.push(() => services.stop());
+  const services = await resolveServices(config, { logger });
+  running.services = services;
   await migrate(services.databaseUrl, (line) => logger.info(line));
   const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'start' });
   const demo = await ensureDemoWorkspace(pool);
   await pool.end();
   // The api first: the worker's boot-time status probe calls it.
   const api = await startApi(config, services, logger);
-  closers.push(() => api.stop());
-  const worker = await startWorker(config, services, logger);
-  closers.push(() => worker.stop());
+  running.api = api;
+  running.worker = await startWorker(config, services, logger);
   logger.info({ port: api.port, baseUrl: baseUrl(config), dataDir: config.dataDir }, 'platform ready');
   if (demo) printDemo(demo, baseUrl(config));
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 
 import { z } from 'zod';
@@ -7,6 +8,53 @@ import { parsePrices, type Prices } from './prices.ts';
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** What Express's `trust proxy` setting takes. */
+export type TrustProxy = boolean | number | string[];
+
+// proxy-addr's (Express's) names for address ranges.
+const trustedRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** A contiguous IPv4 netmask (255.255.255.0), which proxy-addr accepts in place of a prefix length. */
+function isIpv4Netmask(mask: string): boolean {
+  if (!net.isIPv4(mask)) return false;
+  const bits = mask.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+  const inverted = ~bits >>> 0;
+  return (inverted & (inverted + 1)) === 0;
+}
+
+/** One entry of an address list: a range name, an address, or an address with a prefix or netmask. */
+function isTrustEntry(entry: string): boolean {
+  if (trustedRangeNames.has(entry)) return true;
+  const [address = '', range, extra] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 6 ? 128 : 32);
+  return family === 4 && isIpv4Netmask(range);
+}
+
+/**
+ * TRUST_PROXY as Express takes it: `true`/`false`, a hop count (`1` behind one router), or a
+ * comma-separated list of trusted proxy addresses, CIDR ranges and the names loopback, linklocal,
+ * uniquelocal. Invalid entries fail at boot, not on the first request.
+ */
+const trustProxy = z.string().transform((raw, ctx): TrustProxy => {
+  const value = raw.trim();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim());
+  const invalid = entries.filter((entry) => !isTrustEntry(entry));
+  if (invalid.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `not true, false, a hop count or a list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (bad: ${invalid.map((e) => JSON.stringify(e)).join(', ')})`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+});
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -48,7 +96,9 @@ const envSchema = z.object({
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
-  TRUST_PROXY: z.string().default('loopback'),
+  TRUST_PROXY: trustProxy.default(['loopback']),
+  /** How long a client may take to send a whole request (headers and body); Node's default. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -87,7 +137,8 @@ export type Config = Readonly<{
   uploadIdleTimeoutMs: number;
   webhookAllowPrivate: boolean;
   validateResponses: boolean;
-  trustProxy: string;
+  trustProxy: TrustProxy;
+  requestTimeoutMs: number;
   logLevel: string;
 }>;
 
@@ -145,8 +196,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.VALIDATE_RESPONSES,
     trustProxy: e.TRUST_PROXY,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
   });
+}
+
+/**
+ * The configured secret values, for the logger to scrub wherever they appear (a provider echoing a
+ * key in an error, a client library printing its options).
+ */
+export function configSecrets(config: Config): string[] {
+  const secrets = [config.s3.secretKey, config.provider.openai.apiKey];
+  if (config.databaseUrl !== undefined) {
+    secrets.push(decodeURIComponent(new URL(config.databaseUrl).password));
+  }
+  return secrets.filter((s): s is string => s !== undefined && s !== '');
 }
 
 /** Public URL roots fixed by DESIGN.md "Decisions". */

@@ -2,6 +2,176 @@ import { pino } from 'pino';
 
 export type Logger = pino.Logger;
 
-export function createLogger(level: string, name: string): Logger {
-  return pino({ level, name, base: { pid: process.pid } });
+/**
+ * What an error becomes in a log line: a fixed set of fields that identify the failure. Anything
+ * else an error object carries (a pg client with its connection parameters, a slonik pool, the
+ * request options of an HTTP client, query values) never reaches the log.
+ */
+export type LoggedError = {
+  type: string;
+  message: string;
+  stack?: string;
+  /** Node's `code` (ECONNREFUSED), PostgreSQL's SQLSTATE (57P01), or an application code. */
+  code?: string | number;
+  errno?: number;
+  syscall?: string;
+  /** PostgreSQL's report: which object the failure names (identifiers, never row values). */
+  severity?: string;
+  schema?: string;
+  table?: string;
+  column?: string;
+  constraint?: string;
+  status?: number;
+  /** The members of an AggregateError (both addresses a connection attempt tried), bounded. */
+  errors?: (LoggedError | string)[];
+  cause?: LoggedError | string;
+};
+
+const maxCauseDepth = 4;
+const maxAggregated = 4;
+// Beyond this a message or stack is cut: a log line carries an error, not a payload.
+const maxTextLength = 4000;
+
+/**
+ * Secrets that turn up in error texts, each replaced where it stands so the text stays readable:
+ * credentials in URLs (connection strings), `password=…`-style settings (libpq keywords, inspected
+ * options objects), bearer credentials and our key formats, provider keys, presigned S3 parameters.
+ */
+const secretPatterns: [RegExp, string][] = [
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1[redacted]@'],
+  [
+    /\b((?:password|passwd|pwd|secret(?:[_-]?(?:access)?[_-]?key)?|access[_-]?key(?:[_-]?id)?|api[_-]?key|token|authorization)["']?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&"'}]+)/gi,
+    '$1[redacted]',
+  ],
+  [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, 'Bearer [redacted]'],
+  [/\b(svc_[a-z]{2}_)[A-Za-z0-9_]+/g, '$1[redacted]'],
+  [/\b(sk-)[A-Za-z0-9_*-]{8,}/g, '$1[redacted]'],
+  [/\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi, '$1=[redacted]'],
+];
+
+// Short configured values (the embedded S3 server's `S3RVER`, a local `postgres` password) are
+// not worth hiding, and replacing every occurrence of a common word would garble the logs; the
+// patterns above still catch them where they stand in a URL or a `password=` setting.
+const minKnownSecretLength = 12;
+
+/** Replaces secrets in `text`: the known patterns and each of `known` (configured secret values). */
+export function scrubSecrets(text: string, known: readonly string[] = []): string {
+  let out = text.length > maxTextLength ? `${text.slice(0, maxTextLength)}…` : text;
+  for (const secret of known) {
+    if (secret.length >= minKnownSecretLength) out = out.split(secret).join('[redacted]');
+  }
+  for (const [pattern, replacement] of secretPatterns) out = out.replace(pattern, replacement);
+  return out;
+}
+
+const stringFields = ['syscall', 'severity', 'schema', 'table', 'column', 'constraint'] as const;
+
+/**
+ * The one way an error (or any thrown value) is written to a log: only the fields of LoggedError,
+ * texts scrubbed of secrets, causes followed `maxCauseDepth` deep. Never throws.
+ */
+export function serializeError(
+  value: unknown,
+  known: readonly string[] = [],
+  depth = 0,
+): LoggedError | string {
+  if (typeof value !== 'object' || value === null) return scrubSecrets(String(value), known);
+  const source = value as Record<string, unknown>;
+  const read = (key: string): unknown => {
+    try {
+      return source[key];
+    } catch {
+      // A getter that throws (a proxy, a half-torn-down client) must not lose the log line.
+      return undefined;
+    }
+  };
+  const name = read('name');
+  const constructorName = (value as { constructor?: { name?: unknown } }).constructor?.name;
+  const out: LoggedError = {
+    type: typeof constructorName === 'string' && constructorName !== 'Object' ? constructorName : 'Error',
+    message: scrubSecrets(typeof read('message') === 'string' ? (read('message') as string) : '', known),
+  };
+  if (typeof name === 'string' && name !== out.type && name !== 'Error') out.type = name;
+  const stack = read('stack');
+  if (typeof stack === 'string') out.stack = scrubSecrets(stack, known);
+  const code = read('code');
+  if (typeof code === 'string' || typeof code === 'number') {
+    out.code = typeof code === 'string' ? scrubSecrets(code, known) : code;
+  }
+  const errno = read('errno');
+  if (typeof errno === 'number') out.errno = errno;
+  for (const field of stringFields) {
+    const v = read(field);
+    if (typeof v === 'string') out[field] = scrubSecrets(v, known);
+  }
+  const status = read('status') ?? read('statusCode');
+  if (typeof status === 'number') out.status = status;
+  const errors = read('errors');
+  if (Array.isArray(errors) && depth < maxCauseDepth) {
+    out.errors = errors.slice(0, maxAggregated).map((e) => serializeError(e, known, depth + 1));
+  }
+  const cause = read('cause');
+  if (cause !== undefined && cause !== null && depth < maxCauseDepth) {
+    out.cause = serializeError(cause, known, depth + 1);
+  }
+  return out;
+}
+
+function isErrorLike(value: unknown): value is Error {
+  return value instanceof Error || (typeof value === 'object' && value !== null && 'stack' in value);
+}
+
+export type LoggerOptions = {
+  /** Configured secret values (see `configSecrets`) replaced wherever they appear in a log line. */
+  secrets?: readonly string[];
+  /** Where lines go (tests capture them); standard output by default. */
+  destination?: pino.DestinationStream;
+};
+
+/**
+ * Every process's logger. Errors under any top-level key go through `serializeError`; messages and
+ * top-level strings are scrubbed of secrets, so a failure's text cannot carry a credential out.
+ */
+export function createLogger(level: string, name: string, options: LoggerOptions = {}): Logger {
+  const known = options.secrets ?? [];
+  const scrub = (text: string) => scrubSecrets(text, known);
+  const errorSerializer = (value: unknown) => serializeError(value, known);
+  return pino(
+    {
+      level,
+      name,
+      base: { pid: process.pid },
+      serializers: { err: errorSerializer, error: errorSerializer },
+      formatters: {
+        log(object) {
+          const out: Record<string, unknown> = {};
+          for (const [key, value] of Object.entries(object)) {
+            if (key === 'err' || key === 'error') out[key] = value;
+            else if (typeof value === 'string') out[key] = scrub(value);
+            else if (isErrorLike(value)) out[key] = serializeError(value, known);
+            else out[key] = value;
+          }
+          return out;
+        },
+      },
+      hooks: {
+        logMethod(args, method) {
+          const [first, ...rest] = args as unknown[];
+          const texts = rest.map((arg) => (typeof arg === 'string' ? scrub(arg) : arg));
+          if (typeof first === 'string') {
+            return method.apply(this, [scrub(first), ...texts] as Parameters<typeof method>);
+          }
+          // pino would use the error's own message as the line's message, unscrubbed.
+          let object = first;
+          if (isErrorLike(first)) object = { err: first };
+          const err = (object as { err?: unknown } | null)?.err;
+          if (texts.length === 0 && isErrorLike(err) && typeof err.message === 'string') {
+            texts.push(scrub(err.message));
+          }
+          return method.apply(this, [object, ...texts] as Parameters<typeof method>);
+        },
+      },
+    },
+    options.destination,
+  );
 }

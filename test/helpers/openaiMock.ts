@@ -13,6 +13,8 @@ export type ChatBehavior =
   | { kind: 'hang'; words: number }
   /** Accepts the request and never answers (a stuck provider). */
   | { kind: 'stall' }
+  /** Starts the answer, holds it until `until` resolves, then finishes it as `ok` would. */
+  | { kind: 'held'; until: Promise<void> }
   /**
    * Streams `words` words, then an error event (as OpenRouter and vLLM report an upstream failure
    * mid-answer), and holds the response open until the client goes away.
@@ -115,6 +117,7 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
       `data: ${JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(chunk({ role: 'assistant', content: '' }, null));
+    if (behavior.kind === 'held') await behavior.until;
     const limit =
       behavior.kind === 'hang' || behavior.kind === 'streamError' ? behavior.words : pieces.length;
     for (const piece of pieces.slice(0, limit)) {

@@ -60,5 +60,6 @@ describe('npm start on the embedded defaults', () => {
     const again = await fetch(`${base}/me`, { headers: { authorization: `Bearer ${testKey}` } });
     expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
-  });
+    // Two starts, the first with initdb: beyond the default minute on a loaded 2-core machine.
+  }, 120_000);
 });

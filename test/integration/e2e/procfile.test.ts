@@ -6,7 +6,7 @@ import { freePort } from '../../../shared/embedded/freePort.ts';
 import { awayFromMinuteEdge } from '../../helpers/clock.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { childrenOf, logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -42,8 +42,14 @@ describe('Procfile deployment: separate web and worker processes on DATABASE_URL
     processes.push(worker);
     await worker.waitFor(/worker started/);
 
-    // Nothing embedded started: no postgres or s3rver child processes were spawned by them.
-    for (const p of [webA, webB, worker]) expect(p.output()).not.toMatch(/database system is ready/);
+    // Nothing embedded started: an embedded PostgreSQL would run as their child process and its
+    // log would join theirs (component `postgres`); the embedded S3 server logs where it listens.
+    for (const p of [webA, webB, worker]) {
+      expect(childrenOf(p.child.pid!)).toEqual([]);
+      const lines = logLines(p.output());
+      expect(lines.filter((line) => line.component === 'postgres')).toEqual([]);
+      expect(lines.filter((line) => line.msg === 'embedded S3 server listening')).toEqual([]);
+    }
 
     const me = (port: number) =>
       fetch(`http://127.0.0.1:${port}/api/pub/v1/me`, {
