@@ -3,7 +3,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { Logger, runMigrations } from 'graphile-worker';
 import pg from 'pg';
 
 const defaultMigrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -127,7 +126,9 @@ export async function migrate(
     await client.query('select pg_advisory_unlock($1)', [migrationLockId]).catch(() => {});
     await client.end();
   }
-  // graphile-worker's own schema, quietly: its migration log lines are not ours to print.
+  // graphile-worker's own schema, quietly: its migration log lines are not ours to print. Loaded
+  // here, not at the top: the operator CLI imports this module only to read pending migrations.
+  const { Logger, runMigrations } = await import('graphile-worker');
   await runMigrations({ connectionString, logger: new Logger(() => () => {}) });
 }
 
