@@ -55,15 +55,23 @@ export async function setupTestContext(
     return clock ? { ...built, rateLimiter: new RateLimiter(built.pool, clock) } : built;
   };
   const deps = withClock(await makeAppDeps(config, services, logger));
-  const app = makeApp(deps);
+  // Built on first use: a new app loads its OpenAPI validators in the background, seconds of CPU on a
+  // busy machine, which would starve the connections a second instance opens right after setup.
+  let app: Express | undefined;
+  let http: ReturnType<typeof supertest> | undefined;
+  const appOf = () => (app ??= makeApp(deps));
   const closers: (() => Promise<void>)[] = [];
   return {
     config,
     databaseUrl: db.url,
     s3,
     deps,
-    app,
-    http: supertest(app),
+    get app() {
+      return appOf();
+    },
+    get http() {
+      return (http ??= supertest(appOf()));
+    },
     secondApp: async () => {
       const other = withClock(await makeAppDeps(config, services, logger));
       closers.push(() => other.close());

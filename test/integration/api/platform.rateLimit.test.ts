@@ -18,9 +18,9 @@ const midWindow = () => {
 
 beforeAll(async () => {
   t = await setupTestContext({}, { rateLimitClock: () => now });
-  a = t.http;
   // Another api instance: its own pool, LISTEN connection and limiter, on the same database.
   b = (await t.secondApp()).http;
+  a = t.http;
 });
 afterAll(() => t.close());
 
