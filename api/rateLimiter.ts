@@ -17,12 +17,15 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
 export class RateLimiter {
   private readonly local = new Map<string, Local>();
   private readonly pool: DatabasePool;
+  private readonly clock: () => number;
 
-  constructor(pool: DatabasePool) {
+  /** `clock` (epoch milliseconds) picks the window; tests pass their own to cross a minute at will. */
+  constructor(pool: DatabasePool, clock: () => number = Date.now) {
     this.pool = pool;
+    this.clock = clock;
   }
 
-  async take(workspaceId: string, limit: number, now = Date.now()): Promise<RateDecision> {
+  async take(workspaceId: string, limit: number, now = this.clock()): Promise<RateDecision> {
     const window = Math.floor(now / windowMs);
     let state = this.local.get(workspaceId);
     if (!state || state.window !== window) {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 
-import { migrate } from '../db/migrate.ts';
+import { pendingMigrations } from '../db/migrate.ts';
 import { loadConfig } from '../shared/config.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { resolveServices } from '../shared/platform/services.ts';
@@ -14,6 +14,7 @@ import { staffCommands } from './commands/staff.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { workflowCommands } from './commands/workflows.ts';
 import type { CommandTable } from './commandTable.ts';
+import { commandHelp, commandList, missingFlags } from './help.ts';
 
 /** Every operator command (DESIGN.md "Operator CLI"): other capabilities add their groups here. */
 export const commands: CommandTable = {
@@ -30,26 +31,73 @@ function fail(code: string, message: string): never {
   process.exit(1);
 }
 
+/** Help is one JSON object on stdout like every other answer, indented because people read it. */
+function printHelp(help: Record<string, unknown>): never {
+  process.stdout.write(`${JSON.stringify(help, null, 2)}\n`);
+  process.exit(0);
+}
+
+// `--help` anywhere before a `--` terminator asks for help instead of running anything.
+const asksForHelp = (args: string[]) => {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+};
+
+/**
+ * The CLI never migrates: the release (or `npm start`) does, once, for every process. A database
+ * behind this code would fail commands halfway with confusing SQL errors, so say so first.
+ */
+async function requireMigratedSchema(databaseUrl: string): Promise<void> {
+  const pending = await pendingMigrations(databaseUrl);
+  if (pending.length === 0) return;
+  throw new CliError(
+    'database_not_migrated',
+    `the database schema is behind this code (not applied: ${pending.join(', ')}); ` +
+      'run the release (`npm run --silent release`) or `npm start` first',
+  );
+}
+
 /** `npm run --silent admin -- <noun> <verb> [flags]`: one JSON object on stdout, or a JSON error on stderr. */
 async function main(argv: string[]): Promise<void> {
+  const help = asksForHelp(argv);
+  if (help && (argv[0] === undefined || argv[0].startsWith('-'))) printHelp(commandList(commands));
   const name = argv.slice(0, 2).join(' ');
   const command = commands[name];
   if (!command) {
-    fail('unknown_command', `unknown command '${name}'; commands: ${Object.keys(commands).join(', ')}`);
+    // `<noun> --help`: that noun's commands.
+    const [noun, verb] = argv;
+    const known = Object.keys(commands).some((n) => n.startsWith(`${noun} `));
+    if (help && known && (verb === undefined || verb.startsWith('-'))) printHelp(commandList(commands, noun));
+    fail(
+      'unknown_command',
+      `unknown command '${name}'; commands: ${Object.keys(commands).join(', ')} (--help describes them)`,
+    );
   }
+  if (help) printHelp(commandHelp(name, command));
   let values: Record<string, string | boolean | undefined>;
   try {
-    const options = Object.fromEntries(Object.entries(command.flags).map(([flag, type]) => [flag, { type }]));
+    const options = Object.fromEntries(
+      Object.entries(command.flags).map(([flag, spec]) => [flag, { type: spec.type }]),
+    );
     values = parseArgs({ args: argv.slice(2), options, strict: true, allowPositionals: false }).values;
   } catch (error) {
     fail('invalid_arguments', (error as Error).message);
   }
+  const missing = missingFlags(command, values);
+  if (missing.length > 0) {
+    fail(
+      'invalid_arguments',
+      missing.length === 1
+        ? `${missing[0]} is required`
+        : `${missing.slice(0, -1).join(', ')} and ${missing.at(-1)} are required`,
+    );
+  }
   const config = loadConfig();
   const services = await resolveServices(config, { needS3: false });
-  const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'cli' });
   let exitCode = 0;
+  const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'cli' });
   try {
-    await migrate(services.databaseUrl);
+    await requireMigratedSchema(services.databaseUrl);
     const output = await command.run(pool, values);
     process.stdout.write(`${JSON.stringify(output)}\n`);
   } catch (error) {

@@ -1,7 +1,10 @@
 /** An operator CLI failure: printed as `{ error: { code, message } }` on stderr with a non-zero exit. */
 export class CliError extends Error {
   readonly code: string;
-  constructor(code: 'invalid_arguments' | 'not_found' | 'conflict' | 'unknown_command', message: string) {
+  constructor(
+    code: 'invalid_arguments' | 'not_found' | 'conflict' | 'unknown_command' | 'database_not_migrated',
+    message: string,
+  ) {
     super(message);
     this.name = 'CliError';
     this.code = code;

@@ -1,7 +1,19 @@
 import type { DatabasePool } from 'slonik';
 
+/** One flag of a command: how it parses, and what `--help` says about it. */
+export type Flag = {
+  type: 'string' | 'boolean';
+  /** What a string flag's value stands for in usage lines, e.g. `MINOR` in `--credits MINOR`. */
+  value?: string;
+  /** Checked before the database is reached: a missing (or empty) required flag is invalid_arguments. */
+  required?: boolean;
+  description: string;
+};
+
 export type Command = {
-  flags: Record<string, 'string' | 'boolean'>;
+  /** One line for `--help`. */
+  summary: string;
+  flags: Record<string, Flag>;
   run: (
     pool: DatabasePool,
     values: Record<string, string | boolean | undefined>,

@@ -270,6 +270,7 @@ create table request_logs_default partition of request_logs default;
 create table schema_migrations (
   version text not null,
   applied_at timestamp with time zone not null default now(),
+  checksum text,
   constraint schema_migrations_pkey PRIMARY KEY (version)
 );
 

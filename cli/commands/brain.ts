@@ -8,7 +8,17 @@ import type { CommandTable } from '../commandTable.ts';
 
 export const brainCommands: CommandTable = {
   'brain add-page': {
-    flags: { workspace: 'string', title: 'string', body: 'string', 'private-to': 'string' },
+    summary: "Adds a page to the workspace's brain (found by POST /brain/search).",
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      title: { type: 'string', value: 'T', required: true, description: 'Title, at most 500 characters.' },
+      body: { type: 'string', value: 'B', required: true, description: 'Page text.' },
+      'private-to': {
+        type: 'string',
+        value: 'M',
+        description: "Member id (mem_…): only that member's keys find the page.",
+      },
+    },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
       if (!(await workspaceExists(pool, workspaceId))) {

@@ -12,12 +12,25 @@ import type { CommandTable } from '../commandTable.ts';
 
 export const coreCommands: CommandTable = {
   'workspace create': {
+    summary: 'Creates a workspace with a credit balance.',
     flags: {
-      name: 'string',
-      credits: 'string',
-      currency: 'string',
-      'storage-quota': 'string',
-      'rate-limit': 'string',
+      name: { type: 'string', value: 'N', required: true, description: 'Workspace name.' },
+      credits: {
+        type: 'string',
+        value: 'MINOR',
+        description: 'Opening credit balance in minor units of the currency (default 0).',
+      },
+      currency: { type: 'string', value: 'USD', description: 'ISO 4217 currency code (default USD).' },
+      'storage-quota': {
+        type: 'string',
+        value: 'BYTES',
+        description: 'File storage quota in bytes (default: none).',
+      },
+      'rate-limit': {
+        type: 'string',
+        value: 'PER_MIN',
+        description: 'Requests per minute for the workspace (default: RATE_LIMIT_PER_MINUTE).',
+      },
     },
     run: async (pool, v) => {
       const currency = (v.currency as string | undefined) ?? 'USD';
@@ -36,7 +49,16 @@ export const coreCommands: CommandTable = {
     },
   },
   'credits add': {
-    flags: { workspace: 'string', amount: 'string' },
+    summary: "Adds credits to (or, with a negative amount, takes them from) a workspace's balance.",
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      amount: {
+        type: 'string',
+        value: 'MINOR',
+        required: true,
+        description: 'Amount in minor units of the workspace currency; negative to deduct.',
+      },
+    },
     run: async (pool, v) => {
       const amount = integerFlag(v, 'amount', Number.MIN_SAFE_INTEGER);
       if (amount === undefined) throw new CliError('invalid_arguments', '--amount is required');
@@ -46,7 +68,27 @@ export const coreCommands: CommandTable = {
     },
   },
   'member create': {
-    flags: { workspace: 'string', email: 'string', password: 'string', 'no-developer': 'boolean' },
+    summary: 'Creates a member (a person) of a workspace.',
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      email: {
+        type: 'string',
+        value: 'E',
+        required: true,
+        description: 'Email address (stored lowercased).',
+      },
+      password: {
+        type: 'string',
+        value: 'P',
+        required: true,
+        description: 'Password, at least 8 characters.',
+      },
+      'no-developer': {
+        type: 'boolean',
+        description:
+          'Creates the member without developer access (their keys are refused until it is granted).',
+      },
+    },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
       if (!(await workspaceExists(pool, workspaceId))) {
@@ -71,7 +113,12 @@ export const coreCommands: CommandTable = {
     },
   },
   'member set-developer': {
-    flags: { member: 'string', on: 'boolean', off: 'boolean' },
+    summary: "Grants or revokes a member's developer access; their keys follow at once.",
+    flags: {
+      member: { type: 'string', value: 'M', required: true, description: 'Member id (mem_…).' },
+      on: { type: 'boolean', description: 'Grant developer access (pass exactly one of --on and --off).' },
+      off: { type: 'boolean', description: 'Revoke developer access (pass exactly one of --on and --off).' },
+    },
     run: async (pool, v) => {
       if ((v.on === true) === (v.off === true)) {
         throw new CliError('invalid_arguments', 'pass exactly one of --on or --off');
@@ -89,7 +136,17 @@ export const coreCommands: CommandTable = {
     },
   },
   'project create': {
-    flags: { workspace: 'string', name: 'string', member: 'string' },
+    summary: 'Creates a project and its first (test) key, created by the given member.',
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      name: { type: 'string', value: 'N', required: true, description: 'Project name.' },
+      member: {
+        type: 'string',
+        value: 'M',
+        required: true,
+        description: 'Member id (mem_…) of the workspace who creates the first key.',
+      },
+    },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
       const member = await findMember(pool, requireFlag(v, 'member'));
@@ -115,16 +172,43 @@ export const coreCommands: CommandTable = {
     },
   },
   'key create': {
+    summary: 'Creates an API key for a member; its secret is printed once.',
     flags: {
-      member: 'string',
-      projects: 'string',
-      live: 'boolean',
-      name: 'string',
-      packages: 'string',
-      operations: 'string',
-      'expires-at': 'string',
-      'ip-allowlist': 'string',
-      'monthly-spend-cap': 'string',
+      member: {
+        type: 'string',
+        value: 'M',
+        required: true,
+        description: 'Member id (mem_…) who owns the key.',
+      },
+      projects: {
+        type: 'string',
+        value: 'P1,P2',
+        required: true,
+        description: "Comma-separated project ids (prj_…) of the member's workspace the key may use.",
+      },
+      live: { type: 'boolean', description: 'A live key (billed); without it a test key (fixtures, free).' },
+      name: { type: 'string', value: 'N', description: 'Key name (default "Live key" or "Test key").' },
+      packages: {
+        type: 'string',
+        value: 'a,b',
+        description: 'Limit the key to these packages (ids from GET /reference); not with --operations.',
+      },
+      operations: {
+        type: 'string',
+        value: 'a.b,c.d',
+        description: 'Limit the key to these operations (ids from GET /reference); not with --packages.',
+      },
+      'expires-at': { type: 'string', value: 'ISO', description: 'Expiry as an ISO 8601 timestamp.' },
+      'ip-allowlist': {
+        type: 'string',
+        value: 'CIDR,…',
+        description: 'Comma-separated CIDR ranges the key may be used from (default: anywhere).',
+      },
+      'monthly-spend-cap': {
+        type: 'string',
+        value: 'MINOR',
+        description: 'Most the key may spend per calendar month (UTC), in minor units.',
+      },
     },
     run: async (pool, v) => {
       const member = await findMember(pool, requireFlag(v, 'member'));
@@ -186,7 +270,8 @@ export const coreCommands: CommandTable = {
     },
   },
   'key revoke': {
-    flags: { key: 'string' },
+    summary: 'Revokes an API key; every api process refuses it as soon as it hears of the change.',
+    flags: { key: { type: 'string', value: 'K', required: true, description: 'Key id (key_…).' } },
     run: async (pool, v) => {
       const row = await revokeApiKey(pool, requireFlag(v, 'key'));
       if (!row) throw new CliError('not_found', `no key ${String(v.key)}`);

@@ -8,13 +8,35 @@ import type { CommandTable } from '../commandTable.ts';
 
 export const oauthAppCommands: CommandTable = {
   'oauth-app create': {
+    summary: 'Registers a third-party OAuth app under a project; a server app gets a secret, printed once.',
     flags: {
-      project: 'string',
-      name: 'string',
-      'redirect-uris': 'string',
-      scopes: 'string',
-      type: 'string',
-      verified: 'boolean',
+      project: { type: 'string', value: 'P', required: true, description: 'Project id (prj_…).' },
+      name: {
+        type: 'string',
+        value: 'N',
+        required: true,
+        description: 'App name shown on the consent page.',
+      },
+      'redirect-uris': {
+        type: 'string',
+        value: 'U1,U2',
+        required: true,
+        description: 'Comma-separated redirect URIs: https, http on localhost, or a reverse-domain scheme.',
+      },
+      scopes: {
+        type: 'string',
+        value: 's1,s2',
+        required: true,
+        description:
+          'Comma-separated operation ids (GET /reference) and openid, profile, email, offline_access.',
+      },
+      type: {
+        type: 'string',
+        value: 'server|public',
+        required: true,
+        description: 'server (confidential, gets a secret) or public (no secret).',
+      },
+      verified: { type: 'boolean', description: 'Marks the app verified; needed for sensitive scopes.' },
     },
     run: async (pool, v) => {
       const project = await findProject(pool, requireFlag(v, 'project'));

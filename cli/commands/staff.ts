@@ -8,7 +8,21 @@ import type { CommandTable } from '../commandTable.ts';
 /** `staff create`: an active staff member; its trigger address is shown only with --api-channel. */
 export const staffCommands: CommandTable = {
   'staff create': {
-    flags: { workspace: 'string', name: 'string', role: 'string', 'api-channel': 'boolean' },
+    summary: 'Creates an AI staff member of a workspace.',
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      name: { type: 'string', value: 'N', required: true, description: 'Name, 1 to 200 characters.' },
+      role: {
+        type: 'string',
+        value: 'R',
+        required: true,
+        description: 'Role: the instructions the staff member replies with, 1 to 20000 characters.',
+      },
+      'api-channel': {
+        type: 'boolean',
+        description: 'Enables its API trigger address (POST /staff/{address}/trigger) and prints it.',
+      },
+    },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
       const name = requireFlag(v, 'name').trim();

@@ -43,7 +43,22 @@ function checkTargetUrl(raw: string, allowPrivate: boolean): string {
 
 export const webhookCommands: CommandTable = {
   'webhook create': {
-    flags: { project: 'string', url: 'string', events: 'string' },
+    summary: "Registers a webhook endpoint for a project's events; its signing secret is printed once.",
+    flags: {
+      project: { type: 'string', value: 'P', required: true, description: 'Project id (prj_…).' },
+      url: {
+        type: 'string',
+        value: 'U',
+        required: true,
+        description: 'http(s) URL to deliver to; private addresses need WEBHOOK_ALLOW_PRIVATE=true.',
+      },
+      events: {
+        type: 'string',
+        value: 'a,b',
+        required: true,
+        description: `Comma-separated event types: ${webhookEventTypes.join(', ')}.`,
+      },
+    },
     run: async (pool, v) => {
       const projectId = requireFlag(v, 'project');
       const url = checkTargetUrl(requireFlag(v, 'url'), loadConfig().webhookAllowPrivate);
@@ -75,7 +90,11 @@ export const webhookCommands: CommandTable = {
     },
   },
   'webhook deliveries': {
-    flags: { webhook: 'string', limit: 'string' },
+    summary: "Prints an endpoint's delivery log, newest first, with every attempt.",
+    flags: {
+      webhook: { type: 'string', value: 'H', required: true, description: 'Webhook endpoint id (wh_…).' },
+      limit: { type: 'string', value: 'N', description: 'Deliveries to print, 1 to 100 (default 20).' },
+    },
     run: async (pool, v) => {
       const limit = Math.min(integerFlag(v, 'limit', 1) ?? 20, 100);
       const deliveries = await listEndpointDeliveries(pool, requireFlag(v, 'webhook'), limit);

@@ -14,7 +14,25 @@ import type { CommandTable } from '../commandTable.ts';
  */
 export const workflowCommands: CommandTable = {
   'workflow create': {
-    flags: { workspace: 'string', name: 'string', prompt: 'string', fields: 'string', staff: 'string' },
+    summary:
+      'Creates a workflow: a prompt template with typed fields, run through POST /workflows/{id}/runs.',
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      name: { type: 'string', value: 'N', required: true, description: 'Name, 1 to 200 characters.' },
+      prompt: {
+        type: 'string',
+        value: 'TEMPLATE',
+        required: true,
+        description: 'Prompt template; every {{key}} in it must name a field.',
+      },
+      fields: {
+        type: 'string',
+        value: 'JSON',
+        required: true,
+        description: 'JSON array of field definitions, e.g. [{"key":"topic","type":"text","required":true}].',
+      },
+      staff: { type: 'string', value: 'S', description: 'Staff member id suggested to run it.' },
+    },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
       const name = requireFlag(v, 'name').trim();

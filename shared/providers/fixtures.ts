@@ -6,9 +6,18 @@ import type { ChatMessage, Providers } from './types.ts';
 
 const fixtureModel = 'svc-test-fixture';
 
+/**
+ * The requester's words in the last user turn: what a stand-in without a model reports on (the
+ * framing around them is for models).
+ */
+export function lastRequesterText(messages: ChatMessage[]): string {
+  const last = messages.findLast((m) => m.role === 'user');
+  return last?.requesterText ?? last?.content ?? '';
+}
+
 /** The deterministic reply a test key gets: it reports on the input and never follows it. */
 export function fixtureReply(messages: ChatMessage[]): string {
-  const last = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const last = lastRequesterText(messages);
   const excerpt = last.length > 120 ? `${last.slice(0, 120)}…` : last;
   return `Test mode reply. Received ${last.length} characters of input: "${excerpt}"`;
 }

@@ -4,7 +4,16 @@
  */
 export type TokenUsage = { inputTokens: number; outputTokens: number };
 
-export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
+export type ChatMessage = {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  /**
+   * The requester's own words, when `content` frames them as delimited data for a model. The offline
+   * stand-ins (test-key fixtures, the local echo) report on these, never on the framing; providers
+   * that call a model send only `role` and `content`.
+   */
+  requesterText?: string;
+};
 
 export type TextGeneration = {
   text: string;

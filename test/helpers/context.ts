@@ -4,6 +4,7 @@ import supertest from 'supertest';
 import { makeApp } from '../../api/app.ts';
 import type { AppDeps } from '../../api/deps.ts';
 import { makeAppDeps } from '../../api/makeDeps.ts';
+import { RateLimiter } from '../../api/rateLimiter.ts';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
@@ -39,24 +40,40 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
  * Per test file: a database cloned from the template, the api's real dependencies (pool, LISTEN hub,
  * request log, rate limiter) and an Express app driven through supertest. Workers start on demand.
  */
-export async function setupTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+export async function setupTestContext(
+  env: Record<string, string> = {},
+  options: { rateLimitClock?: () => number } = {},
+): Promise<TestContext> {
   const db = await createTestDatabase();
   const config = loadConfig({ ...testEnv(env), DATABASE_URL: db.url });
   const logger = createLogger(config.logLevel, 'test');
   const s3: ObjectStoreConfig = { ...config.s3, endpoint: config.s3.endpoint! };
   const services = { databaseUrl: db.url, s3 };
-  const deps = await makeAppDeps(config, services, logger);
-  const app = makeApp(deps);
+  // Every api instance of the context counts rate-limit windows on the clock it is given.
+  const withClock = <D extends AppDeps>(built: D): D => {
+    const clock = options.rateLimitClock;
+    return clock ? { ...built, rateLimiter: new RateLimiter(built.pool, clock) } : built;
+  };
+  const deps = withClock(await makeAppDeps(config, services, logger));
+  // Built on first use: a new app loads its OpenAPI validators in the background, seconds of CPU on a
+  // busy machine, which would starve the connections a second instance opens right after setup.
+  let app: Express | undefined;
+  let http: ReturnType<typeof supertest> | undefined;
+  const appOf = () => (app ??= makeApp(deps));
   const closers: (() => Promise<void>)[] = [];
   return {
     config,
     databaseUrl: db.url,
     s3,
     deps,
-    app,
-    http: supertest(app),
+    get app() {
+      return appOf();
+    },
+    get http() {
+      return (http ??= supertest(appOf()));
+    },
     secondApp: async () => {
-      const other = await makeAppDeps(config, services, logger);
+      const other = withClock(await makeAppDeps(config, services, logger));
       closers.push(() => other.close());
       const otherApp = makeApp(other);
       return { app: otherApp, http: supertest(otherApp), deps: other };

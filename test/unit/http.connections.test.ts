@@ -44,8 +44,10 @@ describe('trackConnections', () => {
     const unused = await connect(port);
     const used = await connect(port);
     const usedOutput = received(used);
+    // Stop only once the answer is back: the connection is then idle after its request.
+    const answered = new Promise((resolve) => used.once('data', resolve));
     used.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 50));
+    await answered;
     await Promise.all([received(unused), stop()]);
     expect(await usedOutput).toMatch(/^HTTP\/1.1 200[\s\S]*ok$/);
   });
@@ -53,13 +55,17 @@ describe('trackConnections', () => {
   it('lets a request in flight finish, answered with Connection: close, then closes', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
+    let arrived!: () => void;
+    const inFlight = new Promise<void>((resolve) => (arrived = resolve));
     const { port, stop } = await serve((_req, res) => {
+      arrived();
       void released.then(() => res.end('late'));
     });
     const socket = await connect(port);
     const output = received(socket);
     socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 50));
+    // Stop while the handler holds the request (not before it has even arrived).
+    await inFlight;
     const stopped = stop();
     release();
     await stopped;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
 import { audioDurationSeconds } from '../../shared/providers/audio.ts';
+import { lastRequesterText } from '../../shared/providers/fixtures.ts';
 import { dimensionsFor, encodePng } from '../../shared/providers/png.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import type {
@@ -25,8 +26,7 @@ export const localModels = {
 } as const;
 
 export function localReply(messages: ChatMessage[]): string {
-  const prompt = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-  return `Local echo (offline stand-in, no model): ${prompt}`;
+  return `Local echo (offline stand-in, no model): ${lastRequesterText(messages)}`;
 }
 
 /** Cuts `text` to about `maxTokens` tokens at a word boundary where one is near. */

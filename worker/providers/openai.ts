@@ -95,7 +95,9 @@ function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
       });
       let call: Awaited<ReturnType<typeof openaiRequest>>;
       try {
-        call = await start(messages, maxTokens, signal);
+        // The wire format is role and content only (requesterText is for the offline stand-ins).
+        const wire = messages.map(({ role, content }) => ({ role, content }));
+        call = await start(wire, maxTokens, signal);
       } catch (error) {
         if (error instanceof ProviderAborted) return partial();
         throw error;

@@ -102,6 +102,7 @@ export function buildConversation(context: ReplyContext): ChatMessage[] {
         filesByMessage.get(message.id) ?? [],
         isWorkflowInput ? context.workflowValues : null,
       ),
+      requesterText: message.text,
     });
   }
   return chat;

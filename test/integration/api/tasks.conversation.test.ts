@@ -91,9 +91,11 @@ describe('a task conversation with a test key', () => {
     const first = await repliesArrive(task.id, 2);
     expect(first.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(first[0]!.text).toBe('Summarise the quarterly numbers.');
-    expect(first[1]!.text).toMatch(/^Test mode reply\./);
-    // The requester's text reached the model inside a fenced data block, not as instructions.
-    expect(first[1]!.text).toContain('```text\\nSummarise the quarterly numbers.'.replace('\\n', '\n'));
+    // The test-mode reply speaks about the requester's own words, never the framing the model gets
+    // around them (that framing is checked where the model's input is recorded: tasks.reply.test.ts).
+    expect(first[1]!.text).toBe(
+      'Test mode reply. Received 32 characters of input: "Summarise the quarterly numbers."',
+    );
 
     const sent = await t.http
       .post(api(`/tasks/${task.id}/messages`))
@@ -109,7 +111,9 @@ describe('a task conversation with a test key', () => {
 
     const second = await repliesArrive(task.id, 4);
     expect(second.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
-    expect(second[3]!.text).toContain('Now compare them with last year.');
+    expect(second[3]!.text).toBe(
+      'Test mode reply. Received 32 characters of input: "Now compare them with last year."',
+    );
 
     const read = await t.http
       .get(api(`/tasks/${task.id}`))

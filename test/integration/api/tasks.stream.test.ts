@@ -134,8 +134,9 @@ describe('GET /tasks/{taskId}/stream', () => {
     const rows = await Promise.all(Array.from({ length: 25 }, (_, i) => reply(taskId, `burst ${i}`)));
     const expected = [...rows].sort((a, b) => a.seq - b.seq).map((r) => r.id);
     await s.waitFor(isMessage(expected.at(-1)!));
-    await new Promise((r) => setTimeout(r, 200));
-    s.close();
+    // The stream's own end (done, when the hold runs out) proves nothing more can arrive on it.
+    await s.ended;
+    expect(s.events.at(-1)!.event).toBe('done');
     expect(messageIds(s)).toEqual(expected);
   });
 
@@ -191,7 +192,9 @@ describe('GET /tasks/{taskId}/stream', () => {
   it('ends open streams with done at once when the api begins to shut down', async () => {
     const taskId = await newTask();
     const shutdown = new AbortController();
-    const app = await listenApp(makeApp({ ...t.deps, shutdown: shutdown.signal }));
+    // A hold far beyond the test's time: only the shutdown can end this stream.
+    const taskStream = { holdMs: 10 * 60_000, heartbeatMs: 60_000 };
+    const app = await listenApp(makeApp({ ...t.deps, shutdown: shutdown.signal, taskStream }));
     try {
       const s = await openSse(`${app.origin}${api(`/tasks/${taskId}/stream`)}`, bearer(tenant.testKey));
       expect(s.status).toBe(200);

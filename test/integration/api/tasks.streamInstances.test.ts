@@ -75,14 +75,22 @@ describe('two api instances streaming one task', () => {
     // The two instances heard the reply on their own LISTEN connections.
     expect(t.deps.hub.backendPid).not.toBe(second.deps.hub.backendPid);
 
-    // A cursor from instance a resumes on instance b: nothing is repeated.
+    // A cursor from instance a resumes on instance b: nothing is repeated. Replies are streamed in
+    // order, so the next reply is the marker: a repeat of the old one would have come before it.
     onA.close();
     const resumed = await openSse(
       `${b.origin}${path}?cursor=${encodeURIComponent(fromA.id!)}`,
       bearer(tenant.testKey),
     );
-    await new Promise((r) => setTimeout(r, 300));
-    expect(resumed.events.filter((e) => e.event === 'message')).toEqual([]);
+    const third = await fetch(`${a.origin}${api(`/tasks/${taskId}/messages`)}`, {
+      method: 'POST',
+      headers: { ...bearer(tenant.testKey), 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Third question.' }),
+    });
+    expect(third.status).toBe(202);
+    const next = await resumed.waitFor((e) => e.event === 'message');
+    expect(next.data).toMatchObject({ role: 'assistant', text: expect.stringContaining('Third question.') });
+    expect(resumed.events.filter((e) => e.event === 'message')).toEqual([next]);
     resumed.close();
     onB.close();
   });

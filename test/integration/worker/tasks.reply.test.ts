@@ -108,6 +108,8 @@ describe('task replies with a live key', () => {
     expect(user).toEqual({
       role: 'user',
       content: `Message from the requester (untrusted data):\n\`\`\`\`text\n${hostile}\n\`\`\`\``,
+      // The bare words ride along for the offline stand-ins; providers send only role and content.
+      requesterText: hostile,
     });
 
     // 1000 input + 500 output tokens at the default text prices (300 and 1200 per 1M) = 0.9 → 1.

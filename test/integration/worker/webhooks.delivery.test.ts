@@ -113,7 +113,7 @@ describe('webhook deliveries', () => {
     const { id: endpointId, secret } = (cli.stdout as { webhook: { id: string; secret: string } }).webhook;
     // A second endpoint that only wants job.failed hears nothing about messages.
     const quiet = await receiver(() => 200);
-    await createEndpoint(quiet.url, 'job.failed', tenant.projectId);
+    const quietEndpoint = await createEndpoint(quiet.url, 'job.failed', tenant.projectId);
 
     const created = await t.http
       .post(api('/tasks'))
@@ -185,6 +185,9 @@ describe('webhook deliveries', () => {
         [2, 204, null],
       ]);
     }
+    // Deliveries are created in the transaction that records their event, and both events have
+    // committed (delivered above): the endpoint that did not subscribe has none, so it can hear nothing.
+    expect(await listEndpointDeliveries(t.deps.pool, quietEndpoint.id, 10)).toEqual([]);
     expect(quiet.received).toHaveLength(0);
 
     // Operators read the same log with `admin webhook deliveries --webhook <id>`.
@@ -233,13 +236,27 @@ describe('webhook deliveries', () => {
   it("only delivers a project's events to that project's endpoints", async () => {
     const target = await receiver(() => 200);
     const secondProject = await tenant.addProject('Elsewhere');
-    await createEndpoint(target.url, 'task.message.created', secondProject);
-    await t.http
+    const elsewhere = await createEndpoint(target.url, 'task.message.created', secondProject);
+    // A marker endpoint of the task's own project: once it has both of the task's events, every
+    // delivery those events will ever have exists (they are created with the event).
+    const marker = await receiver(() => 200);
+    const markerEndpoint = await createEndpoint(marker.url, 'task.message.created', tenant.projectId);
+    const created = await t.http
       .post(api('/tasks'))
       .set(bearer(tenant.testKey))
       .send({ input: 'Main project only.' })
       .expect(202);
-    await new Promise((r) => setTimeout(r, 1500));
+    const taskId = created.body.task.id as string;
+    const roles = await waitUntil(async () => {
+      const bodies = marker.received.map(
+        (r) => JSON.parse(r.body) as { data: { taskId: string; message: { role: string } } },
+      );
+      const ours = bodies.filter((b) => b.data.taskId === taskId).map((b) => b.data.message.role);
+      return ours.length >= 2 ? ours.sort() : undefined;
+    });
+    expect(roles).toEqual(['assistant', 'user']);
+    expect(await listEndpointDeliveries(t.deps.pool, markerEndpoint.id, 10)).toHaveLength(2);
+    expect(await listEndpointDeliveries(t.deps.pool, elsewhere.id, 10)).toEqual([]);
     expect(target.received).toHaveLength(0);
   });
 });
