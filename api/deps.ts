@@ -17,6 +17,7 @@ import type { RequestLogWriter } from './requestLog.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
+import type { StatusSnapshots } from './status.ts';
 import type { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */
@@ -48,6 +49,8 @@ export type AppDeps = {
   cursorKeys: CursorKeys;
   /** Idempotency-Key answers, recorded with the work they describe. */
   idempotency: IdempotencyStore;
+  /** GET /status's snapshot, shared by every api process. */
+  status: StatusSnapshots;
   /** Aborts when the process begins to shut down: open streams end (with `done`) instead of holding on. */
   shutdown: AbortSignal;
 };

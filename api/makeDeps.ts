@@ -15,6 +15,7 @@ import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
+import { StatusSnapshots } from './status.ts';
 import { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
@@ -50,6 +51,7 @@ export async function makeAppDeps(
     textDeltas: new TextDeltaRelay(hub),
     cursorKeys: new CursorKeys(pool),
     idempotency: new IdempotencyStore(pool, logger),
+    status: new StatusSnapshots(pool),
     shutdown: shutdown.signal,
     drain: () => shutdown.abort(),
     close: async () => {

@@ -1,5 +1,6 @@
 import { dailyStatusSamples, latestStatusSamples } from '../shared/db/queries/statusSamples.ts';
-import type { Db } from '../shared/db/sql.ts';
+import { findStatusSnapshot, storeStatusSnapshot } from '../shared/db/queries/statusSnapshot.ts';
+import type { DatabasePool, Db } from '../shared/db/sql.ts';
 
 /** The status page's components (DESIGN.md), in display order. */
 export const statusComponents = [
@@ -71,4 +72,51 @@ export async function readStatus(db: Db) {
     .filter((c): c is string => c !== null)
     .sort();
   return { state, checkedAt: checked.at(-1) ?? null, components };
+}
+
+export type StatusBody = Awaited<ReturnType<typeof readStatus>>;
+
+// Spec "Limits": the status endpoint is cached 30 seconds.
+export const statusCacheMs = 30_000;
+
+/**
+ * GET /status's one snapshot for the whole fleet: stored in the database by the first api process
+ * that needs a fresh one and served by every process until it is 30 s old (by the database's clock),
+ * so two reads a moment apart on two web processes answer the same. Each process also keeps the
+ * snapshot until then, so a flood of unauthenticated reads costs one query per process per 30 s.
+ */
+export class StatusSnapshots {
+  private current: { body: Promise<StatusBody>; expiresAt: number } | undefined;
+  private readonly pool: DatabasePool;
+
+  constructor(pool: DatabasePool) {
+    this.pool = pool;
+  }
+
+  /** The snapshot and how many more milliseconds it stands. */
+  async get(): Promise<{ body: StatusBody; remainingMs: number }> {
+    const now = Date.now();
+    if (!this.current || now >= this.current.expiresAt) {
+      const loading = this.load();
+      const entry = { body: loading.then((l) => l.body), expiresAt: Number.POSITIVE_INFINITY };
+      this.current = entry;
+      loading.then(
+        (l) => (entry.expiresAt = Date.now() + l.remainingMs),
+        () => {
+          if (this.current === entry) this.current = undefined;
+        },
+      );
+    }
+    const entry = this.current;
+    const body = await entry.body;
+    return { body, remainingMs: Math.max(0, entry.expiresAt - Date.now()) };
+  }
+
+  private async load(): Promise<{ body: StatusBody; remainingMs: number }> {
+    let row = await findStatusSnapshot(this.pool);
+    if (!row || row.age_ms >= statusCacheMs) {
+      row = await storeStatusSnapshot(this.pool, await readStatus(this.pool), statusCacheMs);
+    }
+    return { body: row.body as StatusBody, remainingMs: Math.max(0, statusCacheMs - row.age_ms) };
+  }
 }

@@ -311,6 +311,14 @@ create table status_samples (
   constraint status_samples_state_check CHECK ((state = ANY (ARRAY['operational'::text, 'degraded'::text, 'outage'::text])))
 );
 
+create table status_snapshot (
+  id boolean not null default true,
+  body jsonb not null,
+  computed_at timestamp with time zone not null default now(),
+  constraint status_snapshot_id_check CHECK (id),
+  constraint status_snapshot_pkey PRIMARY KEY (id)
+);
+
 create table task_message_files (
   workspace_id text not null,
   message_id text not null,

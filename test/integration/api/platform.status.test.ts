@@ -32,6 +32,10 @@ type Component = {
   days: { day: string; samples: number; upSamples: number; uptimePercent: number | null }[];
 };
 
+/** Ages the fleet's status snapshot past the 30 s cache, as time would. */
+const expireSnapshot = () =>
+  t.deps.pool.query(sql.unsafe`update status_snapshot set computed_at = now() - interval '31 seconds'`);
+
 describe('GET /status', () => {
   it('reads unknown everywhere before any probe, without a key', async () => {
     const res = await t.http.get(api('/status')).expect(200);
@@ -58,7 +62,8 @@ describe('GET /status', () => {
     await insertStatusSample(pool, 'api', 'operational', 4, minutesAgo(30));
     await insertStatusSample(pool, 'api', 'outage', null, minutesAgo(3));
     await insertStatusSample(pool, 'workers', 'operational', null, minutesAgo(16));
-    // A fresh api instance: the first one cached its answer for 30 s.
+    // The fleet's snapshot is 30 s old; a process that reads it now computes a new one.
+    await expireSnapshot();
     const other = await t.secondApp();
     const res = await other.http.get(api('/status')).expect(200);
     const byId = Object.fromEntries((res.body.components as Component[]).map((c) => [c.component, c]));
@@ -72,9 +77,11 @@ describe('GET /status', () => {
     expect(byId.api!.uptime90dPercent).toBe(50);
     const today = byId.api!.days.at(-1)!;
     expect(today.samples + (byId.api!.days.at(-2)?.samples ?? 0)).toBe(2);
-    // The first instance still serves its cached (30 s) answer.
-    const cached = await t.http.get(api('/status')).expect(200);
-    expect(cached.body.state).toBe('unknown');
+    // Every other process answers that same snapshot until it is 30 s old.
+    const third = await t.secondApp();
+    const shared = await third.http.get(api('/status')).expect(200);
+    expect(shared.body).toEqual(res.body);
+    expect(Number(/max-age=(\d+)/.exec(shared.headers['cache-control']!)?.[1])).toBeLessThanOrEqual(30);
   });
 
   it('runs the probes as a worker job and records one sample per component', async () => {
@@ -86,6 +93,7 @@ describe('GET /status', () => {
       `);
     const deadline = Date.now() + 20_000;
     while ((await count()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await expireSnapshot();
     const other = await t.secondApp();
     const res = await other.http.get(api('/status')).expect(200);
     const byId = Object.fromEntries((res.body.components as Component[]).map((c) => [c.component, c]));
