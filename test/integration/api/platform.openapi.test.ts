@@ -79,6 +79,7 @@ describe('GET /openapi.json', () => {
       'invalid_idempotency_key',
       'idempotency_key_reused',
       'idempotency_request_in_progress',
+      'idempotent_output_discarded',
       'project_id_required',
       'invalid_generation_prompt',
       'key_spend_limit_reached',

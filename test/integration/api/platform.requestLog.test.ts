@@ -165,7 +165,8 @@ describe('request log bounds', () => {
     for (let i = 0; i < 60; i++) deep = { down: deep };
     const huge = {
       password: 'hunter2',
-      input: Array.from({ length: 5000 }, (_, i) => `${i}:${'s'.repeat(3000)}`),
+      // Under POST /embeddings' 16 MiB body limit, so it is read and logged (bounded).
+      input: Array.from({ length: 4000 }, (_, i) => `${i}:${'s'.repeat(3000)}`),
       keys: manyLongKeys(5000, 500),
       deep,
       nested: { apiKey: 'svc-secret-value' },
