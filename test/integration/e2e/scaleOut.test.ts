@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
+import { insertStatusSample } from '../../../shared/db/queries/statusSamples.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { freePort } from '../../../shared/embedded/freePort.ts';
+import { awayFromMinuteEdge } from '../../helpers/clock.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { mockReply, type OpenAiMock, openaiEnv, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { readEvents } from '../../helpers/sse.ts';
+
+/**
+ * The platform deployed as the Procfile runs it: two web and two worker processes on one
+ * PostgreSQL (DATABASE_URL) and one S3 server (S3_ENDPOINT), nothing embedded.
+ */
+let t: TestContext;
+let mock: OpenAiMock;
+let tenant: Tenant;
+const processes: Spawned[] = [];
+let webs: { origin: string; process: Spawned }[] = [];
+let workers: Spawned[] = [];
+
+beforeAll(async () => {
+  mock = await startOpenAiMock();
+  t = await setupTestContext();
+  tenant = await createTenant(t.deps.pool, { credits: 100_000, rateLimitPerMinute: 10_000 });
+  const shared = {
+    ...openaiEnv(mock),
+    DATABASE_URL: t.databaseUrl,
+    S3_ENDPOINT: t.s3.endpoint,
+    S3_BUCKET: t.s3.bucket,
+    DATABASE_POOL_SIZE: '5',
+    WORKER_CONCURRENCY: '4',
+    LOG_LEVEL: 'info',
+  };
+  const ports = [await freePort(), await freePort()];
+  webs = ports.map((port) => ({
+    origin: `http://127.0.0.1:${port}`,
+    process: spawnNode('api/server.ts', {
+      ...shared,
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${ports[0]}`,
+    }),
+  }));
+  workers = [0, 1].map(() =>
+    spawnNode('worker/main.ts', { ...shared, PUBLIC_BASE_URL: `http://127.0.0.1:${ports[0]}` }),
+  );
+  processes.push(...webs.map((w) => w.process), ...workers);
+  await Promise.all([
+    ...webs.map((w) => w.process.waitFor(/api listening/)),
+    ...workers.map((w) => w.waitFor(/worker started/)),
+  ]);
+  for (const p of processes)
+    expect(p.output()).not.toMatch(/"component":"postgres"|embedded S3 server listening/);
+}, 120_000);
+
+afterAll(async () => {
+  for (const p of processes) await p.stop();
+  await t.close();
+  await mock.close();
+});
+
+const call = (origin: string, path: string, key: string, init: RequestInit = {}) =>
+  fetch(`${origin}/api/pub/v1${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+  });
+
+describe('two web and two worker processes on one PostgreSQL and one S3', () => {
+  it('streams on web B the reply to a message sent to web A', async () => {
+    const [a, b] = webs as [(typeof webs)[0], (typeof webs)[0]];
+    const created = await call(a.origin, '/tasks', tenant.testKey, {
+      method: 'POST',
+      body: JSON.stringify({ input: 'First message.' }),
+    });
+    expect(created.status).toBe(202);
+    const { task } = (await created.json()) as { task: { id: string } };
+    // The stream on B starts from now; the first reply may already be in, the second cannot be.
+    const controller = new AbortController();
+    const stream = await call(b.origin, `/tasks/${task.id}/stream`, tenant.testKey, {
+      signal: controller.signal,
+    });
+    expect(stream.status).toBe(200);
+    const sent = await call(a.origin, `/tasks/${task.id}/messages`, tenant.testKey, {
+      method: 'POST',
+      body: JSON.stringify({ input: 'Second message.' }),
+    });
+    expect(sent.status).toBe(202);
+    const events = await readEvents(stream, (event) => {
+      if (event.event !== 'message') return false;
+      return (JSON.parse(event.data) as { text: string }).text.includes('Second message.');
+    });
+    controller.abort();
+    const reply = events.find((e) => e.event === 'message' && e.data.includes('Second message.'));
+    expect(reply?.id).toEqual(expect.any(String));
+  });
+
+  it('holds one rate limit and one key revocation across both web processes', async () => {
+    const limited = await createTenant(t.deps.pool, { rateLimitPerMinute: 10 });
+    await awayFromMinuteEdge();
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      for (const web of webs) statuses.push((await call(web.origin, '/me', limited.testKey)).status);
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+
+    const key = await tenant.key();
+    for (const web of webs) expect((await call(web.origin, '/me', key.secret)).status).toBe(200);
+    await revokeApiKey(t.deps.pool, key.id);
+    // Each process hears auth:changed on its own LISTEN connection; both refuse the key.
+    for (const web of webs) {
+      let code: string | undefined;
+      for (let i = 0; i < 100 && code !== 'api_key_revoked'; i++) {
+        const res = await call(web.origin, '/me', key.secret);
+        code =
+          res.status === 200 ? undefined : ((await res.json()) as { error: { code: string } }).error.code;
+        if (code !== 'api_key_revoked') await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(code).toBe('api_key_revoked');
+    }
+  });
+
+  it("finishes a killed worker's job on the other worker and bills it once", async () => {
+    let release!: () => void;
+    // The first worker to call the provider hangs there until it dies; the retry is answered at once.
+    mock.queueChat({ kind: 'ok', after: new Promise<void>((resolve) => (release = resolve)) });
+    const answer = call(webs[0]!.origin, '/text', tenant.liveKey, {
+      method: 'POST',
+      body: JSON.stringify({ prompt: 'Outlive a worker.' }),
+    });
+    await mock.nextRequest('/chat/completions');
+    const holder = await t.deps.pool.one(sql.type(z.object({ job_id: z.string(), label: z.string() }))`
+      select j.id as job_id, h.process_label as label
+      from jobs j
+      join graphile_worker.jobs q on q.id = j.queue_job_id
+      join worker_heartbeats h on h.worker_id = q.locked_by
+      where j.type = 'text.generate' and j.status = 'running'
+    `);
+    const pid = Number(holder.label.split(':').at(-1));
+    const doomed = workers.find((w) => w.child.pid === pid)!;
+    expect(doomed).toBeDefined();
+    doomed.child.kill('SIGKILL');
+    const res = await answer;
+    release();
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { text: string; cost: { amount: number } };
+    expect(body.text).toBe(mockReply('Outlive a worker.'));
+    const metered = await t.deps.pool.any(sql.type(z.object({ cost_minor: z.number() }))`
+      select cost_minor from metering_records where job_id = ${holder.job_id}
+    `);
+    expect(metered).toEqual([{ cost_minor: body.cost.amount }]);
+    const holds = await t.deps.pool.anyFirst(sql.type(z.object({ status: z.string() }))`
+      select h.status from credit_holds h join jobs j on j.hold_id = h.id where j.id = ${holder.job_id}
+    `);
+    expect(holds).toEqual(['settled']);
+  }, 120_000);
+
+  it('answers GET /status with the same snapshot from every web process', async () => {
+    const read = async (origin: string) => {
+      const res = await fetch(`${origin}/api/pub/v1/status`);
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    const first = await read(webs[0]!.origin);
+    // A probe lands between the two reads: the second process still answers the fleet's snapshot.
+    await insertStatusSample(t.deps.pool, 'ocr', 'outage', null);
+    expect(await read(webs[1]!.origin)).toEqual(first);
+  });
+});
