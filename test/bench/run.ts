@@ -1,4 +1,5 @@
 import { type BenchContext, makeBenchContext } from './harness.ts';
+import jobsBench from './jobs.ts';
 import meBench from './me.ts';
 import tasksBench from './tasks.ts';
 import textBench from './text.ts';
@@ -8,6 +9,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'GET /me', run: meBench },
   { name: 'POST /text', run: textBench },
   { name: 'tasks', run: tasksBench },
+  { name: 'jobs', run: jobsBench },
 ];
 
 const only = process.argv[2];

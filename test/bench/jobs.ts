@@ -1,0 +1,127 @@
+import { EventEmitter } from 'node:events';
+
+import { Logger, run, type WorkerEvents } from 'graphile-worker';
+import pg from 'pg';
+
+import { type BenchContext } from './harness.ts';
+
+const jobsPerRound = 4000;
+const rounds = 3;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Raw graphile-worker, as the platform's worker runs it (same concurrency, local queue and batched
+ * completion), with a task that does nothing: jobs per second from their insert to the last completion.
+ */
+async function rawRound(databaseUrl: string, concurrency: number): Promise<number> {
+  const events = new EventEmitter() as WorkerEvents;
+  let completed = 0;
+  let allDone!: () => void;
+  const done = new Promise<void>((resolve) => (allDone = resolve));
+  events.on('job:complete', () => {
+    if (++completed === jobsPerRound) allDone();
+  });
+  const runner = await run({
+    connectionString: databaseUrl,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 2000,
+    events,
+    logger: new Logger(() => () => {}),
+    preset: { worker: { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0 } },
+    taskList: { bench_raw_noop: async () => {} },
+  });
+  try {
+    const started = performance.now();
+    await withClient(databaseUrl, (c) =>
+      c.query(
+        `select count(*) from graphile_worker.add_jobs((
+           select array_agg(row('bench_raw_noop', '{}'::json, null, null, 3, null, 0, null)::graphile_worker.job_spec)
+           from generate_series(1, $1)))`,
+        [jobsPerRound],
+      ),
+    );
+    await done;
+    return jobsPerRound / ((performance.now() - started) / 1000);
+  } finally {
+    await runner.stop();
+  }
+}
+
+/**
+ * The platform's worker pool (startWorker: the job engine, liveness, batched finishes) running jobs
+ * whose work is nothing to speak of (test-key embeddings of one short text: fixture vectors): each
+ * still goes queued → running → succeeded with its metering record. Jobs per second from their
+ * insert to the last one succeeded.
+ */
+async function platformRound(
+  databaseUrl: string,
+  tenant: { workspaceId: string; projectId: string },
+  round: number,
+) {
+  const prefix = `job_bench${round}_`;
+  const started = performance.now();
+  await withClient(databaseUrl, async (c) => {
+    await c.query('begin');
+    await c.query(
+      `insert into jobs (id, workspace_id, project_id, type, livemode, input)
+       select $1 || g, $2, $3, 'embeddings.create', false, '{"input":["x"]}'::jsonb from generate_series(1, $4) g`,
+      [prefix, tenant.workspaceId, tenant.projectId, jobsPerRound],
+    );
+    await c.query(
+      `select count(*) from graphile_worker.add_jobs((
+         select array_agg(row('embeddings__create', json_build_object('jobId', $1 || g), null, null, 3, null, 0, null)::graphile_worker.job_spec)
+         from generate_series(1, $2) g))`,
+      [prefix, jobsPerRound],
+    );
+    await c.query('commit');
+    for (;;) {
+      const { rows } = await c.query<{ n: string }>(
+        // The unfinished jobs' partial index keeps this read small while the worker runs.
+        `select count(*) as n from jobs where status in ('queued', 'running') and id like $1`,
+        [`${prefix}%`],
+      );
+      if (Number(rows[0]!.n) === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  return jobsPerRound / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Job throughput of one worker process beside raw graphile-worker with the same batching on the same
+ * database (target ≥ 0.7×): what the job engine costs per job over the queue itself.
+ */
+export default async function jobsBench(ctx: BenchContext): Promise<void> {
+  const platform = await ctx.startPlatform();
+  const concurrency = platform.config.workerConcurrency;
+  const raw: number[] = [];
+  const ours: number[] = [];
+  try {
+    // Warm-up (plans, statistics), then alternating rounds.
+    await platformRound(ctx.databaseUrl, platform.tenant, 0);
+    await ctx.analyze();
+    for (let round = 1; round <= rounds; round++) {
+      raw.push(await rawRound(ctx.floorDatabaseUrl, concurrency));
+      ours.push(await platformRound(ctx.databaseUrl, platform.tenant, round));
+    }
+  } finally {
+    await platform.stop();
+  }
+  const ratio = median(ours) / median(raw);
+  ctx.report(`Job throughput of one worker process (${jobsPerRound} jobs, concurrency ${concurrency})`, {
+    'raw graphile-worker, no-op task (jobs/s)': Math.round(median(raw)),
+    'platform worker, job engine (jobs/s)': Math.round(median(ours)),
+    'ratio (target ≥ 0.7)': `${ratio.toFixed(2)} ${ratio >= 0.7 ? 'PASS' : 'FAIL'}`,
+  });
+}
