@@ -354,6 +354,23 @@ create table task_messages (
   constraint task_messages_workspace_id_task_id_fkey FOREIGN KEY (workspace_id, task_id) REFERENCES tasks(workspace_id, id) ON DELETE CASCADE
 );
 
+create table task_reply_queue (
+  task_id text not null,
+  message_seq bigint not null,
+  job_id text not null,
+  task_identifier text not null,
+  payload json not null,
+  max_attempts smallint not null,
+  priority smallint not null,
+  dispatched_at timestamp with time zone,
+  constraint task_reply_queue_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON DELETE CASCADE,
+  constraint task_reply_queue_job_id_key UNIQUE (job_id),
+  constraint task_reply_queue_max_attempts_check CHECK ((max_attempts > 0)),
+  constraint task_reply_queue_message_seq_check CHECK ((message_seq > 0)),
+  constraint task_reply_queue_pkey PRIMARY KEY (task_id, message_seq),
+  constraint task_reply_queue_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id) ON DELETE CASCADE
+);
+
 create table tasks (
   id text not null,
   workspace_id text not null,
@@ -640,14 +657,64 @@ begin
   return null;
 end;
 $function$;
+CREATE OR REPLACE FUNCTION public.task_reply_ended()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  delete from task_reply_queue where job_id = new.id;
+  return null;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.task_reply_queue_advance(p_task_id text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+declare
+  head task_reply_queue;
+begin
+  perform 1 from tasks where id = p_task_id for update;
+  if not found then
+    return; -- the task is being deleted, and its queue with it
+  end if;
+  if exists (select 1 from task_reply_queue where task_id = p_task_id and dispatched_at is not null) then
+    return;
+  end if;
+  select * into head from task_reply_queue where task_id = p_task_id order by message_seq limit 1;
+  if not found then
+    return;
+  end if;
+  update task_reply_queue set dispatched_at = now() where job_id = head.job_id;
+  -- The row records its queue job, as every job row does (the reconciler reads it).
+  update jobs set queue_job_id = (graphile_worker.add_job(
+    head.task_identifier, head.payload, max_attempts => head.max_attempts, priority => head.priority
+  )).id
+  where id = head.job_id;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.task_reply_queue_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  if tg_op = 'INSERT' then
+    perform task_reply_queue_advance(new.task_id);
+  else
+    perform task_reply_queue_advance(old.task_id);
+  end if;
+  return null;
+end;
+$function$;
 
 CREATE TRIGGER api_key_projects_auth_changed AFTER INSERT OR DELETE OR UPDATE ON public.api_key_projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER api_keys_auth_changed AFTER DELETE OR UPDATE ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER api_keys_auth_created AFTER INSERT ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER jobs_notify AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
+CREATE TRIGGER task_reply_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.type = 'task.reply'::text) AND (old.status = ANY (ARRAY['queued'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['queued'::text, 'running'::text])))) EXECUTE FUNCTION task_reply_ended();
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER metering_records_claim BEFORE INSERT ON public.metering_records FOR EACH ROW EXECUTE FUNCTION metering_records_claim();
 CREATE TRIGGER metering_records_keep_keys BEFORE UPDATE ON public.metering_records FOR EACH ROW EXECUTE FUNCTION metering_records_keep_keys();
 CREATE TRIGGER projects_auth_changed AFTER DELETE OR UPDATE ON public.projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER task_messages_notify AFTER INSERT ON public.task_messages FOR EACH ROW EXECUTE FUNCTION task_messages_notify();
+CREATE TRIGGER task_reply_queue_changed AFTER INSERT OR DELETE ON public.task_reply_queue FOR EACH ROW EXECUTE FUNCTION task_reply_queue_changed();
 CREATE TRIGGER workspaces_auth_changed AFTER DELETE OR UPDATE OF currency, rate_limit_per_minute ON public.workspaces FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();

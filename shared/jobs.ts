@@ -4,9 +4,11 @@ import { Batcher } from './db/batcher.ts';
 import {
   insertInlineJobs,
   insertJobAndEnqueue,
+  insertTaskReplyJob,
   type JobRow,
   type NewInlineJob,
   type NewJob,
+  type ReplyTurn,
 } from './db/queries/jobs.ts';
 import { type DatabasePool, type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
@@ -98,15 +100,11 @@ export type TaskName = keyof GraphileWorker.Tasks;
  * alone: the answer waits for the worker's durable finish), so they are only made outside a
  * caller's transaction, whose other writes must stay durable.
  */
-function isInline(
-  db: Db,
-  job: Omit<NewJob, 'id'> & { type: JobType },
-  queueName: string | undefined,
-): boolean {
+function isInline(db: Db, job: Omit<NewJob, 'id'> & { type: JobType }, options: CreateJobOptions): boolean {
   const outsideTransaction = !('transactionId' in db);
   return (
     outsideTransaction &&
-    queueName === undefined &&
+    options.turn === undefined &&
     jobSpecs[job.type].isSync &&
     // A public job shows every status of the spec's state machine, running included.
     !jobSpecs[job.type].isPublic &&
@@ -143,6 +141,14 @@ export async function enqueue<T extends TaskName>(
 export type JobToCreate = Omit<NewJob, 'id'> & { id?: string; type: JobType };
 
 /**
+ * `turn`: the job is a task reply that waits for the replies to the task's earlier messages to end
+ * (replies to one task run one at a time, in message order). Not a graphile-worker named queue:
+ * with batched fetching, one long named queue hides every job added after it (see
+ * insertTaskReplyJob and migration 000016).
+ */
+export type CreateJobOptions = { turn?: ReplyTurn };
+
+/**
  * Creates jobs for one process: a job that can run inline (see isInline) goes through a batcher
  * shared by the process's concurrent callers (group commit), every other one through createJob.
  * Built once per api process (AppDeps.jobs).
@@ -155,8 +161,8 @@ export class JobCreator {
   }
 
   /** As createJob; inline jobs are only made outside a caller's transaction. */
-  create(db: Db, job: JobToCreate, options: { queueName?: string } = {}): Promise<JobRow> {
-    if (!isInline(db, job, options.queueName)) return createJob(db, job, options);
+  create(db: Db, job: JobToCreate, options: CreateJobOptions = {}): Promise<JobRow> {
+    if (!isInline(db, job, options)) return createJob(db, job, options);
     const spec = jobSpecs[job.type];
     const id = job.id ?? newJobId();
     const inline: InlineJob = {
@@ -180,24 +186,21 @@ export class JobCreator {
 
 /**
  * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
- * on its own and joins the caller's transaction when there is one. Jobs of one `queueName` run one
- * at a time, in the order they were added. A caller that must listen for the job before it can
+ * on its own and joins the caller's transaction when there is one. A job with a `turn` is enqueued
+ * when its turn comes (see CreateJobOptions). A caller that must listen for the job before it can
  * start (its deltas) allocates the id itself with `newJobId`.
  */
-export function createJob(db: Db, job: JobToCreate, options: { queueName?: string } = {}): Promise<JobRow> {
+export function createJob(db: Db, job: JobToCreate, options: CreateJobOptions = {}): Promise<JobRow> {
   const spec = jobSpecs[job.type];
   const id = job.id ?? newJobId();
-  return insertJobAndEnqueue(
-    db,
-    { ...job, id },
-    {
-      identifier: spec.task,
-      payload: { jobId: id } satisfies JobPayload,
-      maxAttempts: spec.maxAttempts,
-      priority: spec.priority,
-      queueName: options.queueName ?? null,
-    },
-  );
+  const task = {
+    identifier: spec.task,
+    payload: { jobId: id } satisfies JobPayload,
+    maxAttempts: spec.maxAttempts,
+    priority: spec.priority,
+  };
+  if (options.turn) return insertTaskReplyJob(db, { ...job, id }, options.turn, task);
+  return insertJobAndEnqueue(db, { ...job, id }, task);
 }
 
 /** The public job record (spec "Job"). */

@@ -75,7 +75,8 @@ export async function resolveFileIds(
 
 /**
  * Adds a user message with its files and the job that replies to it, in the caller's transaction:
- * the reply job exists iff the message commits.
+ * the reply job exists iff the message commits. The reply runs once the replies to the task's
+ * earlier messages have ended (one at a time, in message order; see createJob's `turn`).
  * @throws AppError not_found when the task is not in the actor's workspace.
  */
 export async function submitUserMessage(
@@ -109,8 +110,8 @@ export async function submitUserMessage(
       holdId: null,
       requestId: actor.requestId,
     },
-    // One queue per task: replies run one at a time, in message order.
-    { queueName: `task:${input.taskId}` },
+    // Replies to one task run one at a time, in message order: this one waits for the earlier ones.
+    { turn: { taskId: input.taskId, messageSeq: message.seq } },
   );
   return { message, job };
 }

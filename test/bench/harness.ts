@@ -80,6 +80,8 @@ export type BenchContext = {
     body?: string;
     connections?: number;
     seconds?: number;
+    /** Requests taking longer count as errors (autocannon's default: 10 s). */
+    timeoutSeconds?: number;
   }): Promise<LoadResult>;
   report(section: string, rows: Record<string, string | number>): void;
   /**
@@ -100,6 +102,7 @@ export async function load(options: Parameters<BenchContext['load']>[0]): Promis
     body: options.body,
     connections: options.connections ?? 32,
     duration: options.seconds ?? 8,
+    timeout: options.timeoutSeconds ?? 10,
     // In its own thread: a real client does not share the server's event loop.
     workers: 1,
   });

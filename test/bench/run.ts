@@ -1,6 +1,7 @@
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import meBench from './me.ts';
+import taskBacklogBench from './taskBacklog.ts';
 import tasksBench from './tasks.ts';
 import textBench from './text.ts';
 
@@ -9,6 +10,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'GET /me', run: meBench },
   { name: 'POST /text', run: textBench },
   { name: 'tasks', run: tasksBench },
+  { name: 'task backlog beside POST /text', run: taskBacklogBench },
   { name: 'jobs', run: jobsBench },
 ];
 

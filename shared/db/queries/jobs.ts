@@ -103,7 +103,6 @@ export function insertJobAndEnqueue(
     payload: Record<string, unknown>;
     maxAttempts: number;
     priority: number;
-    queueName: string | null;
   },
 ) {
   // Prepared: planning this CTE costs more than running it. The row records its queue job (see
@@ -112,7 +111,7 @@ export function insertJobAndEnqueue(
     with queued as (
       select (graphile_worker.add_job(
         ${task.identifier}, ${sql.json(task.payload as never)},
-        queue_name => ${task.queueName}, max_attempts => ${task.maxAttempts}, priority => ${task.priority}
+        max_attempts => ${task.maxAttempts}, priority => ${task.priority}
       )).id
     ), j as (
       insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id,
@@ -123,6 +122,38 @@ export function insertJobAndEnqueue(
       returning ${columns}
     )
     select * from j
+  `);
+}
+
+/** Where a task reply waits its turn: the task, and the number of the message it answers. */
+export type ReplyTurn = { taskId: string; messageSeq: number };
+
+/**
+ * Inserts a task reply's job row and puts it in its task's reply queue, in one statement. Its queue
+ * job is added now if no earlier reply of the task is unfinished, otherwise in the transaction that
+ * ends the reply before it (migration 000016's triggers). The caller must hold the task row's lock
+ * (appending the message took it), so the turn's number is also the order replies are dispatched in.
+ */
+export function insertTaskReplyJob(
+  db: Db,
+  job: NewJob,
+  turn: ReplyTurn,
+  task: { identifier: string; payload: Record<string, unknown>; maxAttempts: number; priority: number },
+) {
+  return db.one(sql.type(jobRow)`
+    with j as (
+      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
+      values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
+              ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
+      returning ${columns}
+    ), queued as (
+      insert into task_reply_queue (task_id, message_seq, job_id, task_identifier, payload, max_attempts, priority)
+      select ${turn.taskId}, ${turn.messageSeq}, j.id, ${task.identifier}, ${sql.json(task.payload as never)},
+             ${task.maxAttempts}, ${task.priority}
+      from j
+      returning job_id
+    )
+    select j.* from j join queued on queued.job_id = j.id
   `);
 }
 
@@ -429,7 +460,8 @@ const abandonedRow = z.object({ id: z.string(), type: z.string() });
  * Unfinished jobs the queue will never run again: their queue job is gone (completed without the row
  * finishing) or has used up its attempts and is not locked by a live worker (the liveness reaper
  * unlocks the jobs of dead ones). Older than `minAgeSeconds`, so a job being created is never taken.
- * Reads graphile-worker's public `jobs` view.
+ * A task reply waiting for its turn has no queue job yet and is not abandoned: it gets one when the
+ * reply before it ends, whoever ends that one. Reads graphile-worker's public `jobs` view.
  */
 export function findAbandonedJobs(db: Db, minAgeSeconds: number, limit: number) {
   return db.any(sql.type(abandonedRow)`
@@ -438,6 +470,7 @@ export function findAbandonedJobs(db: Db, minAgeSeconds: number, limit: number) 
     where j.status in ('queued', 'running')
       and j.created_at < now() - make_interval(secs => ${minAgeSeconds})
       and (q.id is null or (q.attempts >= q.max_attempts and q.locked_at is null))
+      and not exists (select 1 from task_reply_queue r where r.job_id = j.id and r.dispatched_at is null)
     order by j.created_at
     limit ${limit}
   `);

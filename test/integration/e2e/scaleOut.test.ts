@@ -8,7 +8,7 @@ import { freePort } from '../../../shared/embedded/freePort.ts';
 import { awayFromMinuteEdge } from '../../helpers/clock.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { mockReply, type OpenAiMock, openaiEnv, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { readEvents } from '../../helpers/sse.ts';
 
@@ -54,7 +54,7 @@ beforeAll(async () => {
     ...workers.map((w) => w.waitFor(/worker started/)),
   ]);
   for (const p of processes)
-    expect(p.output()).not.toMatch(/"component":"postgres"|embedded S3 server listening/);
+    {expect(p.output()).not.toMatch(/"component":"postgres"|embedded S3 server listening/);}
 }, 120_000);
 
 afterAll(async () => {

@@ -286,6 +286,47 @@ describe('the reconciler', () => {
     expect(messages.body.data[1].text).toContain('could not produce a reply');
   });
 
+  it('leaves a reply waiting for its turn alone, and hands the turn on when it ends the one before', async () => {
+    const created = await t.http
+      .post(api('/tasks'))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'First question.' })
+      .expect(202);
+    const taskId = created.body.task.id as string;
+    await t.http
+      .post(api(`/tasks/${taskId}/messages`))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'Second question.' })
+      .expect(202);
+    const replyJobs = () =>
+      t.deps.pool.many(sql.type(
+        z.object({ id: z.string(), status: z.string(), queue_job_id: z.number().nullable() }),
+      )`
+        select j.id, j.status, j.queue_job_id from jobs j join task_messages u on u.id = j.input ->> 'messageId'
+        where u.task_id = ${taskId} order by u.seq
+      `);
+    const [first, second] = await replyJobs();
+    // Only the first reply has a queue job; the second waits for it to end.
+    expect(first!.queue_job_id).not.toBeNull();
+    expect(second!.queue_job_id).toBeNull();
+    await age(first!.id);
+    await age(second!.id);
+    expect((await reconcileJobs(workerContextFor(t), definitions())).failedJobs).not.toContain(second!.id);
+
+    await utils.permanentlyFailJobs([String(first!.queue_job_id)], 'test: attempts used up');
+    const pass = await reconcileJobs(workerContextFor(t), definitions());
+    expect(pass.failedJobs).toContain(first!.id);
+    expect(pass.failedJobs).not.toContain(second!.id);
+    const [firstAfter, secondAfter] = await replyJobs();
+    expect(firstAfter!.status).toBe('failed');
+    // Ending the first reply dispatched the second, in the same transaction.
+    expect(secondAfter).toMatchObject({ status: 'queued', queue_job_id: expect.any(Number) });
+    const queued = await t.deps.pool.oneFirst(sql.unsafe`
+      select count(*)::int from graphile_worker.jobs where id = ${secondAfter!.queue_job_id}
+    `);
+    expect(queued).toBe(1);
+  });
+
   it('releases a hold left open by a job that already ended', async () => {
     const job = await billedJob('deck.export', 25);
     // A finished job still carrying an open hold: nothing would ever settle it.

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { sql } from '../../../shared/db/sql.ts';
+import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
+import { type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
+import { jobTask } from '../../../worker/taskList.ts';
+import { taskReply } from '../../../worker/tasks/task__reply.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant } from '../../helpers/fixtures.ts';
+import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+
+/** The live model, replaced in-process: it answers the last message it was sent, or fails as told. */
+const answered: string[] = [];
+let failFirstCall: Promise<void> | null = null;
+const liveModel: ChatProvider = {
+  async chat({ messages }) {
+    const last = messages.at(-1)!.content;
+    const asked = /(First|Second)\./.exec(last)?.[0] ?? last;
+    if (failFirstCall) {
+      const gate = failFirstCall;
+      failFirstCall = null;
+      await gate;
+      throw new ProviderError('upstream 503', true);
+    }
+    answered.push(asked);
+    return {
+      text: `Reply to: ${asked}`,
+      model: 'live-test-model',
+      usage: { inputTokens: 10, outputTokens: 5 },
+      finishReason: 'stop',
+    };
+  },
+};
+
+let t: TestContext;
+let worker: StandaloneWorker;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  worker = await startStandaloneWorker(t, (ctx) => ({
+    task__reply: jobTask(
+      ctx,
+      taskReply(ctx, {
+        chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
+        maxOutputTokens: 100,
+      }),
+    ),
+  }));
+});
+afterAll(async () => {
+  await worker.stop();
+  await t.close();
+});
+
+const replyJobRow = z.object({
+  seq: z.number(),
+  status: z.string(),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
+});
+
+describe('replies to one task', () => {
+  it('keep message order while an earlier reply waits for its retry', async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+    // The first reply's first attempt fails (retryable) once the second message is in.
+    let secondPosted!: () => void;
+    failFirstCall = new Promise((resolve) => (secondPosted = resolve));
+    const created = await t.http
+      .post(api('/tasks'))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'First.' })
+      .expect(202);
+    const taskId = created.body.task.id as string;
+    await t.http
+      .post(api(`/tasks/${taskId}/messages`))
+      .set(bearer(tenant.liveKey))
+      .send({ input: 'Second.' })
+      .expect(202);
+    secondPosted();
+
+    const messages = await waitUntil(async () => {
+      const res = await t.http
+        .get(api(`/tasks/${taskId}/messages`))
+        .set(bearer(tenant.liveKey))
+        .expect(200);
+      const data = res.body.data as { role: string; text: string }[];
+      return data.length >= 4 ? data : undefined;
+    }, 30_000);
+    // The second reply waited for the first one's retry (graphile-worker's backoff), not only for
+    // its failed attempt: a named queue is unlocked when an attempt fails.
+    expect(messages.map((m) => `${m.role}: ${m.text}`)).toEqual([
+      'user: First.',
+      'user: Second.',
+      'assistant: Reply to: First.',
+      'assistant: Reply to: Second.',
+    ]);
+    expect(answered).toEqual(['First.', 'Second.']);
+    const jobs = await t.deps.pool.many(sql.type(replyJobRow)`
+      select u.seq, j.status, j.started_at, j.completed_at from jobs j
+      join task_messages u on u.id = j.input ->> 'messageId'
+      where u.task_id = ${taskId}
+      order by u.seq
+    `);
+    expect(jobs.map((j) => j.status)).toEqual(['succeeded', 'succeeded']);
+    expect(Date.parse(jobs[1]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(jobs[0]!.completed_at!));
+  });
+});
