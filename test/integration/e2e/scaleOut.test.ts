@@ -53,8 +53,9 @@ beforeAll(async () => {
     ...webs.map((w) => w.process.waitFor(/api listening/)),
     ...workers.map((w) => w.waitFor(/worker started/)),
   ]);
-  for (const p of processes)
-    {expect(p.output()).not.toMatch(/"component":"postgres"|embedded S3 server listening/);}
+  for (const p of processes) {
+    expect(p.output()).not.toMatch(/"component":"postgres"|embedded S3 server listening/);
+  }
 }, 120_000);
 
 afterAll(async () => {
