@@ -613,7 +613,7 @@ CREATE OR REPLACE FUNCTION public.jobs_notify()
  LANGUAGE plpgsql
 AS $function$
 begin
-  if new.status is distinct from old.status then
+  if new.status is distinct from old.status and new.status in ('succeeded', 'failed', 'cancelled') then
     perform pg_notify('jobs:update', json_build_object(
       'id', new.id, 'status', new.status, 'cost', new.cost_minor,
       'result', case when new.status = 'succeeded' and octet_length(new.result::text) <= 6000 then new.result end

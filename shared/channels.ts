@@ -7,12 +7,12 @@ import { z } from 'zod';
  */
 export const channels = {
   /**
-   * A job's status changed (trigger jobs_notify, migrations 000001/000010): the cost and a result
-   * of at most 6000 bytes ride along, so a waiting request needs no read.
+   * A job ended (trigger jobs_notify, migrations 000001/000017): the cost and a result of at most
+   * 6000 bytes ride along, so a waiting request needs no read.
    */
   'jobs:update': z.object({
     id: z.string(),
-    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+    status: z.enum(['succeeded', 'failed', 'cancelled']),
     cost: z.number().nullable().optional(),
     result: z.unknown().optional(),
   }),

@@ -2,7 +2,7 @@ import type { WorkerUtils } from 'graphile-worker';
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
-import type { UnbilledOutcome } from '../shared/db/queries/jobs.ts';
+import type { RunningJobRow, UnbilledOutcome } from '../shared/db/queries/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import type { Providers } from '../shared/providers/types.ts';
@@ -22,6 +22,11 @@ export type WorkerContext = {
   providers(livemode: boolean): Providers;
   /** The api's requests to stop a running job, by job id. */
   cancellations: KeyedChannel<'jobs:cancel'>;
+  /**
+   * Marks a job running and reads it (null when it already finished); concurrent starts share one
+   * statement.
+   */
+  markRunning(jobId: string): Promise<RunningJobRow | null>;
   /**
    * Finishes (and meters at zero) a job that holds nothing and announces nothing; concurrent calls
    * share one statement. True when this call finished it (false: an earlier attempt had).

@@ -7,7 +7,6 @@ import {
   type JobRow,
   lockJob,
   markJobQueued,
-  markJobRunning,
   requeueJob,
 } from '../shared/db/queries/jobs.ts';
 import { attachJobHold, findKeySpendCap } from '../shared/db/queries/tasks.ts';
@@ -174,7 +173,7 @@ async function reserveForJob(
   const projectId = job.project_id!;
   return ctx.pool.transaction(async (tx) => {
     const current = await lockJob(tx, job.id);
-    if (!current || current.status !== 'running') return false;
+    if (!current || !unfinished.has(current.status)) return false;
     if (current.hold_id !== null) {
       job.hold_id = current.hold_id;
       return true;
@@ -236,7 +235,7 @@ async function commitOutcome<P>(
   }
   await ctx.pool.transaction(async (tx) => {
     const current = await lockJob(tx, job.id);
-    if (!current || current.status !== 'running') return;
+    if (!current || !unfinished.has(current.status)) return;
     const holdId = current.hold_id;
     if (outcome.cancelled && outcome.costMinor <= 0) {
       // Stopped before producing anything: released, not billed.
@@ -362,7 +361,7 @@ export async function runJob<P>(
       await afterFinished(ctx, definition, jobId);
     }
   }
-  const job = await markJobRunning(ctx.pool, jobId);
+  const job = await ctx.markRunning(jobId);
   if (!job) {
     helpers.logger.info(`job ${jobId} already finished or gone; nothing to do`);
     return;

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
-import { finishUnbilledJobs, type UnbilledOutcome } from '../shared/db/queries/jobs.ts';
+import { finishUnbilledJobs, markJobsRunning, type UnbilledOutcome } from '../shared/db/queries/jobs.ts';
 import { enqueue } from '../shared/jobs.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
@@ -40,6 +40,8 @@ export function makeWorkerContext(
   parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils'>,
 ): WorkerContext {
   const live = makeLiveProviders(config);
+  // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
+  const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
   const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
   const ctx: WorkerContext = {
     config,
@@ -47,6 +49,7 @@ export function makeWorkerContext(
     inputMemory: new ByteBudget(inputMemoryBytes),
     providers: (livemode) => (livemode ? live : fixtureProviders),
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
+    markRunning: (jobId) => markRunning.submit(jobId),
     finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
     close: async () => {
       ctx.cancellations.close();

@@ -268,18 +268,24 @@ export function lockJob(db: Db, jobId: string) {
 
 const runningJobRow = jobRow.extend({ currency: z.string() });
 
+export type RunningJobRow = z.infer<typeof runningJobRow>;
+
 /**
- * queued (or running again after a crash) → running; nothing when the job already finished.
- * Returns the workspace currency too, which settlement needs. Committed asynchronously: if a
- * database crash loses the mark, the job simply runs from queued again.
+ * queued (or running again after a crash) → running, any number of jobs in one statement (workers
+ * batch concurrent starts); a job that already finished is not returned. Rows come with the
+ * workspace currency, which settlement needs. Committed asynchronously: if a database crash loses
+ * the mark, the job simply runs from queued again.
  */
-export function markJobRunning(db: Db, jobId: string) {
-  return db.maybeOne(sql.prepared('jobs_mark_running', runningJobRow)`
+export async function markJobsRunning(db: Db, jobIds: string[]): Promise<(RunningJobRow | null)[]> {
+  // Prepared: the statement never varies, only its id list.
+  const rows = await db.any(sql.prepared('jobs_mark_running', runningJobRow)`
     update jobs j set status = 'running', started_at = coalesce(started_at, now())
     from workspaces w, ${asyncCommit} as durability
-    where j.id = ${jobId} and j.status in ('queued', 'running') and w.id = j.workspace_id
+    where j.id = any(${sql.array(jobIds, 'text')}) and j.status in ('queued', 'running') and w.id = j.workspace_id
     returning ${qualifiedColumns('j')}, w.currency
   `);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return jobIds.map((id) => byId.get(id) ?? null);
 }
 
 const finishedIdRow = z.object({ id: z.string() });
