@@ -21,11 +21,12 @@ import { UploadGauge } from './uploads/uploadGauge.ts';
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */
 export async function makeAppDeps(
   config: Config,
-  services: { databaseUrl: string; s3: ObjectStoreConfig },
+  services: { databaseUrl: string; directDatabaseUrl?: string; s3: ObjectStoreConfig },
   logger: Logger,
 ): Promise<AppDeps & { drain(): void; close(): Promise<void> }> {
   const pool = await makePool(services.databaseUrl, { maxPoolSize: config.databasePoolSize, name: 'api' });
-  const hub = new NotificationHub(services.databaseUrl, logger);
+  // LISTEN needs a session of its own: never through a transaction-pooling proxy.
+  const hub = new NotificationHub(services.directDatabaseUrl ?? services.databaseUrl, logger);
   await hub.start();
   const requestLog = new RequestLogWriter(pool, logger);
   const shutdown = new AbortController();

@@ -15,7 +15,7 @@ export type ApiHandle = { server: http.Server; port: number; stop(): Promise<voi
 /** Builds the app and listens on PORT; `stop` stops accepting, lets requests finish, then closes. */
 export async function startApi(
   config: Config,
-  services: { databaseUrl: string; s3: ObjectStoreConfig },
+  services: { databaseUrl: string; directDatabaseUrl?: string; s3: ObjectStoreConfig },
   logger: Logger,
 ): Promise<ApiHandle> {
   const deps = await makeAppDeps(config, services, logger);

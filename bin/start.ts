@@ -52,7 +52,7 @@ async function main(): Promise<void> {
 
   const services = await resolveServices(config, { logger });
   running.services = services;
-  await migrate(services.databaseUrl, (line) => logger.info(line));
+  await migrate(services.directDatabaseUrl, (line) => logger.info(line));
   const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'start' });
   const demo = await ensureDemoWorkspace(pool);
   await pool.end();

@@ -6,7 +6,7 @@ import { migrate, MigrationChangedError } from './migrate.ts';
 const config = loadConfig();
 const services = await resolveServices(config, { needS3: false });
 try {
-  await migrate(services.databaseUrl, (line) => process.stdout.write(`${line}\n`));
+  await migrate(services.directDatabaseUrl, (line) => process.stdout.write(`${line}\n`));
 } catch (error) {
   // A changed released migration stops the release with the reason alone (no stack to dig through).
   if (!(error instanceof MigrationChangedError)) throw error;

@@ -61,6 +61,11 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * The same database without a transaction-pooling proxy in between, for what needs a session of
+   * its own: LISTEN, graphile-worker's runner, migrations' advisory lock. Defaults to DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   PUBLIC_BASE_URL: z.string().url().optional(),
   S3_ENDPOINT: z.string().url().optional(),
@@ -107,6 +112,7 @@ export type Config = Readonly<{
   port: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  databaseDirectUrl: string | undefined;
   databasePoolSize: number;
   publicBaseUrl: string;
   s3: Readonly<{
@@ -166,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     s3: Object.freeze({
@@ -207,8 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  */
 export function configSecrets(config: Config): string[] {
   const secrets = [config.s3.secretKey, config.provider.openai.apiKey];
-  if (config.databaseUrl !== undefined) {
-    secrets.push(decodeURIComponent(new URL(config.databaseUrl).password));
+  for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
+    if (url !== undefined) secrets.push(decodeURIComponent(new URL(url).password));
   }
   return secrets.filter((s): s is string => s !== undefined && s !== '');
 }

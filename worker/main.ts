@@ -66,16 +66,18 @@ export function makeWorkerContext(
  */
 export async function startWorker(
   config: Config,
-  services: { databaseUrl: string; s3: ObjectStoreConfig },
+  services: { databaseUrl: string; directDatabaseUrl?: string; s3: ObjectStoreConfig },
   logger: Logger,
 ): Promise<WorkerHandle> {
   const pool = await makePool(services.databaseUrl, {
     maxPoolSize: config.workerConcurrency + 4,
     name: 'worker',
   });
-  const hub = new NotificationHub(services.databaseUrl, logger);
+  // LISTEN and graphile-worker's runner (LISTEN, session state) need sessions of their own.
+  const direct = services.directDatabaseUrl ?? services.databaseUrl;
+  const hub = new NotificationHub(direct, logger);
   await hub.start();
-  const pgPool = new pg.Pool({ connectionString: services.databaseUrl, max: config.workerConcurrency + 2 });
+  const pgPool = new pg.Pool({ connectionString: direct, max: config.workerConcurrency + 2 });
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
   pgPool.on('connect', (client) =>

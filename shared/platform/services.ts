@@ -8,6 +8,8 @@ import type { ObjectStoreConfig } from '../objectStore.ts';
 
 export type Services = {
   databaseUrl: string;
+  /** For sessions of their own (LISTEN, graphile-worker, migrations): DATABASE_DIRECT_URL, else databaseUrl. */
+  directDatabaseUrl: string;
   s3: ObjectStoreConfig;
   stop(): Promise<void>;
 };
@@ -52,6 +54,7 @@ export async function resolveServices(
   }
   return {
     databaseUrl,
+    directDatabaseUrl: config.databaseDirectUrl ?? databaseUrl,
     s3: { ...config.s3, endpoint },
     stop: async () => {
       // Shutting down: one service failing to stop must not keep the others running.
