@@ -22,11 +22,12 @@ const lockHolderRow = z.object({ locked_by: z.string() });
 /**
  * Workers holding job locks whose heartbeat is older than `staleSeconds` (or that never beat and
  * locked their job that long ago): they are dead, and their jobs would otherwise stay locked 4 hours.
+ * Reads graphile-worker's public `jobs` view.
  */
 export function findDeadLockHolders(db: Db, staleSeconds: number) {
   return db.anyFirst(sql.type(lockHolderRow)`
     select distinct j.locked_by
-    from graphile_worker._private_jobs j
+    from graphile_worker.jobs j
     left join worker_heartbeats h on h.worker_id = j.locked_by
     where j.locked_by is not null
       and coalesce(h.last_seen_at, j.locked_at) < now() - make_interval(secs => ${staleSeconds})
