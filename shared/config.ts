@@ -87,6 +87,16 @@ const envSchema = z.object({
    * (OCR) has its own fixed engines, and uploaded inputs share a fixed memory budget.
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
+  /**
+   * OCR engines (tesseract worker threads, ~100 MB each once loaded) per worker process: as many
+   * recognitions run at once. More than the CPU cores only queues inside the CPU.
+   */
+  OCR_ENGINES: z.coerce.number().int().min(1).max(16).default(2),
+  /**
+   * The longest one OCR recognition may take: then its engine is ended and the job fails for good,
+   * since the same image would take as long again.
+   */
+  OCR_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** How long a synchronous endpoint waits for its job before answering internal_error. */
   SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
   /**
@@ -133,6 +143,8 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   authFailuresPerMinute: number;
   workerConcurrency: number;
+  ocrEngines: number;
+  ocrTimeoutMs: number;
   syncTimeoutMs: number;
   uploadIdleTimeoutMs: number;
   webhookAllowPrivate: boolean;
@@ -191,6 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    ocrEngines: e.OCR_ENGINES,
+    ocrTimeoutMs: e.OCR_TIMEOUT_MS,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,
     uploadIdleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

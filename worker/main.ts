@@ -23,7 +23,7 @@ import type { WorkerContext } from './context.ts';
 import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
 import { startLiveness } from './liveness.ts';
-import { makeProbes } from './probes.ts';
+import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
@@ -33,24 +33,27 @@ export type WorkerHandle = { runner: Runner; ctx: WorkerContext; stop(): Promise
 
 /**
  * The objects every task of a worker process shares, each built once here: the live providers (OCR
- * engines among them), the cancellation channel, the batched finish of unbilled jobs.
+ * engines among them), the status probe's own OCR engine, the cancellation channel, the batched finish of unbilled jobs.
  */
 export function makeWorkerContext(
   config: Config,
   parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils'>,
 ): WorkerContext {
   const live = makeLiveProviders(config);
+  const probeOcr = makeProbeOcr();
   const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
   const ctx: WorkerContext = {
     config,
     ...parts,
     inputMemory: new ByteBudget(inputMemoryBytes),
     providers: (livemode) => (livemode ? live : fixtureProviders),
+    probeOcr,
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
     finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
     close: async () => {
       ctx.cancellations.close();
       await live.close();
+      await probeOcr.close();
     },
   };
   return ctx;
