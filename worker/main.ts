@@ -40,7 +40,8 @@ export type WorkerHandle = {
 
 /**
  * The objects every task of a worker process shares, each built once here: the live providers (OCR
- * engines among them), the status probe's own OCR engine, the cancellation channel, the batched finish of unbilled jobs.
+ * engines among them), the status probe's own OCR engine, the cancellation channel, the batched
+ * finish of unbilled jobs.
  */
 export function makeWorkerContext(
   config: Config,
@@ -142,9 +143,9 @@ export async function startWorker(
         noHandleSignals: true,
         pollInterval: 2000,
         // The main runner fetches and locks jobs in batches and completes them in batches: about a
-        // third less database work per job under load. Locally queued jobs are locked by the pool's
-        // id, which heartbeats like each worker's (see liveness.ts). The other runners' jobs wait on
-        // receivers and engines, not on the database: each worker fetches its own.
+        // third less database work per job under load. Jobs are locked by the pool's id, which
+        // heartbeats like each worker's (see liveness.ts). The other runners' jobs wait on receivers
+        // and engines, not on the database: each of their workers fetches its own.
         preset: main
           ? { worker: { localQueue: { size: lane.concurrency + 1 }, completeJobBatchDelay: 0 } }
           : {},

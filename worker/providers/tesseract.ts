@@ -83,7 +83,10 @@ export function resolveOcrLanguages(
   return ['eng', 'nep'];
 }
 
-/** An OCR read refused for its input: retrying cannot help, and the caller hears `publicCode` and the message. */
+/**
+ * An OCR read refused for its input: retrying cannot help, and the caller hears `publicCode` and
+ * the message (the job's public error).
+ */
 export class OcrInputError extends ProviderError {
   readonly publicCode: 'unsupported_media_type' | 'file_too_large';
   constructor(publicCode: OcrInputError['publicCode'], message: string) {
