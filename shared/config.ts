@@ -87,11 +87,26 @@ const envSchema = z.object({
   /** Failed authentications per client address and minute an api process takes before refusing that address. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
-   * Jobs run at once per worker process. Jobs mostly wait (model providers, object storage,
-   * webhooks) and batch their database writes, so more at once costs little: the CPU-bound work
-   * (OCR) has its own fixed engines, and uploaded inputs share a fixed memory budget.
+   * Jobs of the main runner run at once per worker process (every job but webhook deliveries and
+   * OCR, which have runners of their own). Jobs mostly wait (model providers, object storage) and
+   * batch their database writes, so more at once costs little; uploaded inputs share a fixed memory budget.
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
+  /**
+   * Webhook deliveries run at once per worker process, on a runner of their own: a receiver that
+   * hangs until the deadline holds one of these, never a slot of the billed work.
+   */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
+  /**
+   * OCR engines (tesseract worker threads, ~100 MB each once loaded) per worker process; as many OCR
+   * jobs run at once, on a runner of their own. More than the CPU cores only queues inside the CPU.
+   */
+  OCR_ENGINES: z.coerce.number().int().min(1).max(16).default(2),
+  /**
+   * The longest one OCR recognition may take: then its engine is ended and the job fails for good,
+   * since the same image would take as long again.
+   */
+  OCR_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** How long a synchronous endpoint waits for its job before answering internal_error. */
   SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
   /**
@@ -139,6 +154,9 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   authFailuresPerMinute: number;
   workerConcurrency: number;
+  webhookConcurrency: number;
+  ocrEngines: number;
+  ocrTimeoutMs: number;
   syncTimeoutMs: number;
   uploadIdleTimeoutMs: number;
   webhookAllowPrivate: boolean;
@@ -198,6 +216,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    ocrEngines: e.OCR_ENGINES,
+    ocrTimeoutMs: e.OCR_TIMEOUT_MS,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,
     uploadIdleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

@@ -70,3 +70,9 @@ export const maxTokensCeiling = 32_768;
 /** Limits DESIGN.md fixes where the spec says "not shown". */
 export const ocrMaxBytes = 20 * 1024 * 1024;
 export const audioMaxBytes = 25 * 1024 * 1024;
+/**
+ * The most pixels an OCR image may declare (a 48-megapixel phone photo's full resolution is over;
+ * a page scanned at 600 dpi, 35 megapixels, is under). Decoding is where a small file becomes a large
+ * bitmap: an engine that reads 40 megapixels grows by about 450 MB while it does.
+ */
+export const ocrMaxPixels = 40_000_000;

@@ -5,7 +5,7 @@ import type { Config } from '../shared/config.ts';
 import type { RunningJobRow, UnbilledOutcome } from '../shared/db/queries/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
-import type { Providers } from '../shared/providers/types.ts';
+import type { OcrProvider, Providers } from '../shared/providers/types.ts';
 import type { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import type { ByteBudget } from './byteBudget.ts';
 
@@ -20,6 +20,11 @@ export type WorkerContext = {
   inputMemory: ByteBudget;
   /** The models for a key mode: fixtures for test keys, the configured provider for live keys. */
   providers(livemode: boolean): Providers;
+  /**
+   * The status probe's OCR engine, apart from the jobs' engines: a backlog of OCR jobs (each up to
+   * OCR_TIMEOUT_MS) must not make the probe wait, or the status page would report an outage that is a queue.
+   */
+  probeOcr: OcrProvider;
   /** The api's requests to stop a running job, by job id. */
   cancellations: KeyedChannel<'jobs:cancel'>;
   /**

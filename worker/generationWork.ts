@@ -6,15 +6,16 @@ import type { ObjectStore } from '../shared/objectStore.ts';
 import { ProviderError } from '../shared/providers/types.ts';
 import type { WorkerContext } from './context.ts';
 import { type JobOutcome, PermanentJobError, WorkerStopping } from './jobEngine.ts';
-import { UnreadableImageError } from './providers/tesseract.ts';
+import { OcrInputError } from './providers/tesseract.ts';
 
 /** A call stopped by the job's cancellation before it produced anything billable. */
 export const cancelledOutcome: JobOutcome = { result: null, usage: {}, costMinor: 0, cancelled: true };
 
 /**
  * Runs a provider call and translates how it ended into what the job engine understands:
- * a worker shutdown requeues; the job's own cancellation yields `cancelled`; unreadable input and
- * provider refusals fail the job at once (retrying sends the same request); anything else
+ * a worker shutdown requeues; the job's own cancellation yields `cancelled`; input the provider
+ * refuses (an unreadable or oversized image, a read past the OCR timeout) and provider refusals fail
+ * the job at once (retrying sends the same request); anything else
  * (timeouts, 429, 5xx, network) is rethrown so graphile-worker retries with backoff.
  * Provider messages stay in the worker log: the caller only ever sees a generic error.
  */
@@ -30,8 +31,8 @@ export async function callProvider<T>(
   } catch (error) {
     if (helpers.abortSignal.aborted) throw new WorkerStopping();
     if (signal.aborted) return 'cancelled';
-    if (error instanceof UnreadableImageError) {
-      throw new PermanentJobError('unsupported_media_type', error.message);
+    if (error instanceof OcrInputError) {
+      throw new PermanentJobError(error.publicCode, error.message);
     }
     if (error instanceof ProviderError && !error.retryable) {
       helpers.logger.error(

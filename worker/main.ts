@@ -22,24 +22,33 @@ import { ByteBudget } from './byteBudget.ts';
 import type { WorkerContext } from './context.ts';
 import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
+import { type Lane, laneConcurrency, type LaneName, runnerPoolSize, splitIntoLanes } from './lanes.ts';
 import { startLiveness } from './liveness.ts';
-import { makeProbes } from './probes.ts';
+import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
 const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
 
-export type WorkerHandle = { runner: Runner; ctx: WorkerContext; stop(): Promise<void> };
+export type WorkerHandle = {
+  /** The main runner (every task but webhook deliveries and OCR). */
+  runner: Runner;
+  runners: Partial<Record<LaneName, Runner>>;
+  ctx: WorkerContext;
+  stop(): Promise<void>;
+};
 
 /**
  * The objects every task of a worker process shares, each built once here: the live providers (OCR
- * engines among them), the cancellation channel, the batched finish of unbilled jobs.
+ * engines among them), the status probe's own OCR engine, the cancellation channel, the batched
+ * finish of unbilled jobs.
  */
 export function makeWorkerContext(
   config: Config,
   parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils'>,
 ): WorkerContext {
   const live = makeLiveProviders(config);
+  const probeOcr = makeProbeOcr();
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
   const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
@@ -48,43 +57,60 @@ export function makeWorkerContext(
     ...parts,
     inputMemory: new ByteBudget(inputMemoryBytes),
     providers: (livemode) => (livemode ? live : fixtureProviders),
+    probeOcr,
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
     markRunning: (jobId) => markRunning.submit(jobId),
     finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
     close: async () => {
       ctx.cancellations.close();
       await live.close();
+      await probeOcr.close();
     },
   };
   return ctx;
 }
 
+function makeRunnerPool(databaseUrl: string, max: number, logger: Logger): pg.Pool {
+  const pgPool = new pg.Pool({ connectionString: databaseUrl, max });
+  // Errors of idle clients and of clients being connected must be handled, or they crash the process.
+  pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
+  pgPool.on('connect', (client) =>
+    client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')),
+  );
+  return pgPool;
+}
+
 /**
- * Starts a graphile-worker pool with our tasks and crontab, its heartbeat and reaper, and an initial
- * status probe so GET /status does not read `unknown` for the first five minutes after a deploy.
- * `stop` drains: running jobs finish (or are handed back) before the connections close.
+ * Starts the process's graphile-worker runners (worker/lanes.ts: the main one with our crontab,
+ * one for webhook deliveries, one for OCR), their heartbeat and reaper, and an initial status probe
+ * so GET /status does not read `unknown` for the first five minutes after a deploy. `stop` drains
+ * every runner at once: running jobs finish (or are handed back) before the connections close.
  */
 export async function startWorker(
   config: Config,
   services: { databaseUrl: string; directDatabaseUrl?: string; s3: ObjectStoreConfig },
   logger: Logger,
 ): Promise<WorkerHandle> {
+  const concurrency = laneConcurrency(config);
+  // A job holds at most one of these connections at a time, whichever runner it runs on.
   const pool = await makePool(services.databaseUrl, {
-    maxPoolSize: config.workerConcurrency + 4,
+    maxPoolSize: concurrency.main + concurrency.webhooks + concurrency.ocr + 4,
     name: 'worker',
   });
   // LISTEN and graphile-worker's runner (LISTEN, session state) need sessions of their own.
   const direct = services.directDatabaseUrl ?? services.databaseUrl;
   const hub = new NotificationHub(direct, logger);
   await hub.start();
-  const pgPool = new pg.Pool({ connectionString: direct, max: config.workerConcurrency + 2 });
-  // Errors of idle clients and of clients being connected must be handled, or they crash the process.
-  pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
-  pgPool.on('connect', (client) =>
-    client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')),
-  );
-  // On graphile-worker's pool, which it leaves open on release: no connection of its own.
-  const workerUtils = await makeWorkerUtils({ pgPool, logger: graphileLogger(logger) });
+  const pgPools = new Map<LaneName, pg.Pool>();
+  const runnerPool = (lane: Pick<Lane, 'name' | 'concurrency'>) => {
+    const pgPool = makeRunnerPool(direct, runnerPoolSize(lane), logger);
+    pgPools.set(lane.name, pgPool);
+    return pgPool;
+  };
+  // Each runner fetches on a pool of its own, so no runner waits for another's connections.
+  const mainPgPool = runnerPool({ name: 'main', concurrency: concurrency.main });
+  // On the main runner's pool, which it leaves open on release: no connection of its own.
+  const workerUtils = await makeWorkerUtils({ pgPool: mainPgPool, logger: graphileLogger(logger) });
   const ctx = makeWorkerContext(config, {
     pool,
     hub,
@@ -92,44 +118,53 @@ export async function startWorker(
     objectStore: new ObjectStore(services.s3),
     workerUtils,
   });
-  // Liveness listens before the pool starts: workers are created during run().
+  // Liveness listens before the runners start (workers are created during run()), on the one
+  // emitter every runner reports to: each runner's pool and workers beat, or another process's
+  // reaper would take their jobs for a dead worker's.
   const events = new EventEmitter() as WorkerEvents;
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
-  const runner = await run({
-    events,
-    pgPool,
-    taskList: makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()),
-    parsedCronItems: parseCrontab(readFileSync(crontabPath, 'utf8')),
-    concurrency: config.workerConcurrency,
-    noHandleSignals: true,
-    pollInterval: 2000,
-    preset: {
-      worker: {
-        // The pool fetches and locks jobs in batches and completes them in batches: about a third
-        // less database work per job under load. Locally queued jobs are locked by the pool's id,
-        // which heartbeats like each worker's (see liveness.ts).
-        localQueue: { size: config.workerConcurrency + 1 },
-        completeJobBatchDelay: 0,
-      },
-    },
-    logger: graphileLogger(logger),
-  });
+  const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
+  const runners: Partial<Record<LaneName, Runner>> = {};
+  const stop = async () => {
+    await Promise.all(Object.values(runners).map((runner) => runner.stop()));
+    await ctx.close();
+    await liveness.stop();
+    await hub.stop();
+    await pool.end();
+    await workerUtils.release();
+    for (const pgPool of pgPools.values()) await pgPool.end();
+  };
+  try {
+    for (const lane of lanes) {
+      const main = lane.name === 'main';
+      runners[lane.name] = await run({
+        events,
+        pgPool: main ? mainPgPool : runnerPool(lane),
+        taskList: lane.taskList,
+        parsedCronItems: main ? parseCrontab(readFileSync(crontabPath, 'utf8')) : [],
+        concurrency: lane.concurrency,
+        noHandleSignals: true,
+        pollInterval: 2000,
+        // The main runner fetches and locks jobs in batches and completes them in batches: about a
+        // third less database work per job under load. Jobs are locked by the pool's id, which
+        // heartbeats like each worker's (see liveness.ts). The other runners' jobs wait on receivers
+        // and engines, not on the database: each of their workers fetches its own.
+        preset: main
+          ? { worker: { localQueue: { size: lane.concurrency + 1 }, completeJobBatchDelay: 0 } }
+          : {},
+        logger: graphileLogger(logger),
+      });
+    }
+  } catch (error) {
+    await stop().catch((stopError: unknown) =>
+      logger.warn({ err: stopError }, 'stopping a worker that failed to start failed'),
+    );
+    throw error;
+  }
   await pool.transaction((tx) =>
     enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }),
   );
-  return {
-    runner,
-    ctx,
-    stop: async () => {
-      await runner.stop();
-      await ctx.close();
-      await liveness.stop();
-      await hub.stop();
-      await pool.end();
-      await workerUtils.release();
-      await pgPool.end();
-    },
-  };
+  return { runner: runners.main!, runners, ctx, stop };
 }
 
 async function main(): Promise<void> {
@@ -145,7 +180,14 @@ async function main(): Promise<void> {
   });
   running.services = await resolveServices(config, { logger });
   running.worker = await startWorker(config, running.services, logger);
-  logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+  logger.info(
+    {
+      concurrency: config.workerConcurrency,
+      webhookConcurrency: config.webhookConcurrency,
+      ocrEngines: config.ocrEngines,
+    },
+    'worker started',
+  );
 }
 
 if (import.meta.main) await main();

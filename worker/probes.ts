@@ -5,6 +5,7 @@ import { countLiveWorkers } from '../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../shared/db/sql.ts';
 import type { WorkerContext } from './context.ts';
 import { renderDigitsPng } from './providers/bitmapText.ts';
+import { makeTesseractOcr } from './providers/tesseract.ts';
 
 export type ProbeResult = { state: ProbeState; latencyMs: number | null };
 export type Probe = (ctx: WorkerContext, signal: AbortSignal) => Promise<ProbeResult>;
@@ -64,7 +65,10 @@ export function makeProbes(): Map<string, Probe> {
         return { state: live > 0 ? 'operational' : 'outage', latencyMs: null };
       },
     ],
-    ['database', (ctx, signal) => timed(ctx, 250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`))],
+    [
+      'database',
+      (ctx, signal) => timed(ctx, 250, signal, () => ctx.pool.query(sql.typeAlias('void')`select`)),
+    ],
     [
       'storage',
       (ctx, signal) =>
@@ -86,15 +90,26 @@ let probeImage: Buffer | undefined;
 const ocrProbeSlowMs = 5000;
 const ocrProbeTimeoutMs = 20_000;
 
+/**
+ * The probe's own engine (WorkerContext.probeOcr): the same tesseract, languages and code path as
+ * the jobs' engines, but never queued behind them. So the probe answers whether OCR works in this
+ * process; a backlog shows in the jobs' waiting, not as an outage. Idle, it ends after a minute like
+ * any engine, so it costs memory about one minute in five.
+ */
+export function makeProbeOcr() {
+  return makeTesseractOcr({ engines: 1, timeoutMs: ocrProbeTimeoutMs });
+}
+
 /** One read of the probe image; throws when the engine fails or reads other text. */
 async function readProbeImage(ctx: WorkerContext, signal: AbortSignal): Promise<void> {
   probeImage ??= renderDigitsPng(probeText);
-  const out = await ctx.providers(true).ocr.extract({
+  const out = await ctx.probeOcr.extract({
     data: probeImage,
     mimeType: 'image/png',
     filename: undefined,
     languageHint: 'en',
-    signal: AbortSignal.any([signal, AbortSignal.timeout(ocrProbeTimeoutMs)]),
+    // Bounded by the probe engine's own timeout (ocrProbeTimeoutMs).
+    signal,
   });
   if (out.text.replace(/\s+/g, '') !== probeText.replace(/\s+/g, '')) {
     throw new Error(`OCR probe read '${out.text}'`);
@@ -102,9 +117,10 @@ async function readProbeImage(ctx: WorkerContext, signal: AbortSignal): Promise<
 }
 
 /**
- * The `ocr` status component: reads an image with known digits through the same provider live jobs
- * use. Wrong text is an outage as much as an error is: the engine answered, but not usefully. Like
- * the other probes, a failure is tried twice more, a second apart, before it counts.
+ * The `ocr` status component: reads an image with known digits through the same engine code live
+ * jobs use, on an engine of its own (makeProbeOcr). Wrong text is an outage as much as an error is:
+ * the engine answered, but not usefully. Like the other probes, a failure is tried twice more, a
+ * second apart, before it counts.
  */
 export const ocrProbe: Probe = async (ctx, signal) => {
   for (let attempt = 1; ; attempt++) {

@@ -22,19 +22,32 @@ export function isWebhookEventType(value: string): value is (typeof webhookEvent
 export const webhookDeliverPayload = z.object({ deliveryId: z.string(), attempt: z.int().min(1) });
 export type WebhookDeliverPayload = z.infer<typeof webhookDeliverPayload>;
 
-/** The job that makes attempt `attempt`; its key makes a re-enqueue of the same attempt a no-op replacement. */
+/**
+ * The job that makes attempt `attempt`; its key makes a re-enqueue of the same attempt a no-op
+ * replacement. Deliveries to one endpoint share a queue (`webhook:<endpointId>`), so they run one at
+ * a time across every worker: a receiver that hangs until the deadline holds one delivery slot of
+ * the fleet, and every other endpoint's deliveries keep the rest. The queue names are as many as the
+ * endpoints with deliveries pending (endpoints are created by operators, not by API calls), and the
+ * hourly maintenance removes those left empty (graphile-worker's GC_JOB_QUEUES).
+ */
 export async function enqueueDeliveryAttempt(
   tx: Db,
   payload: WebhookDeliverPayload,
-  runAt?: string,
+  options: { endpointId: string; runAt?: string },
 ): Promise<void> {
   await enqueue(tx, 'webhook__deliver', payload, {
     jobKey: `webhook:${payload.deliveryId}:${payload.attempt}`,
+    queueName: webhookQueueName(options.endpointId),
     // Transport failures are retried by our own schedule; these attempts only cover database errors.
     maxAttempts: 5,
     priority: 1,
-    runAt,
+    runAt: options.runAt,
   });
+}
+
+/** The graphile-worker queue of an endpoint's deliveries. */
+export function webhookQueueName(endpointId: string): string {
+  return `webhook:${endpointId}`;
 }
 
 /**
@@ -51,5 +64,7 @@ export async function enqueueWebhookDeliveries(tx: Db, event: DomainEvent & { id
     eventId: event.id,
   }));
   await insertWebhookDeliveries(tx, rows);
-  for (const row of rows) await enqueueDeliveryAttempt(tx, { deliveryId: row.id, attempt: 1 });
+  for (const row of rows) {
+    await enqueueDeliveryAttempt(tx, { deliveryId: row.id, attempt: 1 }, { endpointId: row.endpointId });
+  }
 }

@@ -7,7 +7,7 @@ import { makeAppDeps } from '../../api/makeDeps.ts';
 import { RateLimiter } from '../../api/rateLimiter.ts';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
-import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
+import { ObjectStore, type ObjectStoreConfig } from '../../shared/objectStore.ts';
 import { startWorker, type WorkerHandle } from '../../worker/main.ts';
 import { createTestDatabase, dropTestDatabase } from './database.ts';
 
@@ -45,9 +45,12 @@ export async function setupTestContext(
   options: { rateLimitClock?: () => number } = {},
 ): Promise<TestContext> {
   const db = await createTestDatabase();
-  const config = loadConfig({ ...testEnv(env), DATABASE_URL: db.url });
+  // A bucket per file as well: a file that asserts what the store holds sees only its own objects.
+  const bucket = db.name.replaceAll('_', '-');
+  const config = loadConfig({ ...testEnv({ S3_BUCKET: bucket, ...env }), DATABASE_URL: db.url });
   const logger = createLogger(config.logLevel, 'test');
   const s3: ObjectStoreConfig = { ...config.s3, endpoint: config.s3.endpoint! };
+  await new ObjectStore(s3).ensureBucket();
   const services = { databaseUrl: db.url, s3 };
   // Every api instance of the context counts rate-limit windows on the clock it is given.
   const withClock = <D extends AppDeps>(built: D): D => {

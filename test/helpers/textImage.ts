@@ -3,6 +3,8 @@ import path from 'node:path';
 
 import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
 
+import { encodePng } from '../../shared/providers/png.ts';
+
 const require = createRequire(import.meta.url);
 let registered = false;
 
@@ -39,4 +41,21 @@ export function renderTextPng(lines: string[], script: 'latin' | 'devanagari'): 
   g.textBaseline = 'middle';
   lines.forEach((line, i) => g.fillText(line, 30, 20 + lineHeight * (i + 0.5)));
   return canvas.toBuffer('image/png');
+}
+
+/**
+ * A PNG of random black and white dots (deterministic for a seed): tesseract hunts for text in it
+ * for many seconds (a 1500 × 1500 one takes about 10 s on an idle core), where a line of digits takes
+ * a fraction of one. Tests use it as the slow image a tenant might send.
+ */
+export function renderNoisePng(size = 1500, seed = 12345): Buffer {
+  let state = seed;
+  const next = () => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return state;
+  };
+  return encodePng(size, size, () => {
+    const v = (next() >> 16) & 1 ? 0 : 255;
+    return [v, v, v];
+  });
 }

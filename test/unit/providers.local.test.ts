@@ -1,11 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { sniffImageFormat } from '../../shared/imageDimensions.ts';
 import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../shared/providers/audio.ts';
 import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
 import { hashEmbedding, localChat, localModels } from '../../worker/providers/local.ts';
 import { imageSize } from '../../worker/providers/openai.ts';
 import { scrubSecrets } from '../../worker/providers/openaiHttp.ts';
-import { resolveOcrLanguages, sniffImageFormat } from '../../worker/providers/tesseract.ts';
+import { resolveOcrLanguages } from '../../worker/providers/tesseract.ts';
 import { makeWav } from '../helpers/audio.ts';
 
 const never = new AbortController().signal;

@@ -5,11 +5,12 @@ import { makeOpenAiProviders } from './openai.ts';
 import { makeTesseractOcr } from './tesseract.ts';
 
 /**
- * The providers live keys use. OCR is always the local tesseract: the OpenAI protocol has no OCR
- * endpoint, and DESIGN.md makes local OCR real. Everything else follows PROVIDER.
+ * The providers live keys use. OCR is always the local tesseract (OCR_ENGINES engines, reads bounded
+ * by OCR_TIMEOUT_MS): the OpenAI protocol has no OCR endpoint, and DESIGN.md makes local OCR real.
+ * Everything else follows PROVIDER.
  */
 export function makeLiveProviders(config: Config): Providers & { close(): Promise<void> } {
-  const ocr = makeTesseractOcr();
+  const ocr = makeTesseractOcr({ engines: config.ocrEngines, timeoutMs: config.ocrTimeoutMs });
   switch (config.provider.name) {
     case 'local':
       return {

@@ -6,6 +6,12 @@ import path from 'node:path';
 
 import Tesseract from 'tesseract.js';
 
+import { ocrMaxPixels } from '../../shared/generationJobs.ts';
+import {
+  type ImageDimensions,
+  oversizedImageMessage,
+  readImageDimensions,
+} from '../../shared/imageDimensions.ts';
 import { type OcrProvider, type OcrRequest, ProviderError } from '../../shared/providers/types.ts';
 
 /** Tesseract's language codes for the hints the API accepts. */
@@ -77,123 +83,232 @@ export function resolveOcrLanguages(
   return ['eng', 'nep'];
 }
 
-export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'bmp' | 'pnm';
-
-/** The image format from its leading bytes; undefined for anything tesseract cannot read (PDF, TIFF, AVIF …). */
-export function sniffImageFormat(data: Buffer): ImageFormat | undefined {
-  if (data.length >= 8 && data.readUInt32BE(0) === 0x89504e47) return 'png';
-  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'jpeg';
-  if (
-    data.length >= 12 &&
-    data.toString('ascii', 0, 4) === 'RIFF' &&
-    data.toString('ascii', 8, 12) === 'WEBP'
-  ) {
-    return 'webp';
+/**
+ * An OCR read refused for its input: retrying cannot help, and the caller hears `publicCode` and
+ * the message (the job's public error).
+ */
+export class OcrInputError extends ProviderError {
+  readonly publicCode: 'unsupported_media_type' | 'file_too_large';
+  constructor(publicCode: OcrInputError['publicCode'], message: string) {
+    super(message, false);
+    this.name = 'OcrInputError';
+    this.publicCode = publicCode;
   }
-  if (data.length >= 6 && /^GIF8[79]a$/.test(data.toString('ascii', 0, 6))) return 'gif';
-  if (data.length >= 26 && data.toString('ascii', 0, 2) === 'BM') return 'bmp';
-  if (
-    data.length >= 3 &&
-    data[0] === 0x50 &&
-    data[1]! >= 0x31 &&
-    data[1]! <= 0x36 &&
-    /\s/.test(String.fromCharCode(data[2]!))
-  ) {
-    return 'pnm';
-  }
-  return undefined;
 }
 
-/** Thrown for data tesseract cannot read: retrying cannot help, and the caller should hear why. */
-export class UnreadableImageError extends ProviderError {
+/** Data tesseract cannot read (not one of its formats, or a header no decoder could size). */
+export class UnreadableImageError extends OcrInputError {
   constructor() {
-    super('The OCR data is not a PNG, JPEG, WebP, GIF, BMP or PNM image.', false);
+    super('unsupported_media_type', 'The OCR data is not a PNG, JPEG, WebP, GIF, BMP or PNM image.');
     this.name = 'UnreadableImageError';
   }
 }
 
-// A tesseract worker holds ~100 MB once its languages are loaded: keep it between jobs, drop it when idle.
-const idleTerminateMs = 60_000;
+/** An image declaring more pixels than an engine may decode (the api refuses it too). */
+export class ImageTooLargeError extends OcrInputError {
+  constructor(image: ImageDimensions, maxPixels: number) {
+    super('file_too_large', oversizedImageMessage(image, maxPixels));
+    this.name = 'ImageTooLargeError';
+  }
+}
 
-type Slot = { worker: Promise<Tesseract.Worker>; busy: number; idle?: NodeJS.Timeout };
+/**
+ * A read that outlasted the timeout. It is the image's doing (its size or detail), so it would time
+ * out again: `file_too_large`, the code for input over a limit, with the limit in the message.
+ */
+export class OcrTimeoutError extends OcrInputError {
+  constructor(timeoutMs: number) {
+    super(
+      'file_too_large',
+      `OCR did not finish within ${Math.round(timeoutMs / 100) / 10} seconds: the image is too large or too detailed to read in time. Send it smaller or cropped.`,
+    );
+    this.name = 'OcrTimeoutError';
+  }
+}
+
+export type TesseractOcrOptions = {
+  /** Engines (worker threads) at most; reads beyond that wait for one, first come first served. */
+  engines: number;
+  /** The longest one recognition may take (waiting for an engine and starting one not counted). */
+  timeoutMs: number;
+  /** The most pixels an image may declare; default ocrMaxPixels. */
+  maxPixels?: number;
+};
+
+// A tesseract worker holds ~100 MB once its languages are loaded: keep it between reads, end it when idle.
+const idleTerminateMs = 60_000;
+// WebAssembly memory grows and never shrinks: an engine that decoded a large image (measured: 40
+// megapixels left one ~450 MB larger) is ended after that read rather than kept that large.
+const retireAbovePixels = 12_000_000;
+
+type Engine = {
+  key: string;
+  worker: Promise<Tesseract.Worker>;
+  busy: boolean;
+  /** Set when the engine is ended; its thread is terminated once it has started. */
+  ended: boolean;
+  idle?: NodeJS.Timeout;
+};
+type Waiter = { languages: OcrLanguage[]; grant(engine: Engine): void };
 
 /** The worker thread behind a tesseract.js worker (not in its typings). */
 function threadOf(worker: Tesseract.Worker): { ref(): void; unref(): void } | undefined {
   return (worker as unknown as { worker?: { ref(): void; unref(): void } }).worker;
 }
 
+/** `work`, or the abort reason as soon as `signal` aborts (`work` is left to settle unobserved). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /**
- * OCR with tesseract.js in worker threads, one tesseract worker per language set, reused across
- * jobs (which queue on it). A cancelled job terminates its worker, since recognition cannot be
- * interrupted any other way; a job queued on the same worker then fails retryably and runs again.
+ * OCR with tesseract.js in a pool of at most `engines` worker threads, each loaded with one
+ * language set and reused by reads of that set (an idle engine of another set is replaced when the
+ * pool is full). Checks the image's declared size before any engine decodes it. A read that times
+ * out or is cancelled ends its engine, since recognition cannot be interrupted any other way; the
+ * next read then starts a fresh one, so one stuck image never holds more than its own engine.
  */
-export function makeTesseractOcr(): OcrProvider & { close(): Promise<void> } {
-  const slots = new Map<string, Slot>();
+export function makeTesseractOcr(options: TesseractOcrOptions): OcrProvider & { close(): Promise<void> } {
+  const maxPixels = options.maxPixels ?? ocrMaxPixels;
+  const engines = new Set<Engine>();
+  const waiting: Waiter[] = [];
+  const closed = new AbortController();
 
-  const drop = async (key: string, slot: Slot) => {
-    if (slots.get(key) === slot) slots.delete(key);
-    clearTimeout(slot.idle);
-    await slot.worker.then((w) => w.terminate()).catch(() => {});
+  const end = (engine: Engine) => {
+    engine.ended = true;
+    engines.delete(engine);
+    clearTimeout(engine.idle);
+    void engine.worker.then((w) => w.terminate()).catch(() => {});
   };
 
-  const acquire = (langs: OcrLanguage[]): { key: string; slot: Slot } => {
-    const key = langs.join('+');
-    let slot = slots.get(key);
-    if (!slot) {
-      const created: Slot = {
-        busy: 0,
-        worker: Tesseract.createWorker(langs, Tesseract.OEM.LSTM_ONLY, {
-          langPath: tessdata(),
-          cacheMethod: 'none',
-          gzip: true,
-          // Without a handler tesseract.js rethrows worker errors as uncaught exceptions.
-          errorHandler: () => {},
-        }),
-      };
-      created.worker.catch(() => void drop(key, created));
-      slots.set(key, created);
-      slot = created;
+  const start = (languages: OcrLanguage[]): Engine => {
+    const worker = Tesseract.createWorker(languages, Tesseract.OEM.LSTM_ONLY, {
+      langPath: tessdata(),
+      cacheMethod: 'none',
+      gzip: true,
+      // Without a handler tesseract.js rethrows worker errors as uncaught exceptions.
+      errorHandler: () => {},
+    });
+    // Awaited by the read that started it; this only keeps a failed start from being unhandled.
+    worker.catch(() => {});
+    const engine: Engine = { key: languages.join('+'), worker, busy: false, ended: false };
+    engines.add(engine);
+    return engine;
+  };
+
+  /** An engine for `languages` now, or undefined when every engine is busy. */
+  const take = (languages: OcrLanguage[]): Engine | undefined => {
+    const key = languages.join('+');
+    const idle = [...engines].filter((e) => !e.busy);
+    let engine = idle.find((e) => e.key === key);
+    if (!engine) {
+      if (engines.size >= options.engines) {
+        const other = idle[0];
+        if (!other) return undefined;
+        end(other);
+      }
+      engine = start(languages);
     }
-    clearTimeout(slot.idle);
-    slot.busy += 1;
-    return { key, slot };
+    clearTimeout(engine.idle);
+    engine.busy = true;
+    return engine;
   };
 
-  const release = (key: string, slot: Slot) => {
-    slot.busy -= 1;
-    if (slot.busy > 0 || slots.get(key) !== slot) return;
-    // An idle engine must not keep the process alive: a stopping worker exits without waiting for it.
-    void slot.worker.then((w) => threadOf(w)?.unref()).catch(() => {});
-    slot.idle = setTimeout(() => void drop(key, slot), idleTerminateMs);
-    slot.idle.unref();
+  const acquire = (languages: OcrLanguage[], signal: AbortSignal): Promise<Engine> => {
+    const now = waiting.length === 0 ? take(languages) : undefined;
+    if (now) return Promise.resolve(now);
+    return new Promise<Engine>((resolve, reject) => {
+      const stop = AbortSignal.any([signal, closed.signal]);
+      if (stop.aborted) {
+        reject(stop.reason as Error);
+        return;
+      }
+      const waiter: Waiter = {
+        languages,
+        grant: (engine) => {
+          stop.removeEventListener('abort', onAbort);
+          resolve(engine);
+        },
+      };
+      const onAbort = () => {
+        waiting.splice(waiting.indexOf(waiter), 1);
+        reject(stop.reason as Error);
+      };
+      stop.addEventListener('abort', onAbort, { once: true });
+      waiting.push(waiter);
+    });
+  };
+
+  const release = (engine: Engine, retire: boolean) => {
+    if (retire) {
+      end(engine);
+    } else {
+      engine.busy = false;
+      // An idle engine must not keep the process alive: a stopping worker exits without waiting for it.
+      void engine.worker.then((w) => threadOf(w)?.unref()).catch(() => {});
+      engine.idle = setTimeout(() => end(engine), idleTerminateMs);
+      engine.idle.unref();
+    }
+    // First come, first served: an engine (or room for one) goes to the longest waiting read.
+    while (waiting.length > 0) {
+      const next = take(waiting[0]!.languages);
+      if (!next) break;
+      waiting.shift()!.grant(next);
+    }
   };
 
   return {
     async extract({ data, filename, languageHint, signal }) {
-      if (!sniffImageFormat(data)) throw new UnreadableImageError();
+      const image = readImageDimensions(data);
+      if (!image) throw new UnreadableImageError();
+      if (image.pixels > maxPixels) throw new ImageTooLargeError(image, maxPixels);
       signal.throwIfAborted();
+      closed.signal.throwIfAborted();
       const languages = resolveOcrLanguages(languageHint, filename);
-      const { key, slot } = acquire(languages);
-      const onAbort = () => void drop(key, slot);
-      signal.addEventListener('abort', onAbort, { once: true });
+      const engine = await acquire(languages, signal);
+      // Recognition alone is timed: starting an engine (loading its languages) is not the image's doing.
+      const deadline = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      let retire = image.pixels > retireAbovePixels;
       try {
-        const worker = await slot.worker;
-        threadOf(worker)?.ref();
-        const { data: out } = await worker.recognize(data);
-        signal.throwIfAborted();
+        const read = engine.worker.then((worker) => {
+          // Ended while it started (a cancellation, a close): tesseract.js would post to a dead thread.
+          if (engine.ended) throw new ProviderError('the OCR engine was ended', true);
+          threadOf(worker)?.ref();
+          timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+          return worker.recognize(data);
+        });
+        const { data: out } = await unlessAborted(
+          read,
+          AbortSignal.any([signal, deadline.signal, closed.signal]),
+        );
         return { text: out.text.replace(/\s+$/, ''), pages: 1, model: ocrModel, languages };
       } catch (error) {
-        if (signal.aborted) throw signal.reason;
+        if (signal.aborted) {
+          retire = true;
+          throw signal.reason;
+        }
+        if (deadline.signal.aborted) {
+          retire = true;
+          throw new OcrTimeoutError(options.timeoutMs);
+        }
         // A header that looked right over bytes leptonica cannot decode: retrying reads the same bytes.
         if (/read image|pix not read|not valid format/i.test(String(error))) throw new UnreadableImageError();
+        retire = true;
         throw new ProviderError(`tesseract failed: ${String(error)}`, true, { cause: error });
       } finally {
-        signal.removeEventListener('abort', onAbort);
-        release(key, slot);
+        clearTimeout(timer);
+        release(engine, retire);
       }
     },
     async close() {
-      await Promise.all([...slots].map(([key, slot]) => drop(key, slot)));
+      closed.abort(new ProviderError('the OCR engines were closed', true));
+      for (const engine of [...engines]) end(engine);
     },
   };
 }

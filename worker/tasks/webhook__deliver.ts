@@ -6,10 +6,7 @@ import {
   lockDelivery,
   updateDelivery,
 } from '../../shared/db/queries/webhooks.ts';
-import {
-  enqueueDeliveryAttempt,
-  webhookDeliverPayload,
-} from '../../shared/webhooks/fanout.ts';
+import { enqueueDeliveryAttempt, webhookDeliverPayload } from '../../shared/webhooks/fanout.ts';
 import { webhookHeaders } from '../../shared/webhooks/signing.ts';
 import type { WorkerContext } from '../context.ts';
 import { defaultWebhookPolicy, retryDelayMs, type WebhookPolicy } from '../webhooks/policy.ts';
@@ -87,7 +84,7 @@ export function webhookDeliver(ctx: WorkerContext, policy: WebhookPolicy = defau
         await enqueueDeliveryAttempt(
           tx,
           { deliveryId: current.id, attempt: payload.attempt + 1 },
-          nextAttemptAt,
+          { endpointId: current.endpoint_id, runAt: nextAttemptAt },
         );
       }
     });

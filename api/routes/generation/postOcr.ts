@@ -5,8 +5,14 @@ import { insertFinishedJob, type JobRow } from '../../../shared/db/queries/jobs.
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { recordEvent } from '../../../shared/events.ts';
-import { inputObjectKey, type OcrJobInput, ocrMaxBytes } from '../../../shared/generationJobs.ts';
+import {
+  inputObjectKey,
+  type OcrJobInput,
+  ocrMaxBytes,
+  ocrMaxPixels,
+} from '../../../shared/generationJobs.ts';
 import { newId } from '../../../shared/ids.ts';
+import { oversizedImageMessage, readImageDimensions } from '../../../shared/imageDimensions.ts';
 import { toJobDto } from '../../../shared/jobs.ts';
 import { settleUsage } from '../../../shared/metering.ts';
 import { ocrCost } from '../../../shared/prices.ts';
@@ -73,6 +79,19 @@ async function fixtureJob(tx: Db, req: Request, projectId: string, input: Omit<O
   }
 }
 
+/**
+ * An image whose header declares more than ocrMaxPixels is refused before it is stored: it is
+ * `file_too_large` (413), a size over a limit, like data over 20 MiB; the worker checks again before
+ * decoding. Bytes whose header cannot be read go on to the worker, which answers for them.
+ * @throws AppError file_too_large
+ */
+function refuseOversizedImage(bytes: Buffer): void {
+  const image = readImageDimensions(bytes);
+  if (image && image.pixels > ocrMaxPixels) {
+    throw new AppError('file_too_large', oversizedImageMessage(image, ocrMaxPixels));
+  }
+}
+
 /** POST /ocr: the image goes to object storage, a worker reads it; answers 202 with the job to poll. */
 export function postOcr(deps: AppDeps): RequestHandler {
   const { prices } = deps.config;
@@ -90,6 +109,7 @@ export function postOcr(deps: AppDeps): RequestHandler {
         issues: [{ path: 'data', message: 'must be base64-encoded file bytes' }],
       });
     }
+    refuseOversizedImage(bytes);
     const projectId = resolveProject(req);
     const meta = {
       mimeType: body.mimeType,

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { findDeadLockHolders } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { staleAfterSeconds } from '../../../worker/liveness.ts';
+import type { WorkerHandle } from '../../../worker/main.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { waitUntil } from '../api/tasks.helpers.ts';
 
 /**
  * The production worker fetches jobs into a local queue, locked in its pool's name rather than a
@@ -12,10 +14,11 @@ import { setupTestContext, type TestContext } from '../../helpers/context.ts';
  * take the pool for alive while its process is, and for dead once it stops beating.
  */
 let t: TestContext;
+let worker: WorkerHandle;
 
 beforeAll(async () => {
   t = await setupTestContext();
-  await t.startWorker();
+  worker = await t.startWorker();
 });
 afterAll(async () => {
   await t.close();
@@ -53,5 +56,21 @@ describe('worker liveness with a local queue', () => {
     const dead = await findDeadLockHolders(t.deps.pool, staleAfterSeconds);
     expect(dead).toContain('pool-gone');
     expect(dead).not.toContain(poolId);
+  });
+
+  it('beats for every runner of the process (main, webhooks, OCR): their pools and each of their workers', async () => {
+    // Every runner locks its jobs in its pool's name: a runner that did not beat would have its
+    // running jobs (a webhook delivery, an OCR read) released by another process's reaper.
+    const { workerConcurrency, webhookConcurrency, ocrEngines } = t.config;
+    expect(Object.keys(worker.runners).sort()).toEqual(['main', 'ocr', 'webhooks']);
+    const counts = await waitUntil(async () => {
+      const ids = await heartbeatIds();
+      const pools = ids.filter((id) => id.startsWith('pool-')).length;
+      const workers = ids.filter((id) => id.startsWith('worker-')).length;
+      return pools === 3 && workers === workerConcurrency + webhookConcurrency + ocrEngines
+        ? { pools, workers }
+        : undefined;
+    });
+    expect(counts).toEqual({ pools: 3, workers: 16 + 8 + 2 });
   });
 });
