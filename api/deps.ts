@@ -14,9 +14,11 @@ import type { JobWaiter } from './jobWaiter.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { RequestLogWriter } from './requestLog.ts';
+import type { StreamLeases } from './sse/streamLeases.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
+import type { TextStreamOptions } from './sse/textStream.ts';
 import type { StatusSnapshots } from './status.ts';
 import type { UploadGauge } from './uploads/uploadGauge.ts';
 
@@ -34,8 +36,12 @@ export type AppDeps = {
   /** Streamed uploads being received by this process and the bytes they hold. */
   uploads: UploadGauge;
   credentialResolvers: CredentialResolver[];
-  /** Task stream hold and heartbeat times; tests and benches shorten them (default: 60 s hold). */
+  /** Task stream hold, heartbeat and stall times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;
+  /** Streaming POST /text keep-alive and stall times; tests shorten them. */
+  textStream?: Partial<TextStreamOptions>;
+  /** The per-workspace limit on open streams, shared by every api process. */
+  streamLeases: StreamLeases;
   keyCache: KeyCache;
   /** Refuses client addresses that keep failing authentication, before any key lookup. */
   failedAuth: FailedAuthLimiter;

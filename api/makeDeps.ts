@@ -13,6 +13,7 @@ import { JobWaiter } from './jobWaiter.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';
+import { StreamLeases } from './sse/streamLeases.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
 import { StatusSnapshots } from './status.ts';
@@ -32,6 +33,7 @@ export async function makeAppDeps(
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
+  const streamLeases = new StreamLeases(pool, logger, config.streamsPerWorkspace);
   return {
     config,
     pool,
@@ -50,6 +52,7 @@ export async function makeAppDeps(
     // Built with the app: their LISTENs are in place before the first stream opens.
     taskReplyFeed: new TaskReplyFeed(pool, hub, logger),
     textDeltas: new TextDeltaRelay(hub),
+    streamLeases,
     cursorKeys: new CursorKeys(pool),
     idempotency: new IdempotencyStore(pool, logger),
     status: new StatusSnapshots(pool),
@@ -57,6 +60,8 @@ export async function makeAppDeps(
     drain: () => shutdown.abort(),
     close: async () => {
       shutdown.abort();
+      // Streams closed by now have their leases given back before the pool goes.
+      await streamLeases.settle();
       await requestLog.close();
       await jobWaiter.close();
       await hub.stop();

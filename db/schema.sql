@@ -319,6 +319,22 @@ create table status_snapshot (
   constraint status_snapshot_pkey PRIMARY KEY (id)
 );
 
+create table stream_lease_counts (
+  workspace_id text not null,
+  leases integer not null default 0,
+  constraint stream_lease_counts_leases_check CHECK ((leases >= 0)),
+  constraint stream_lease_counts_pkey PRIMARY KEY (workspace_id),
+  constraint stream_lease_counts_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
+
+create table stream_leases (
+  id text not null,
+  workspace_id text not null,
+  expires_at timestamp with time zone not null,
+  constraint stream_leases_pkey PRIMARY KEY (id),
+  constraint stream_leases_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES stream_lease_counts(workspace_id) ON DELETE CASCADE
+);
+
 create table task_message_files (
   workspace_id text not null,
   message_id text not null,
@@ -506,6 +522,7 @@ CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id
 CREATE INDEX request_logs_workspace_idx ON ONLY public.request_logs USING btree (workspace_id, created_at, id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);
+CREATE INDEX stream_leases_expiry_idx ON public.stream_leases USING btree (workspace_id, expires_at);
 CREATE INDEX task_message_files_file_idx ON public.task_message_files USING btree (file_id);
 CREATE INDEX tasks_workspace_idx ON public.tasks USING btree (workspace_id, created_at);
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at);

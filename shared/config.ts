@@ -84,6 +84,8 @@ const envSchema = z.object({
   /** JSON object overriding entries of the default price table (see shared/prices.ts). */
   PRICES: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Server-sent event streams (task streams, streaming POST /text) a workspace may hold open at once, across every api process. */
+  STREAMS_PER_WORKSPACE: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** Failed authentications per client address and minute an api process takes before refusing that address. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
@@ -152,6 +154,7 @@ export type Config = Readonly<{
   /** The price table: defaults with PRICES' entries laid over them (shared/prices.ts). */
   prices: Prices;
   rateLimitPerMinute: number;
+  streamsPerWorkspace: number;
   authFailuresPerMinute: number;
   workerConcurrency: number;
   webhookConcurrency: number;
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     prices,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,

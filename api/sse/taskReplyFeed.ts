@@ -19,15 +19,26 @@ export type FeedReply = { readonly row: TaskMessageRow; event?: string };
 export type ReplySubscriber = {
   /** Number of the last reply this subscriber has; advanced by `deliver`. */
   after: number;
-  /** Receives replies numbered above `after`, oldest first. Must not throw. */
+  /**
+   * Set by the subscriber when it cannot take more (its reader does not keep up): it is passed over
+   * until `resume`, which reads from its cursor again. Replies are never held for it meanwhile.
+   */
+  paused?: boolean;
+  /**
+   * Receives replies numbered above `after`, oldest first. It may stop part-way (and pause): the
+   * rest is read again from `after` on resume. Must not throw.
+   */
   deliver(replies: readonly FeedReply[]): void;
 };
 
 type TaskEntry = { subscribers: Set<ReplySubscriber>; fetching: boolean; again: boolean };
 
+/** The cursor a read starts from: the lowest of the subscribers that can take replies now. */
 function lowestCursor(entry: TaskEntry): number {
   let lowest = Number.MAX_SAFE_INTEGER;
-  for (const subscriber of entry.subscribers) if (subscriber.after < lowest) lowest = subscriber.after;
+  for (const subscriber of entry.subscribers) {
+    if (!subscriber.paused && subscriber.after < lowest) lowest = subscriber.after;
+  }
   return lowest;
 }
 
@@ -45,7 +56,8 @@ const batchSize = 500;
  * replies after the lowest cursor among that task's subscribers, however many streams follow it;
  * reads requested in the same tick share one statement, and reads of a task never overlap (a
  * notification during a read schedules one more). Streams hold no database connection and there is
- * no polling: the database is read on notification, on subscribe (to catch up from a cursor) and
+ * no polling: the database is read on notification, on subscribe (to catch up from a cursor), when a
+ * stream paused by a slow reader resumes (from its cursor: nothing is queued for it while paused) and
  * after the LISTEN connection comes back (NOTIFY is not durable).
  */
 export class TaskReplyFeed {
@@ -70,6 +82,15 @@ export class TaskReplyFeed {
     return { tasks: this.tasks.size, subscribers };
   }
 
+  /** How many of this process's streams are paused by a reader that does not keep up (diagnostics). */
+  get paused(): number {
+    let paused = 0;
+    for (const entry of this.tasks.values()) {
+      for (const subscriber of entry.subscribers) if (subscriber.paused) paused++;
+    }
+    return paused;
+  }
+
   /**
    * Follows a task's replies after `subscriber.after`, reading once at once to catch up with
    * anything committed before the subscription. Returns the unsubscribe function.
@@ -88,6 +109,15 @@ export class TaskReplyFeed {
       current.subscribers.delete(subscriber);
       if (current.subscribers.size === 0 && !current.fetching) this.tasks.delete(taskId);
     };
+  }
+
+  /**
+   * Takes a paused subscriber back: the replies after its cursor are read again, with the next read
+   * of its task (so nothing was buffered for it while it was paused, and nothing is lost).
+   */
+  resume(taskId: string, subscriber: ReplySubscriber): void {
+    subscriber.paused = false;
+    this.refresh(taskId);
   }
 
   private onNotification(notice: ChannelPayload<'tasks:message'>): void {
@@ -139,12 +169,14 @@ export class TaskReplyFeed {
   private async read(batch: [string, TaskEntry][]): Promise<void> {
     try {
       const [first] = batch;
+      // Where each task's read starts: a subscriber resumed while it runs may be behind it.
+      const from = new Map(batch.map(([taskId, entry]) => [taskId, lowestCursor(entry)]));
       const rows =
         batch.length === 1
-          ? await listRepliesAfter(this.pool, first![0], lowestCursor(first![1]), pageSize)
+          ? await listRepliesAfter(this.pool, first![0], from.get(first![0])!, pageSize)
           : await listRepliesAfterEach(
               this.pool,
-              batch.map(([taskId, entry]) => ({ taskId, afterSeq: lowestCursor(entry) })),
+              batch.map(([taskId]) => ({ taskId, afterSeq: from.get(taskId)! })),
               pageSize,
             );
       const byTask = Map.groupBy(
@@ -153,7 +185,7 @@ export class TaskReplyFeed {
       );
       for (const [taskId, entry] of batch) {
         const taskRows = byTask.get(taskId) ?? [];
-        this.dispatch(entry, taskRows);
+        this.dispatch(entry, taskRows, from.get(taskId)!);
         // A full page means there may be more: keep reading until caught up.
         if (taskRows.length === pageSize) entry.again = true;
       }
@@ -169,9 +201,18 @@ export class TaskReplyFeed {
     }
   }
 
-  private dispatch(entry: TaskEntry, replies: readonly FeedReply[]): void {
-    if (replies.length === 0) return;
+  /**
+   * Hands `replies` (those after `from`) to the subscribers that can take them. One behind `from`
+   * (resumed during the read) would see a gap: it waits for the next read, made from its cursor.
+   */
+  private dispatch(entry: TaskEntry, replies: readonly FeedReply[], from: number): void {
     for (const subscriber of [...entry.subscribers]) {
+      if (subscriber.paused) continue;
+      if (subscriber.after < from) {
+        entry.again = true;
+        continue;
+      }
+      if (replies.length === 0) continue;
       const fresh = replies.filter((r) => r.row.seq > subscriber.after);
       if (fresh.length === 0) continue;
       try {

@@ -2,19 +2,28 @@ import type { Request, Response } from 'express';
 
 import { toMessageDto } from '../../shared/tasks/dto.ts';
 import { type CursorKey, encodeCursor } from '../cursor.ts';
-import type { FeedReply, TaskReplyFeed } from './taskReplyFeed.ts';
+import type { FeedReply, ReplySubscriber, TaskReplyFeed } from './taskReplyFeed.ts';
 
 export type TaskStreamOptions = {
   /** How long a stream is held before `done` (spec: up to 60 seconds). */
   holdMs: number;
   /** Interval of comment lines that keep proxies from closing an idle stream. */
   heartbeatMs: number;
+  /**
+   * How long writes may stay blocked by a reader that does not read before the stream is ended; and
+   * how long its ending may then wait to be flushed before the connection is cut.
+   */
+  stallMs: number;
 };
 
 export const defaultTaskStreamOptions: TaskStreamOptions = Object.freeze({
   holdMs: 60_000,
   heartbeatMs: 15_000,
+  stallMs: 10_000,
 });
+
+/** The longest a task stream's connection lives: its hold, then at most `stallMs` to flush its end. */
+export const taskStreamLifetimeMs = (options: TaskStreamOptions) => options.holdMs + options.stallMs;
 
 /** One server-sent event; JSON never contains a raw newline, so `data` is a single line. */
 function sseEvent(event: string, data: unknown, id?: string): string {
@@ -37,6 +46,12 @@ function replyEvent(key: CursorKey, reply: FeedReply): string {
  * process keeps a subscriber in the feed and two timers; no database connection, no polling.
  * Replies arrive in number order and a reply is sent only if it is above the last one sent, so a
  * reconnect with the last id neither loses nor repeats one.
+ *
+ * Backpressure: when the socket's buffer is full (a reader that does not keep up), the stream stops
+ * writing (no replies, no heartbeats) and the feed passes it over; on 'drain' the feed reads the
+ * replies after its cursor again. So a slow reader costs at most a buffer's worth and one event,
+ * whatever is posted meanwhile. Blocked for `stallMs`, the stream is ended with `done`; an ending
+ * not flushed `stallMs` later cuts the connection.
  */
 export function serveTaskStream(
   req: Request,
@@ -50,7 +65,9 @@ export function serveTaskStream(
     shutdown: AbortSignal;
   },
 ): void {
-  const { taskId, key } = input;
+  const { taskId, key, feed, options } = input;
+  // The client left while the stream was being set up: its 'close' has fired already.
+  if (res.destroyed) return;
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -62,34 +79,53 @@ export function serveTaskStream(
   res.write(': stream open\n\n');
 
   let closed = false;
-  const subscriber = {
+  let stall: NodeJS.Timeout | undefined;
+  const subscriber: ReplySubscriber = {
     after: input.after,
-    deliver(replies: readonly FeedReply[]) {
-      if (closed) return;
-      let chunk = '';
+    paused: false,
+    // No res.cork() here: a corked chunked response buffers its chunks itself and answers false past
+    // its own high-water mark while the socket has room, and then no 'drain' ever comes.
+    deliver(replies) {
       for (const reply of replies) {
+        if (closed || subscriber.paused) break;
         if (reply.row.seq <= subscriber.after) continue;
         subscriber.after = reply.row.seq;
-        chunk += replyEvent(key, reply);
+        send(replyEvent(key, reply));
       }
-      if (chunk !== '') res.write(chunk);
     },
   };
-  const unsubscribe = input.feed.subscribe(taskId, subscriber);
+  /** Writes `chunk` (always taken); a full buffer pauses the stream until the reader catches up. */
+  function send(chunk: string): void {
+    if (res.write(chunk)) return;
+    subscriber.paused = true;
+    stall = setTimeout(() => finish(true), options.stallMs);
+    res.once('drain', onDrain);
+  }
+  function onDrain(): void {
+    clearTimeout(stall);
+    if (!closed) feed.resume(taskId, subscriber);
+  }
+  const unsubscribe = feed.subscribe(taskId, subscriber);
   const heartbeat = setInterval(() => {
-    if (!closed) res.write(': keep-alive\n\n');
-  }, input.options.heartbeatMs);
-  const hold = setTimeout(() => finish(true), input.options.holdMs);
+    if (!closed && !subscriber.paused) send(': keep-alive\n\n');
+  }, options.heartbeatMs);
+  const hold = setTimeout(() => finish(true), options.holdMs);
 
   function finish(sendDone: boolean): void {
     if (closed) return;
     closed = true;
     clearInterval(heartbeat);
     clearTimeout(hold);
+    clearTimeout(stall);
     unsubscribe();
-    if (res.writableEnded) return;
+    if (res.writableEnded || res.destroyed) return;
+    // `done` goes after whatever is buffered, even for a stalled reader: it is small.
     if (sendDone) res.end(sseEvent('done', {}));
     else res.end();
+    // A reader that never reads again would keep the connection, and its buffer, for good.
+    const cut = setTimeout(() => res.destroy(), options.stallMs);
+    res.once('finish', () => clearTimeout(cut));
+    res.once('close', () => clearTimeout(cut));
   }
   // The client went away (or the server is closing the socket).
   res.on('close', () => finish(false));

@@ -5,10 +5,20 @@ import { newJobId } from '../../shared/jobs.ts';
 import { clientGone } from '../clientGone.ts';
 import type { AppDeps } from '../deps.ts';
 import { awaitSyncJob } from '../routes/generation/billedJob.ts';
+import { releaseWhenClosed } from './streamLeases.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
 
-// Comment lines keep proxies and load balancers from closing a stream that waits on a slow model.
-const keepaliveMs = 15_000;
+export type TextStreamOptions = {
+  /** Interval of comment lines that keep proxies and load balancers from closing a stream that waits on a slow model. */
+  keepaliveMs: number;
+  /** How long the stream's last events may wait to be flushed to a reader that does not read before the connection is cut. */
+  stallMs: number;
+};
+
+export const defaultTextStreamOptions: TextStreamOptions = Object.freeze({
+  keepaliveMs: 15_000,
+  stallMs: 10_000,
+});
 
 export type TextBody = { text: string };
 
@@ -24,9 +34,16 @@ function frame(event: string, data: unknown): string {
  * the final text. A client that disconnects cancels the job. A job that fails ends the stream with
  * an `error` event carrying the error envelope (the 201 status line is already out).
  *
- * The stream listens before `start` creates the job: a worker can pick a job up and publish its
- * first deltas before the insert's answer is back here. Deltas that arrive before the headers are
- * out wait for them. Errors of `start` (no credits, ...) are thrown before anything is sent.
+ * The stream takes one of its workspace's stream leases before anything else (beyond the limit:
+ * rate_limited, and no job). It listens before `start` creates the job: a worker can pick a job up
+ * and publish its first deltas before the insert's answer is back here. Errors of `start` (no
+ * credits, ...) are thrown before anything is sent.
+ *
+ * Backpressure: text that cannot be written yet (before the headers are out, or while the socket's
+ * buffer is full because the reader does not keep up) is kept as one string and sent as one delta
+ * when the socket drains, so a slow reader costs at most the reply itself (bounded by maxTokens),
+ * never a frame per token; no keep-alives are written meanwhile. Text is neither lost nor repeated.
+ * The end is written whatever the reader does; not flushed within `stallMs`, the connection is cut.
  */
 export async function streamTextJob<B extends TextBody>(
   deps: AppDeps,
@@ -36,15 +53,38 @@ export async function streamTextJob<B extends TextBody>(
   start: (jobId: string) => Promise<unknown>,
   toBody: (result: unknown, costMinor: number) => B,
 ): Promise<void> {
+  const options = { ...defaultTextStreamOptions, ...deps.textStream };
+  const lease = await deps.streamLeases.acquire(
+    req.principal!.workspaceId,
+    deps.config.syncTimeoutMs + options.stallMs,
+  );
+  releaseWhenClosed(res, lease);
   const jobId = newJobId();
   const gone = clientGone(res);
-  let early: string[] | undefined = [];
-  const write = (chunk: string) => {
-    if (early) early.push(chunk);
-    else if (!res.writableEnded && !res.destroyed) res.write(chunk);
-  };
+  let started = false;
+  let headersOut = false;
+  // A write found the socket's buffer full: nothing more until it drains.
+  let blocked = false;
+  // Text taken from the deltas but not written yet.
+  let pending = '';
   let sent = '';
   let contiguous = true;
+  const write = (chunk: string) => {
+    if (res.writableEnded || res.destroyed) return;
+    if (res.write(chunk) || blocked) return;
+    blocked = true;
+    res.once('drain', () => {
+      blocked = false;
+      flush();
+    });
+  };
+  /** Sends the pending text as one delta; `force` writes it into a full buffer too (the last events). */
+  const flush = (force = false) => {
+    if (pending === '' || !headersOut || (blocked && !force)) return;
+    const text = pending;
+    pending = '';
+    write(frame('delta', { text }));
+  };
   const off = relay.on(jobId, (delta) => {
     // A gap means a notification was lost: stop relaying and let the done event fill in the rest.
     if (!contiguous) return;
@@ -56,9 +96,9 @@ export async function streamTextJob<B extends TextBody>(
     const fresh = delta.text.slice(sent.length - delta.offset);
     if (fresh === '') return;
     sent += fresh;
-    write(frame('delta', { text: fresh }));
+    pending += fresh;
+    flush();
   });
-  let started = false;
   const open = async () => {
     await start(jobId);
     started = true;
@@ -67,18 +107,22 @@ export async function streamTextJob<B extends TextBody>(
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
-    const waiting = early ?? [];
-    early = undefined;
-    for (const chunk of waiting) write(chunk);
+    headersOut = true;
+    flush();
   };
-  const keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
+  const keepalive = setInterval(() => {
+    if (headersOut && !blocked) write(': keepalive\n\n');
+  }, options.keepaliveMs);
   try {
     const { result, costMinor } = await awaitSyncJob(deps, req, res, { id: jobId, start: open }, gone.signal);
     const body = toBody(result, costMinor);
     if (body.text.length > sent.length && body.text.startsWith(sent)) {
-      write(frame('delta', { text: body.text.slice(sent.length) }));
+      pending += body.text.slice(sent.length);
+      sent = body.text;
     }
     res.locals.responseBody = body;
+    // The last events go out whether or not the reader keeps up: they are bounded by the reply.
+    flush(true);
     write(frame('done', body));
   } catch (error) {
     // Nothing is sent yet: the error middleware answers with the envelope and its status.
@@ -92,11 +136,18 @@ export async function streamTextJob<B extends TextBody>(
       requestId: req.requestId,
     };
     res.locals.responseBody = { error: envelope };
+    flush(true);
     write(frame('error', { error: envelope }));
   } finally {
     off();
     clearInterval(keepalive);
     gone.dispose();
-    if (started) res.end();
+    if (started && !res.writableEnded && !res.destroyed) {
+      res.end();
+      // A reader that never reads again would keep the connection, and the reply buffered for it.
+      const cut = setTimeout(() => res.destroy(), options.stallMs);
+      res.once('finish', () => clearTimeout(cut));
+      res.once('close', () => clearTimeout(cut));
+    }
   }
 }

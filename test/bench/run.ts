@@ -2,14 +2,15 @@ import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import meBench from './me.ts';
 import taskBacklogBench from './taskBacklog.ts';
-import tasksBench from './tasks.ts';
+import { idleStreams, replyLatency } from './tasks.ts';
 import textBench from './text.ts';
 
 /** Scenarios in run order; each capability adds its own. */
 const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [
   { name: 'GET /me', run: meBench },
   { name: 'POST /text', run: textBench },
-  { name: 'tasks', run: tasksBench },
+  { name: 'tasks: reply latency', run: replyLatency },
+  { name: 'tasks: idle streams', run: idleStreams },
   { name: 'task backlog beside POST /text', run: taskBacklogBench },
   { name: 'jobs', run: jobsBench },
 ];

@@ -18,6 +18,7 @@ import { newId } from '../../shared/ids.ts';
 import { appendMessage } from '../../shared/tasks/messages.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import type { BenchContext } from './harness.ts';
+import { collectGarbage } from './inspector.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -50,7 +51,7 @@ async function firstMessage(response: Response): Promise<number> {
  * 202 with a cursor "after the first message", minted with the platform's own cursor key: a client
  * without a cursor streams "from now" and would miss a reply committed before its stream opened.
  */
-async function replyLatency(ctx: BenchContext): Promise<void> {
+export async function replyLatency(ctx: BenchContext): Promise<void> {
   const platform = await ctx.startPlatform();
   const key = await cursorKey(platform.pool);
   const auth = { authorization: `Bearer ${platform.tenant.testKey}` };
@@ -100,13 +101,19 @@ async function replyLatency(ctx: BenchContext): Promise<void> {
   }
 }
 
-type RawStream = { req: http.ClientRequest; received: Map<string, number> };
+type RawStream = {
+  req: http.ClientRequest;
+  received: Map<string, number>;
+  /** Called with each message id as it arrives (after `received` has it). */
+  onMessage?: (id: string) => void;
+  ended: boolean;
+};
 
 /** An SSE request on its own socket, recording when each message id arrives. */
 function openRawStream(url: string, headers: Record<string, string>): Promise<RawStream> {
   return new Promise((resolve, reject) => {
-    const received = new Map<string, number>();
-    const req = http.request(
+    const stream: RawStream = { req: undefined as never, received: new Map(), ended: false };
+    stream.req = http.request(
       url,
       { agent: false, headers: { ...headers, accept: 'text/event-stream' } },
       (res) => {
@@ -125,18 +132,23 @@ function openRawStream(url: string, headers: Record<string, string>): Promise<Ra
             buffer = buffer.slice(end + 2);
             if (!opened && block.startsWith(':')) {
               opened = true;
-              resolve({ req, received });
+              resolve(stream);
             } else if (block.startsWith('event: message')) {
               const data = block.split('\n').find((l) => l.startsWith('data: '))!;
-              received.set((JSON.parse(data.slice(6)) as { id: string }).id, performance.now());
+              const id = (JSON.parse(data.slice(6)) as { id: string }).id;
+              stream.received.set(id, performance.now());
+              stream.onMessage?.(id);
             }
           }
+        });
+        res.on('end', () => {
+          stream.ended = true;
         });
         res.on('error', () => {});
       },
     );
-    req.on('error', reject);
-    req.end();
+    stream.req.on('error', reject);
+    stream.req.end();
   });
 }
 
@@ -145,8 +157,13 @@ function rssKib(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]);
 }
 
-async function startApiProcess(ctx: BenchContext, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(root, 'api/server.ts')], {
+async function startApiProcess(
+  ctx: BenchContext,
+  port: number,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'api/server.ts')], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
@@ -158,6 +175,7 @@ async function startApiProcess(ctx: BenchContext, port: number): Promise<ChildPr
       S3_ENDPOINT: ctx.s3.endpoint,
       S3_BUCKET: ctx.s3.bucket,
       RATE_LIMIT_PER_MINUTE: '100000000',
+      ...env,
     },
   });
   const deadline = Date.now() + 30_000;
@@ -211,18 +229,41 @@ async function publishRound(pool: DatabasePool, workspaceId: string, projectId: 
   return { ids, committedAt: performance.now() };
 }
 
+/** Resolves when `stream` receives message `id` (at once when it already has). */
+function arrival(stream: RawStream, id: string, timeoutMs: number): Promise<number | undefined> {
+  const at = stream.received.get(id);
+  if (at !== undefined) return Promise.resolve(at);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      stream.onMessage = undefined;
+      resolve(undefined);
+    }, timeoutMs);
+    stream.onMessage = (arrived) => {
+      if (arrived !== id) return;
+      clearTimeout(timer);
+      stream.onMessage = undefined;
+      resolve(stream.received.get(id));
+    };
+  });
+}
+
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+
 /**
- * 5,000 idle streams on one api process (a child running api/server.ts, so its RSS is its own),
- * spread over 100 tasks; then rounds of one reply per task, committed in one transaction: each
- * notification costs the process one read per task, written to that task's 50 streams.
+ * 10,000 idle streams on one api process (a child running api/server.ts, so its RSS is its own),
+ * each on a task of its own, all in one workspace (STREAMS_PER_WORKSPACE raised for it). Then: one
+ * reply at a time to a random one of them, commit to arrival (the target: p99 ≤ 10 ms while the
+ * other 9,999 idle); and one burst of replies to 1,000 tasks in one transaction (fan-out, for
+ * information).
  */
-async function idleStreams(ctx: BenchContext): Promise<void> {
-  const streamCount = 5000;
-  const taskCount = 100;
-  const pool = await makePool(ctx.databaseUrl, { maxPoolSize: 4, name: 'bench-streams' });
+export async function idleStreams(ctx: BenchContext): Promise<void> {
+  const streamCount = 10_000;
+  const burstTasks = 1000;
+  const rssTargetKib = 20;
+  const p99TargetMs = 10;
+  const pool = await makePool(ctx.databaseUrl, { maxPoolSize: 8, name: 'bench-streams' });
   const tenant = await createTenant(pool, { credits: 0, rateLimitPerMinute: 100_000_000 });
-  const taskIds: string[] = [];
-  for (let i = 0; i < taskCount; i++) {
+  const taskIds = await inBatches(streamCount, 8, async (i) => {
     const task = await insertTask(pool, {
       id: newId('task'),
       workspaceId: tenant.workspaceId,
@@ -239,63 +280,98 @@ async function idleStreams(ctx: BenchContext): Promise<void> {
       role: 'user',
       text: 'hi',
     });
-    taskIds.push(task.id);
-  }
+    return task.id;
+  });
+  await ctx.analyze();
   const port = await freePort();
-  const child = await startApiProcess(ctx, port);
+  // The limit must admit every stream of the bench, all in one workspace.
+  // The inspector lets the bench run full collections in it before reading its RSS.
+  const inspectPort = await freePort();
+  const child = await startApiProcess(ctx, port, { STREAMS_PER_WORKSPACE: String(streamCount * 2) }, [
+    `--inspect=127.0.0.1:${inspectPort}`,
+  ]);
+  const settledRss = async () => {
+    await collectGarbage(inspectPort);
+    await new Promise((r) => setTimeout(r, 500));
+    return rssKib(child.pid!);
+  };
   const headers = { authorization: `Bearer ${tenant.testKey}` };
-  const url = (i: number) => `http://127.0.0.1:${port}/api/pub/v1/tasks/${taskIds[i % taskCount]}/stream`;
+  const url = (i: number) => `http://127.0.0.1:${port}/api/pub/v1/tasks/${taskIds[i]}/stream`;
   const streams: RawStream[] = [];
   try {
-    // Warm the process (JIT, pool, key cache), then measure its baseline.
-    const warm = await inBatches(200, 50, (i) => openRawStream(url(i), headers));
+    // Warm the process (JIT, pools, key cache, the heap grown to its working size by a load like
+    // the one measured), then measure its baseline; every RSS is read after full collections.
+    const warm = await inBatches(2000, 200, (i) => openRawStream(url(i), headers));
     for (const s of warm) s.req.destroy();
     await new Promise((r) => setTimeout(r, 1500));
-    const rssBefore = rssKib(child.pid!);
+    const rssBefore = await settledRss();
 
+    const half = streamCount / 2;
     const openStarted = performance.now();
-    streams.push(...(await inBatches(streamCount, 200, (i) => openRawStream(url(i), headers))));
-    const openSeconds = (performance.now() - openStarted) / 1000;
-    await new Promise((r) => setTimeout(r, 1000));
-    const rssAfter = rssKib(child.pid!);
+    streams.push(...(await inBatches(half, 200, (i) => openRawStream(url(i), headers))));
+    const openedHalfAt = performance.now();
+    const rssHalf = await settledRss();
+    const resumedAt = performance.now();
+    streams.push(...(await inBatches(half, 200, (i) => openRawStream(url(half + i), headers))));
+    const openSeconds = (openedHalfAt - openStarted + performance.now() - resumedAt) / 1000;
+    const rssUncollected = rssKib(child.pid!);
+    const rssAfter = await settledRss();
+    const rssPerStream = (rssAfter - rssBefore) / streamCount;
+    // What one more stream costs, without what the first ones paid once (the second half's growth).
+    const rssMarginal = (rssAfter - rssHalf) / half;
 
-    const latencies: number[] = [];
-    let missing = 0;
-    for (let round = 0; round < 3; round++) {
-      const { ids, committedAt } = await publishRound(pool, tenant.workspaceId, tenant.projectId, taskIds);
-      const deadline = performance.now() + 15_000;
-      const expectedFor = (i: number) => ids[i % taskCount]!;
-      while (performance.now() < deadline && !streams.every((s, i) => s.received.has(expectedFor(i)))) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      streams.forEach((s, i) => {
-        const at = s.received.get(expectedFor(i));
-        if (at === undefined) missing++;
-        else latencies.push(at - committedAt);
-      });
+    // One reply at a time, to a random stream's task.
+    const single: number[] = [];
+    let singleMissing = 0;
+    for (let n = 0; n < 320; n++) {
+      const i = Math.floor(Math.random() * streamCount);
+      const { ids, committedAt } = await publishRound(pool, tenant.workspaceId, tenant.projectId, [
+        taskIds[i]!,
+      ]);
+      const at = await arrival(streams[i]!, ids[0]!, 5000);
+      if (n < 20) continue; // warm-up
+      if (at === undefined) singleMissing++;
+      else single.push(at - committedAt);
     }
-    latencies.sort((a, b) => a - b);
-    ctx.report(
-      `Tasks: ${streamCount} idle SSE streams on one api process (${taskCount} tasks × ${streamCount / taskCount} streams)`,
-      {
-        'streams opened': streams.length,
-        'open rate': `${Math.round(streamCount / openSeconds)} streams/s`,
-        'api RSS before / after': `${(rssBefore / 1024).toFixed(1)} MiB / ${(rssAfter / 1024).toFixed(1)} MiB`,
-        'RSS per stream': `${((rssAfter - rssBefore) / streamCount).toFixed(1)} KiB`,
-        'fan-out deliveries (3 rounds × 100 replies)': latencies.length,
-        'fan-out missing': missing,
-        'fan-out delivery min / p50 / p99 / max': `${ms(latencies[0]!)} / ${ms(percentile(latencies, 50))} / ${ms(percentile(latencies, 99))} / ${ms(latencies.at(-1)!)}`,
-      },
+    single.sort((a, b) => a - b);
+    const singleP99 = percentile(single, 99);
+
+    // A burst: replies to 1,000 tasks committed together.
+    const burst: number[] = [];
+    let burstMissing = 0;
+    const picked = Array.from({ length: burstTasks }, (_, k) => (k * streamCount) / burstTasks);
+    const { ids, committedAt } = await publishRound(
+      pool,
+      tenant.workspaceId,
+      tenant.projectId,
+      picked.map((i) => taskIds[i]!),
     );
+    const arrived = await Promise.all(picked.map((i, k) => arrival(streams[i]!, ids[k]!, 15_000)));
+    for (const at of arrived) {
+      if (at === undefined) burstMissing++;
+      else burst.push(at - committedAt);
+    }
+    burst.sort((a, b) => a - b);
+    const endedEarly = streams.filter((s) => s.ended).length;
+
+    ctx.report(`Tasks: ${streamCount} idle SSE streams on one api process (one task each)`, {
+      'streams opened': streams.length,
+      'open rate': `${Math.round(streamCount / openSeconds)} streams/s`,
+      'api RSS before / after (after full collections)': `${(rssBefore / 1024).toFixed(1)} MiB / ${(rssAfter / 1024).toFixed(1)} MiB`,
+      'api RSS after, before collecting': `${(rssUncollected / 1024).toFixed(1)} MiB`,
+      [`RSS per stream, all ${streamCount} over the warmed baseline (target ≤ ${rssTargetKib} KiB)`]: `${rssPerStream.toFixed(1)} KiB ${verdict(rssPerStream <= rssTargetKib)}`,
+      'RSS per stream, marginal (the second half)': `${rssMarginal.toFixed(1)} KiB`,
+      'one reply to one stream: samples / missing': `${single.length} / ${singleMissing}`,
+      'one reply: commit → event min / p50 / max': `${ms(single[0]!)} / ${ms(percentile(single, 50))} / ${ms(single.at(-1)!)}`,
+      [`one reply: p99 (target ≤ ${p99TargetMs} ms)`]: `${ms(singleP99)} ${verdict(singleMissing === 0 && singleP99 <= p99TargetMs)}`,
+      [`burst of ${burstTasks} replies in one commit: delivered / missing`]: `${burst.length} / ${burstMissing}`,
+      'burst: commit → event p50 / p99 / max': `${ms(percentile(burst, 50))} / ${ms(percentile(burst, 99))} / ${ms(burst.at(-1)!)}`,
+      'streams ended before the measurements did': endedEarly,
+    });
   } finally {
     for (const s of streams) s.req.destroy();
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
     await pool.end();
   }
-}
-
-export default async function tasksBench(ctx: BenchContext): Promise<void> {
-  await replyLatency(ctx);
-  await idleStreams(ctx);
 }
