@@ -144,7 +144,7 @@ export function listen(server: http.Server): Promise<number> {
   });
 }
 
-/** Embedded PostgreSQL and S3 in a temp dir for one bench run (or DATABASE_URL when set). */
+/** Embedded PostgreSQL and S3 in a temp dir for one bench run. */
 export async function makeBenchContext(): Promise<BenchContext & { close(): Promise<void> }> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
   const postgres = await startEmbeddedPostgres(path.join(scratch, 'postgres'));
