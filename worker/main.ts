@@ -70,14 +70,31 @@ export function makeWorkerContext(
   return ctx;
 }
 
-function makeRunnerPool(databaseUrl: string, max: number, logger: Logger): pg.Pool {
+type RunnerPool = { pgPool: pg.Pool; end(): Promise<void> };
+
+/**
+ * A pg pool for graphile-worker whose `end` resolves once every connection has closed: pg's own
+ * end() resolves when it has asked them to, and PostgreSQL stopped right after (npm start) would
+ * then terminate the ones still closing.
+ */
+function makeRunnerPool(databaseUrl: string, max: number, logger: Logger): RunnerPool {
   const pgPool = new pg.Pool({ connectionString: databaseUrl, max });
+  const open = new Set<Promise<void>>();
   // Errors of idle clients and of clients being connected must be handled, or they crash the process.
   pgPool.on('error', (error) => logger.warn({ err: error }, 'worker pg pool error'));
-  pgPool.on('connect', (client) =>
-    client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error')),
-  );
-  return pgPool;
+  pgPool.on('connect', (client) => {
+    client.on('error', (error) => logger.warn({ err: error }, 'worker pg client error'));
+    const closed = new Promise<void>((resolve) => client.once('end', resolve));
+    open.add(closed);
+    void closed.then(() => open.delete(closed));
+  });
+  return {
+    pgPool,
+    end: async () => {
+      await pgPool.end();
+      await Promise.all(open);
+    },
+  };
 }
 
 /**
@@ -101,11 +118,11 @@ export async function startWorker(
   const direct = services.directDatabaseUrl ?? services.databaseUrl;
   const hub = new NotificationHub(direct, logger);
   await hub.start();
-  const pgPools = new Map<LaneName, pg.Pool>();
+  const pgPools = new Map<LaneName, RunnerPool>();
   const runnerPool = (lane: Pick<Lane, 'name' | 'concurrency'>) => {
-    const pgPool = makeRunnerPool(direct, runnerPoolSize(lane), logger);
-    pgPools.set(lane.name, pgPool);
-    return pgPool;
+    const made = makeRunnerPool(direct, runnerPoolSize(lane), logger);
+    pgPools.set(lane.name, made);
+    return made.pgPool;
   };
   // Each runner fetches on a pool of its own, so no runner waits for another's connections.
   const mainPgPool = runnerPool({ name: 'main', concurrency: concurrency.main });
@@ -132,7 +149,7 @@ export async function startWorker(
     await hub.stop();
     await pool.end();
     await workerUtils.release();
-    for (const pgPool of pgPools.values()) await pgPool.end();
+    for (const runnerPool of pgPools.values()) await runnerPool.end();
   };
   try {
     for (const lane of lanes) {
