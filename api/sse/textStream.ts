@@ -41,7 +41,8 @@ function frame(event: string, data: unknown): string {
  *
  * Backpressure: text that cannot be written yet (before the headers are out, or while the socket's
  * buffer is full because the reader does not keep up) is kept as one string and sent as one delta
- * when the socket drains, so a slow reader costs at most the reply itself (bounded by maxTokens),
+ * when the socket drains, so a slow reader costs at most the socket's buffer and about twice the
+ * reply (the text that waited, then done, whose body carries the whole text; bounded by maxTokens),
  * never a frame per token; no keep-alives are written meanwhile. Text is neither lost nor repeated.
  * The end is written whatever the reader does; not flushed within `stallMs`, the connection is cut.
  */
