@@ -514,7 +514,7 @@ CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, cr
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);
 CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree (created_at);
 CREATE INDEX jobs_hold_idx ON public.jobs USING btree (hold_id) WHERE (hold_id IS NOT NULL);
-CREATE INDEX jobs_unfinished_idx ON public.jobs USING btree (created_at) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
+CREATE INDEX jobs_unfinished_idx ON public.jobs USING btree (created_at) WHERE (completed_at IS NULL);
 CREATE INDEX jobs_workspace_idx ON public.jobs USING btree (workspace_id, created_at);
 CREATE INDEX metering_records_workspace_idx ON ONLY public.metering_records USING btree (workspace_id, created_at, id) INCLUDE (operation, cost_minor);
 CREATE INDEX oauth_apps_project_idx ON public.oauth_apps USING btree (project_id);

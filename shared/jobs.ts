@@ -44,6 +44,25 @@ export const jobSpecs = {
 
 export type JobType = keyof typeof jobSpecs;
 
+const typeOfTask = new Map<string, JobType>(
+  Object.entries(jobSpecs).map(([type, spec]) => [spec.task, type as JobType]),
+);
+
+/** The job type a graphile-worker task identifier runs, if it runs one. */
+export function jobTypeOfTask(identifier: string): JobType | undefined {
+  return typeOfTask.get(identifier);
+}
+
+/**
+ * Whether a worker marks a job `running` when it starts it: an asynchronous job's run is watched
+ * (GET /jobs/{jobId} shows it; a task's replies are ordered by it) and may last minutes. A
+ * synchronous job's only watcher is its caller, waiting on the request for the end, so the mark
+ * would be a write per job that nobody reads.
+ */
+export function marksRunning(type: JobType | undefined): boolean {
+  return type === undefined || !jobSpecs[type].isSync;
+}
+
 export function isJobType(value: string): value is JobType {
   return Object.hasOwn(jobSpecs, value);
 }

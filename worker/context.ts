@@ -32,6 +32,8 @@ export type WorkerContext = {
    * statement.
    */
   markRunning(jobId: string): Promise<RunningJobRow | null>;
+  /** As markRunning without the mark, for jobs nobody watches run (see marksRunning). */
+  readUnfinished(jobId: string): Promise<RunningJobRow | null>;
   /**
    * Finishes (and meters at zero) a job that holds nothing and announces nothing; concurrent calls
    * share one statement. True when this call finished it (false: an earlier attempt had).

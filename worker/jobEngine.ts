@@ -14,7 +14,15 @@ import type { Db } from '../shared/db/sql.ts';
 import { AppError, coerceError } from '../shared/errors/appError.ts';
 import { recordEvent } from '../shared/events.ts';
 import { newId } from '../shared/ids.ts';
-import { type InlineJob, isJobType, jobPayload, jobSpecs, type JobType } from '../shared/jobs.ts';
+import {
+  type InlineJob,
+  isJobType,
+  jobPayload,
+  jobSpecs,
+  type JobType,
+  jobTypeOfTask,
+  marksRunning,
+} from '../shared/jobs.ts';
 import { releaseHold, reserveCredits, settleUsage } from '../shared/metering.ts';
 import type { WorkerContext } from './context.ts';
 
@@ -341,7 +349,8 @@ async function runInlineJob(
 }
 
 /**
- * Runs one job through queued → running → succeeded | failed | cancelled, for every kind of job.
+ * Runs one job through queued → running → succeeded | failed | cancelled, for every kind of job
+ * (a synchronous one is not marked running: see marksRunning).
  * Idempotent: a job that already ended (the worker died after committing) is skipped; settlement
  * commits with the final status, under the job's row lock, so a retry can never bill twice; the
  * kind's own writes (`onSucceeded`, `onFailed`) join those transactions. Retryable errors put the job
@@ -361,7 +370,9 @@ export async function runJob<P>(
       await afterFinished(ctx, definition, jobId);
     }
   }
-  const job = await ctx.markRunning(jobId);
+  const job = marksRunning(jobTypeOfTask(helpers.job.task_identifier))
+    ? await ctx.markRunning(jobId)
+    : await ctx.readUnfinished(jobId);
   if (!job) {
     helpers.logger.info(`job ${jobId} already finished or gone; nothing to do`);
     return;

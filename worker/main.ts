@@ -10,7 +10,12 @@ import pg from 'pg';
 import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
-import { finishUnbilledJobs, markJobsRunning, type UnbilledOutcome } from '../shared/db/queries/jobs.ts';
+import {
+  finishUnbilledJobs,
+  markJobsRunning,
+  readUnfinishedJobs,
+  type UnbilledOutcome,
+} from '../shared/db/queries/jobs.ts';
 import { enqueue } from '../shared/jobs.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
@@ -51,6 +56,7 @@ export function makeWorkerContext(
   const probeOcr = makeProbeOcr();
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
+  const readUnfinished = new Batcher((jobIds: string[]) => readUnfinishedJobs(parts.pool, jobIds));
   const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
   const ctx: WorkerContext = {
     config,
@@ -60,6 +66,7 @@ export function makeWorkerContext(
     probeOcr,
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
     markRunning: (jobId) => markRunning.submit(jobId),
+    readUnfinished: (jobId) => readUnfinished.submit(jobId),
     finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
     close: async () => {
       ctx.cancellations.close();

@@ -102,7 +102,7 @@ async function platformRound(
     for (;;) {
       const { rows } = await c.query<{ n: string }>(
         // The unfinished jobs' partial index keeps this read small while the worker runs.
-        `select count(*) as n from jobs where status in ('queued', 'running') and id like $1`,
+        `select count(*) as n from jobs where completed_at is null and id like $1`,
         [`${prefix}%`],
       );
       if (Number(rows[0]!.n) === 0) break;

@@ -288,6 +288,20 @@ export async function markJobsRunning(db: Db, jobIds: string[]): Promise<(Runnin
   return jobIds.map((id) => byId.get(id) ?? null);
 }
 
+/**
+ * As markJobsRunning, without the mark: reads unfinished jobs (a job that already finished is not
+ * returned) with the workspace currency, any number in one statement. For jobs whose running state
+ * nobody watches (see marksRunning), so starting one writes nothing.
+ */
+export async function readUnfinishedJobs(db: Db, jobIds: string[]): Promise<(RunningJobRow | null)[]> {
+  const rows = await db.any(sql.prepared('jobs_read_unfinished', runningJobRow)`
+    select ${qualifiedColumns('j')}, w.currency from jobs j join workspaces w on w.id = j.workspace_id
+    where j.id = any(${sql.array(jobIds, 'text')}) and j.status in ('queued', 'running')
+  `);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return jobIds.map((id) => byId.get(id) ?? null);
+}
+
 const finishedIdRow = z.object({ id: z.string() });
 
 /** How an unbilled job ended, for finishUnbilledJobs. */
@@ -428,7 +442,7 @@ const inputKeyRow = z.object({ key: z.string() });
 export function findActiveInputKeys(db: Db, keys: string[]) {
   return db.anyFirst(sql.type(inputKeyRow)`
     select distinct input ->> 'objectKey' as key from jobs
-    where status in ('queued', 'running') and input ->> 'objectKey' = any(${sql.array(keys, 'text')})
+    where completed_at is null and input ->> 'objectKey' = any(${sql.array(keys, 'text')})
   `);
 }
 
@@ -473,7 +487,7 @@ export function findAbandonedJobs(db: Db, minAgeSeconds: number, limit: number) 
   return db.any(sql.type(abandonedRow)`
     select j.id, j.type from jobs j
     left join graphile_worker.jobs q on q.id = j.queue_job_id
-    where j.status in ('queued', 'running')
+    where j.completed_at is null
       and j.created_at < now() - make_interval(secs => ${minAgeSeconds})
       and (q.id is null or (q.attempts >= q.max_attempts and q.locked_at is null))
       and not exists (select 1 from task_reply_queue r where r.job_id = j.id and r.dispatched_at is null)
@@ -493,7 +507,7 @@ export function findStrandedHolds(db: Db, minAgeSeconds: number, limit: number) 
     select h.id from credit_holds h
     where h.status = 'held' and h.created_at < now() - make_interval(secs => ${minAgeSeconds})
       and not exists (
-        select 1 from jobs j where j.hold_id = h.id and j.status in ('queued', 'running')
+        select 1 from jobs j where j.hold_id = h.id and j.completed_at is null
       )
     order by h.created_at
     limit ${limit}

@@ -141,7 +141,7 @@ describe('two web and two worker processes on one PostgreSQL and one S3', () => 
       from jobs j
       join graphile_worker.jobs q on q.id = j.queue_job_id
       join worker_heartbeats h on h.worker_id = q.locked_by
-      where j.type = 'text.generate' and j.status = 'running'
+      where j.type = 'text.generate' and j.completed_at is null
     `);
     const pid = Number(holder.label.split(':').at(-1));
     const doomed = workers.find((w) => w.child.pid === pid)!;

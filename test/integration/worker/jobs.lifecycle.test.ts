@@ -192,4 +192,46 @@ describe('job lifecycle', () => {
       .set(bearer(tenant.testKey))
       .expect(404);
   });
+
+  it('starts a synchronous job without writing its row (nobody watches it run), and still bills it once', async () => {
+    const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
+    const job = await newJob('embeddings.create', 30);
+    const version = () =>
+      t.deps.pool.one(sql.type(z.object({ status: z.string(), xmin: z.string() }))`
+        select status, xmin::text from jobs where id = ${job.id}
+      `);
+    const created = await version();
+    let whileRunning: { status: string; xmin: string } | undefined;
+    const work: JobWork = async (running) => {
+      whileRunning = await version();
+      expect(running).toMatchObject({ id: job.id, status: 'queued', hold_id: job.hold_id, currency: 'USD' });
+      return { result: { data: [] }, usage: { inputTokens: 3 }, costMinor: 4 };
+    };
+    await runDueJobs(t, {
+      embeddings__create: (payload, helpers) => runWork(workerContextFor(t), payload, helpers, work),
+    });
+    // The row version the work saw is the one the api created: the start wrote nothing.
+    expect(whileRunning).toEqual(created);
+    expect(await version()).toMatchObject({ status: 'succeeded' });
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toMatchObject({
+      balance_minor: before.balance_minor - 4,
+      reserved_minor: before.reserved_minor,
+    });
+    // Delivered again (a retry after a crash), it is not run: the row says it ended.
+    await t.deps.pool.transaction((tx) => enqueue(tx, 'embeddings__create', { jobId: job.id }));
+    let ranAgain = false;
+    await runDueJobs(t, {
+      embeddings__create: (payload, helpers) =>
+        runWork(workerContextFor(t), payload, helpers, async () => {
+          ranAgain = true;
+          return { result: null, usage: {}, costMinor: 9 };
+        }),
+    });
+    expect(ranAgain).toBe(false);
+    expect(
+      await t.deps.pool.anyFirst(sql.type(z.object({ cost_minor: z.number() }))`
+        select cost_minor from metering_records where job_id = ${job.id}
+      `),
+    ).toEqual([4]);
+  });
 });
