@@ -13,6 +13,7 @@ import {
 import { type DatabasePool, type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
 import type { WebhookDeliverPayload } from './webhooks/fanout.ts';
+import type { BrainSynthesizePayload } from './brain/synthesis.ts';
 
 /**
  * Every job type: the graphile-worker task that runs it, how often it is tried, and whether it is a
@@ -108,6 +109,7 @@ declare global {
       status__probe: NoPayload;
       maintenance__prune: NoPayload;
       jobs__reconcile: NoPayload;
+      brain__synthesize: BrainSynthesizePayload;
     }
   }
 }
