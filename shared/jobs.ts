@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import type { BrainSynthesizePayload } from './brain/synthesis.ts';
 import { Batcher } from './db/batcher.ts';
 import {
   insertInlineJobs,
@@ -13,7 +14,6 @@ import {
 import { type DatabasePool, type Db, sql } from './db/sql.ts';
 import { newId } from './ids.ts';
 import type { WebhookDeliverPayload } from './webhooks/fanout.ts';
-import type { BrainSynthesizePayload } from './brain/synthesis.ts';
 
 /**
  * Every job type: the graphile-worker task that runs it, how often it is tried, and whether it is a

@@ -6,8 +6,8 @@ import { brainSynthesizePayload } from '../../shared/brain/synthesis.ts';
 import { findTaskPage, upsertTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
 import { newId } from '../../shared/ids.ts';
-import type { WorkerContext } from '../context.ts';
 import { summaryMessages } from '../brain/summaryPrompt.ts';
+import type { WorkerContext } from '../context.ts';
 
 const maxMessages = 200;
 
