@@ -39,11 +39,18 @@ export function extractiveSummary(taskTitle: string, messages: readonly SourceMe
     .sort((a, b) => a.index - b.index)
     .map((s) => s.sentence);
   const unique = [...new Set(kept)];
-  const lines = unique.length > 0 ? unique : messages.map((m) => m.text.trim()).filter(Boolean).slice(0, 3);
+  const lines =
+    unique.length > 0
+      ? unique
+      : messages
+          .map((m) => m.text.trim())
+          .filter(Boolean)
+          .slice(0, 3);
   return {
     title: taskTitle,
-    body: ['Extractive summary (local provider: sentences taken from the task, not a model summary).', ...lines].join(
-      '\n',
-    ),
+    body: [
+      'Extractive summary (sentences taken from the task by the offline summariser, not a model summary).',
+      ...lines,
+    ].join('\n'),
   };
 }

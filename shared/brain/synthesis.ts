@@ -13,9 +13,14 @@ export type BrainSynthesizePayload = z.infer<typeof brainSynthesizePayload>;
  * synthesis runs adds the next one, so nothing said during a run is missed.
  */
 export async function enqueueBrainSynthesis(tx: Db, taskId: string, debounceMs: number): Promise<void> {
-  await enqueue(tx, 'brain__synthesize', { taskId }, {
-    jobKey: `brain:task:${taskId}`,
-    runAt: new Date(Date.now() + debounceMs).toISOString(),
-    maxAttempts: 5,
-  });
+  await enqueue(
+    tx,
+    'brain__synthesize',
+    { taskId },
+    {
+      jobKey: `brain:task:${taskId}`,
+      runAt: new Date(Date.now() + debounceMs).toISOString(),
+      maxAttempts: 5,
+    },
+  );
 }

@@ -16,7 +16,8 @@ const maxMessages = 200;
  * message is an assistant reply and no reply to it is queued or running; the job is scheduled (with a
  * debounce) when a reply ends, so a task still being worked on is skipped here and synthesised after
  * its last reply. Synthesis is a platform feature and is not billed (like brain search): the `local`
- * provider writes an extractive summary, `openai` a model summary through chat completions.
+ * provider writes an extractive summary, `openai` a model summary through chat completions (for
+ * tasks whose last reply was made for a live key; test-key tasks get the extractive summary).
  * Provider failures throw, so graphile-worker retries with backoff.
  */
 export function brainSynthesize(ctx: WorkerContext): Task {
@@ -27,7 +28,7 @@ export function brainSynthesize(ctx: WorkerContext): Task {
     const { task, messages } = source;
     const existing = await findTaskPage(ctx.pool, taskId);
     if (existing && existing.synthesized_through_seq >= task.last_message_seq) return;
-    const text = await pageText(ctx, task.title, messages);
+    const text = await pageText(ctx, task.live, task.title, messages);
     const page = await upsertTaskPage(ctx.pool, {
       id: newId('page'),
       workspaceId: task.workspace_id,
@@ -41,8 +42,14 @@ export function brainSynthesize(ctx: WorkerContext): Task {
   };
 }
 
-async function pageText(ctx: WorkerContext, title: string, messages: SourceMessage[]): Promise<PageText> {
-  if (ctx.config.provider.name === 'local') return extractiveSummary(title, messages);
+/** Test-key tasks never reach a model (as their replies), so they get the extractive page too. */
+async function pageText(
+  ctx: WorkerContext,
+  live: boolean,
+  title: string,
+  messages: SourceMessage[],
+): Promise<PageText> {
+  if (!live || ctx.config.provider.name === 'local') return extractiveSummary(title, messages);
   const generation = await ctx.providers(true).chat.chat({
     messages: summaryMessages(title, messages),
     maxTokens: 600,

@@ -9,6 +9,8 @@ const taskRow = z.object({
   last_message_seq: z.number(),
   /** The last message is an assistant message and no reply to the task is queued or running. */
   finished: z.boolean(),
+  /** The last reply was made for a live key (false for test keys, and when its job is gone). */
+  live: z.boolean(),
 });
 
 const messageRow = z.object({ seq: z.number(), role: z.enum(['user', 'assistant']), text: z.string() });
@@ -23,7 +25,9 @@ export async function loadTaskSource(db: Db, taskId: string, maxMessages: number
     select t.id, t.workspace_id, t.title, t.last_message_seq,
            coalesce((select m.role = 'assistant' from task_messages m
                      where m.task_id = t.id and m.seq = t.last_message_seq), false)
-           and not exists (select 1 from task_reply_queue r where r.task_id = t.id) as finished
+           and not exists (select 1 from task_reply_queue r where r.task_id = t.id) as finished,
+           coalesce((select j.livemode from task_messages m join jobs j on j.id = m.job_id
+                     where m.task_id = t.id and m.seq = t.last_message_seq), false) as live
     from tasks t where t.id = ${taskId}
   `);
   if (!task) return null;

@@ -66,7 +66,7 @@ describe('brain__synthesize (local provider)', () => {
       slug: 'kathmandu-office-forecast',
       revision: 1,
     });
-    expect(page.body).toMatch(/^Extractive summary \(local provider/);
+    expect(page.body).toMatch(/^Extractive summary \(sentences taken from the task/);
     expect(page.body).toContain('Revenue grew eleven percent last quarter.');
     const hits = await search(t, tenant.testKey, 'quarterly revenue forecast');
     expect(hits[0]).toMatchObject({ pageId: page.id, slug: page.slug, title: page.title });
