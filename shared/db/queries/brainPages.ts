@@ -103,13 +103,16 @@ export function searchBrainPages(
 ) {
   return db.any(sql.type(hit)`
     with words as (
-      select distinct w.lexeme as word
-      from unnest(to_tsvector('simple', ${input.query})) w
-      where length(w.lexeme) between 3 and 40 and w.lexeme ~ '^[[:alnum:]]+$'
+      -- The query's words as websearch_to_tsquery reads them; a negated word ("-salary") stays negated.
+      select distinct m[1] is not null as negated, m[2] as word
+      from regexp_matches(websearch_to_tsquery('simple', ${input.query})::text, '(!)?''([^'']+)''', 'g') m
+      where length(m[2]) between 3 and 40 and m[2] ~ '^[[:alnum:]]+$'
       limit 16
     ),
     corrected as (
-      select string_agg(coalesce(fix.alternatives, quote_literal(words.word)), ' & ') as text
+      select string_agg(
+               case when words.negated then '!' || quote_literal(words.word)
+                    else coalesce(fix.alternatives, quote_literal(words.word)) end, ' & ') as text
       from words
       left join lateral (
         select '(' || string_agg(quote_literal(v.word), ' | ') || ')' as alternatives
@@ -119,7 +122,7 @@ export function searchBrainPages(
           order by b.word <-> words.word, b.word
           limit 3
         ) v
-        having not exists (
+        having not words.negated and not exists (
           select 1 from brain_words e where e.workspace_id = ${input.workspaceId} and e.word = words.word
         ) and count(*) > 0
       ) fix on true

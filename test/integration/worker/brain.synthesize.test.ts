@@ -170,6 +170,19 @@ describe('brain__synthesize (local provider)', () => {
     }
   });
 
+  it('answers queries of operators, quotes, stop words and the maximum length without error', async () => {
+    for (const query of ['the', `"'\\:*&|!()<->`, 'kathmandoo\\ & | !forcast', 'word '.repeat(400).trim()]) {
+      const hits = await search(t, tenant.testKey, query);
+      expect(Array.isArray(hits)).toBe(true);
+    }
+    // A negated word stays negated when the others are corrected.
+    const kept = await search(t, tenant.testKey, 'kathmandoo -bands');
+    const dropped = await search(t, tenant.testKey, 'kathmandoo -forecast');
+    expect(kept.map((h) => h.title)).toContain('Kathmandu office forecast');
+    expect(dropped.map((h) => h.title)).not.toContain('Kathmandu office forecast');
+    expect(dropped.map((h) => h.title)).toContain('Kathmandu salary bands');
+  });
+
   it('answers invalid_request_body for bad bodies', async () => {
     for (const body of [
       {},
