@@ -522,7 +522,7 @@ CREATE INDEX api_key_projects_project_idx ON public.api_key_projects USING btree
 CREATE INDEX api_keys_member_idx ON public.api_keys USING btree (member_id);
 CREATE INDEX brain_pages_search_idx ON public.brain_pages USING gin (search);
 CREATE INDEX brain_pages_workspace_idx ON public.brain_pages USING btree (workspace_id);
-CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gin (word gin_trgm_ops);
+CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (word gist_trgm_ops);
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);

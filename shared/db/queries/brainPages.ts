@@ -109,7 +109,7 @@ export function searchBrainPages(
       where length(m[2]) between 3 and 40 and m[2] ~ '^[[:alnum:]]+$'
       limit 16
     ),
-    corrected as (
+    corrected as materialized (
       select string_agg(
                case when words.negated then '!' || quote_literal(words.word)
                     else coalesce(fix.alternatives, quote_literal(words.word)) end, ' & ') as text
@@ -128,7 +128,8 @@ export function searchBrainPages(
       ) fix on true
       having bool_or(fix.alternatives is not null)
     ),
-    q as (
+    -- Materialised: inlined, the corrections (a trigram scan of the vocabulary per word) ran once per use.
+    q as materialized (
       select websearch_to_tsquery('english', ${input.query})
              || websearch_to_tsquery('simple', ${input.query})
              || coalesce((select to_tsquery('simple', corrected.text) from corrected), ''::tsquery) as query
