@@ -42,12 +42,25 @@ create table brain_pages (
   search tsvector default (((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, body), 'B'::"char")) || setweight(to_tsvector('simple'::regconfig, title), 'A'::"char")) || setweight(to_tsvector('simple'::regconfig, body), 'B'::"char")),
   created_at timestamp with time zone not null default now(),
   updated_at timestamp with time zone not null default now(),
+  source_task_id text,
+  synthesized_through_seq bigint,
+  revision integer not null default 1,
   constraint brain_pages_pkey PRIMARY KEY (id),
   constraint brain_pages_private_to_member_id_fkey FOREIGN KEY (private_to_member_id) REFERENCES members(id) ON DELETE CASCADE,
   constraint brain_pages_slug_check CHECK ((slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'::text)),
+  constraint brain_pages_source_task_check CHECK (((source_task_id IS NULL) OR ((private_to_member_id IS NULL) AND (synthesized_through_seq IS NOT NULL)))),
+  constraint brain_pages_source_task_fkey FOREIGN KEY (workspace_id, source_task_id) REFERENCES tasks(workspace_id, id) ON DELETE CASCADE,
+  constraint brain_pages_source_task_id_key UNIQUE (source_task_id),
   constraint brain_pages_title_check CHECK (((length(title) >= 1) AND (length(title) <= 500))),
   constraint brain_pages_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE,
   constraint brain_pages_workspace_id_slug_key UNIQUE (workspace_id, slug)
+);
+
+create table brain_words (
+  workspace_id text not null,
+  word text not null,
+  constraint brain_words_pkey PRIMARY KEY (workspace_id, word),
+  constraint brain_words_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
 create table credit_holds (
@@ -509,6 +522,7 @@ CREATE INDEX api_key_projects_project_idx ON public.api_key_projects USING btree
 CREATE INDEX api_keys_member_idx ON public.api_keys USING btree (member_id);
 CREATE INDEX brain_pages_search_idx ON public.brain_pages USING gin (search);
 CREATE INDEX brain_pages_workspace_idx ON public.brain_pages USING btree (workspace_id);
+CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (word gist_trgm_ops);
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);
@@ -536,6 +550,19 @@ CREATE OR REPLACE FUNCTION public.auth_changed_notify()
 AS $function$
 begin
   perform pg_notify('auth:changed', json_build_object('table', tg_table_name)::text);
+  return null;
+end;
+$function$;
+CREATE OR REPLACE FUNCTION public.brain_words_collect()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  insert into brain_words (workspace_id, word)
+  select distinct p.workspace_id, w.lexeme
+  from changed_pages p, unnest(to_tsvector('simple', p.title || ' ' || p.body)) w
+  where length(w.lexeme) between 3 and 40 and w.lexeme ~ '^[[:alpha:]]+$'
+  on conflict do nothing;
   return null;
 end;
 $function$;
@@ -625,6 +652,81 @@ begin
   end loop;
 end;
 $function$;
+CREATE OR REPLACE FUNCTION public.gin_extract_query_trgm(text, internal, smallint, internal, internal, internal, internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gin_extract_query_trgm$function$;
+CREATE OR REPLACE FUNCTION public.gin_extract_value_trgm(text, internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gin_extract_value_trgm$function$;
+CREATE OR REPLACE FUNCTION public.gin_trgm_consistent(internal, smallint, text, integer, internal, internal, internal, internal)
+ RETURNS boolean
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gin_trgm_consistent$function$;
+CREATE OR REPLACE FUNCTION public.gin_trgm_triconsistent(internal, smallint, text, integer, internal, internal, internal)
+ RETURNS "char"
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gin_trgm_triconsistent$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_compress(internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_compress$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_consistent(internal, text, smallint, oid, internal)
+ RETURNS boolean
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_consistent$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_decompress(internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_decompress$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_distance(internal, text, smallint, oid, internal)
+ RETURNS double precision
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_distance$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_in(cstring)
+ RETURNS gtrgm
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_in$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_options(internal)
+ RETURNS void
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/pg_trgm', $function$gtrgm_options$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_out(gtrgm)
+ RETURNS cstring
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_out$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_penalty(internal, internal, internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_penalty$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_picksplit(internal, internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_picksplit$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_same(gtrgm, gtrgm, internal)
+ RETURNS internal
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_same$function$;
+CREATE OR REPLACE FUNCTION public.gtrgm_union(internal, internal)
+ RETURNS gtrgm
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$gtrgm_union$function$;
 CREATE OR REPLACE FUNCTION public.jobs_notify()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -664,6 +766,61 @@ begin
   return new;
 end;
 $function$;
+CREATE OR REPLACE FUNCTION public.set_limit(real)
+ RETURNS real
+ LANGUAGE c
+ STRICT
+AS '$libdir/pg_trgm', $function$set_limit$function$;
+CREATE OR REPLACE FUNCTION public.show_limit()
+ RETURNS real
+ LANGUAGE c
+ STABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$show_limit$function$;
+CREATE OR REPLACE FUNCTION public.show_trgm(text)
+ RETURNS text[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$show_trgm$function$;
+CREATE OR REPLACE FUNCTION public.similarity(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$similarity$function$;
+CREATE OR REPLACE FUNCTION public.similarity_dist(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$similarity_dist$function$;
+CREATE OR REPLACE FUNCTION public.similarity_op(text, text)
+ RETURNS boolean
+ LANGUAGE c
+ STABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$similarity_op$function$;
+CREATE OR REPLACE FUNCTION public.strict_word_similarity(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$strict_word_similarity$function$;
+CREATE OR REPLACE FUNCTION public.strict_word_similarity_commutator_op(text, text)
+ RETURNS boolean
+ LANGUAGE c
+ STABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$strict_word_similarity_commutator_op$function$;
+CREATE OR REPLACE FUNCTION public.strict_word_similarity_dist_commutator_op(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$strict_word_similarity_dist_commutator_op$function$;
+CREATE OR REPLACE FUNCTION public.strict_word_similarity_dist_op(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$strict_word_similarity_dist_op$function$;
+CREATE OR REPLACE FUNCTION public.strict_word_similarity_op(text, text)
+ RETURNS boolean
+ LANGUAGE c
+ STABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$strict_word_similarity_op$function$;
 CREATE OR REPLACE FUNCTION public.task_messages_notify()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -722,10 +879,37 @@ begin
   return null;
 end;
 $function$;
+CREATE OR REPLACE FUNCTION public.word_similarity(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$word_similarity$function$;
+CREATE OR REPLACE FUNCTION public.word_similarity_commutator_op(text, text)
+ RETURNS boolean
+ LANGUAGE c
+ STABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$word_similarity_commutator_op$function$;
+CREATE OR REPLACE FUNCTION public.word_similarity_dist_commutator_op(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$word_similarity_dist_commutator_op$function$;
+CREATE OR REPLACE FUNCTION public.word_similarity_dist_op(text, text)
+ RETURNS real
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$word_similarity_dist_op$function$;
+CREATE OR REPLACE FUNCTION public.word_similarity_op(text, text)
+ RETURNS boolean
+ LANGUAGE c
+ STABLE PARALLEL SAFE STRICT
+AS '$libdir/pg_trgm', $function$word_similarity_op$function$;
 
 CREATE TRIGGER api_key_projects_auth_changed AFTER INSERT OR DELETE OR UPDATE ON public.api_key_projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER api_keys_auth_changed AFTER DELETE OR UPDATE ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER api_keys_auth_created AFTER INSERT ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
+CREATE TRIGGER brain_words_on_insert AFTER INSERT ON public.brain_pages REFERENCING NEW TABLE AS changed_pages FOR EACH STATEMENT EXECUTE FUNCTION brain_words_collect();
+CREATE TRIGGER brain_words_on_update AFTER UPDATE ON public.brain_pages REFERENCING NEW TABLE AS changed_pages FOR EACH STATEMENT EXECUTE FUNCTION brain_words_collect();
 CREATE TRIGGER jobs_notify AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
 CREATE TRIGGER task_reply_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.type = 'task.reply'::text) AND (old.status = ANY (ARRAY['queued'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['queued'::text, 'running'::text])))) EXECUTE FUNCTION task_reply_ended();
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();

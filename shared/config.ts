@@ -95,6 +95,11 @@ const envSchema = z.object({
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
   /**
+   * How long a task must stay quiet after a reply ends before its brain page is synthesised: a burst
+   * of messages makes one synthesis, not one per reply.
+   */
+  BRAIN_SYNTHESIS_DEBOUNCE_MS: z.coerce.number().int().min(0).default(30_000),
+  /**
    * Webhook deliveries run at once per worker process, on a runner of their own: a receiver that
    * hangs until the deadline holds one of these, never a slot of the billed work.
    */
@@ -157,6 +162,7 @@ export type Config = Readonly<{
   streamsPerWorkspace: number;
   authFailuresPerMinute: number;
   workerConcurrency: number;
+  brainSynthesisDebounceMs: number;
   webhookConcurrency: number;
   ocrEngines: number;
   ocrTimeoutMs: number;
@@ -220,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    brainSynthesisDebounceMs: e.BRAIN_SYNTHESIS_DEBOUNCE_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     ocrEngines: e.OCR_ENGINES,
     ocrTimeoutMs: e.OCR_TIMEOUT_MS,

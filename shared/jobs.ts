@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import type { BrainSynthesizePayload } from './brain/synthesis.ts';
 import { Batcher } from './db/batcher.ts';
 import {
   insertInlineJobs,
@@ -108,6 +109,7 @@ declare global {
       status__probe: NoPayload;
       maintenance__prune: NoPayload;
       jobs__reconcile: NoPayload;
+      brain__synthesize: BrainSynthesizePayload;
     }
   }
 }

@@ -4,6 +4,7 @@ import { jobSpecs, type JobType } from '../shared/jobs.ts';
 import type { WorkerContext } from './context.ts';
 import { type AnyJobDefinition, type JobDefinitions, runJob } from './jobEngine.ts';
 import type { Probe } from './probes.ts';
+import { brainSynthesize } from './tasks/brain__synthesize.ts';
 import { embeddingsCreate } from './tasks/embeddings__create.ts';
 import { imagesGenerate } from './tasks/images__generate.ts';
 import { jobsReconcile } from './tasks/jobs__reconcile.ts';
@@ -48,5 +49,6 @@ export function makeTaskList(
     maintenance__prune: maintenancePrune(ctx),
     jobs__reconcile: jobsReconcile(ctx, definitions),
     webhook__deliver: webhookDeliver(ctx),
+    brain__synthesize: brainSynthesize(ctx),
   };
 }

@@ -78,6 +78,8 @@ export type BenchContext = {
     method?: 'GET' | 'POST';
     headers?: Record<string, string>;
     body?: string;
+    /** Bodies sent in turn on each connection instead of one `body` (a mix of queries). */
+    bodies?: string[];
     connections?: number;
     seconds?: number;
     /** Requests taking longer count as errors (autocannon's default: 10 s). */
@@ -100,6 +102,7 @@ export async function load(options: Parameters<BenchContext['load']>[0]): Promis
     method: options.method ?? 'GET',
     headers: options.headers,
     body: options.body,
+    ...(options.bodies ? { requests: options.bodies.map((body) => ({ body })) } : {}),
     connections: options.connections ?? 32,
     duration: options.seconds ?? 8,
     timeout: options.timeoutSeconds ?? 10,

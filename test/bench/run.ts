@@ -1,3 +1,4 @@
+import brainSearchBench from './brainSearch.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import meBench from './me.ts';
@@ -13,6 +14,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'tasks: idle streams', run: idleStreams },
   { name: 'task backlog beside POST /text', run: taskBacklogBench },
   { name: 'jobs', run: jobsBench },
+  { name: 'brain search', run: brainSearchBench },
 ];
 
 const only = process.argv[2];

@@ -1,3 +1,4 @@
+import { enqueueBrainSynthesis } from '../../shared/brain/synthesis.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { newId } from '../../shared/ids.ts';
@@ -88,6 +89,8 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
         jobId: job.id,
         projectId: job.project_id,
       });
+      // The reply ended: the task may be finished, so its brain page is (re)synthesised, debounced.
+      if (reply) await enqueueBrainSynthesis(tx, input.taskId, ctx.config.brainSynthesisDebounceMs);
       return { messageId: reply?.id ?? null, model };
     },
     onFailed: async (tx, job, error) => {

@@ -32,6 +32,55 @@ export function insertBrainPage(db: Db, page: NewBrainPage) {
   `);
 }
 
+export type TaskPage = {
+  id: string;
+  workspaceId: string;
+  taskId: string;
+  slug: string;
+  title: string;
+  body: string;
+  throughSeq: number;
+};
+
+const taskPageRow = z.object({ id: z.string(), slug: z.string(), revision: z.number() });
+
+/**
+ * Writes the page of a task: a new page takes the first free slug (as insertBrainPage), an existing
+ * one is updated in place and keeps its slug. A synthesis older than the page's (a lower `throughSeq`)
+ * changes nothing and returns null.
+ */
+export function upsertTaskPage(db: Db, page: TaskPage) {
+  return db.maybeOne(sql.type(taskPageRow)`
+    insert into brain_pages (id, workspace_id, slug, title, body, source_task_id, synthesized_through_seq)
+    select ${page.id}, ${page.workspaceId},
+           case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end,
+           ${page.title}, ${page.body}, ${page.taskId}, ${page.throughSeq}
+    from generate_series(1, 1000) n
+    where not exists (
+      select 1 from brain_pages p
+      where p.workspace_id = ${page.workspaceId}
+        and p.slug = case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end
+    )
+    order by n
+    limit 1
+    on conflict (source_task_id) do update
+      set title = excluded.title, body = excluded.body,
+          synthesized_through_seq = excluded.synthesized_through_seq,
+          revision = brain_pages.revision + 1, updated_at = now()
+      where brain_pages.synthesized_through_seq < excluded.synthesized_through_seq
+    returning id, slug, revision
+  `);
+}
+
+/** The task's page, when it has one: how far it was synthesised. */
+export function findTaskPage(db: Db, taskId: string) {
+  return db.maybeOne(sql.type(
+    z.object({ id: z.string(), slug: z.string(), revision: z.number(), synthesized_through_seq: z.number() }),
+  )`
+    select id, slug, revision, synthesized_through_seq from brain_pages where source_task_id = ${taskId}
+  `);
+}
+
 const hit = z.object({
   id: z.string(),
   slug: z.string(),
@@ -41,26 +90,64 @@ const hit = z.object({
 });
 
 /**
- * Full-text search over the pages `memberId` may see (the workspace's shared pages and the member's
- * own private ones), best first. Both English-stemmed and plain matches count.
+ * Full-text search over the pages `memberId` may see (the workspace's shared pages, its tasks'
+ * pages and the member's own private ones), best first. The query matches English-stemmed and
+ * plain; each query word not in the workspace's vocabulary is also replaced by its nearest
+ * vocabulary words by trigram similarity, so "quartely revnue" finds "quarterly revenue". The score
+ * is the full-text rank plus the trigram similarity of the query to the title; the snippet is
+ * ts_headline over the body, computed for the returned rows only.
  */
 export function searchBrainPages(
   db: Db,
   input: { workspaceId: string; memberId: string; query: string; limit: number },
 ) {
   return db.any(sql.type(hit)`
-    with q as (
-      select websearch_to_tsquery('english', ${input.query}) || websearch_to_tsquery('simple', ${input.query}) as query
+    with words as (
+      -- The query's words as websearch_to_tsquery reads them; a negated word ("-salary") stays negated.
+      select distinct m[1] is not null as negated, m[2] as word
+      from regexp_matches(websearch_to_tsquery('simple', ${input.query})::text, '(!)?''([^'']+)''', 'g') m
+      where length(m[2]) between 3 and 40 and m[2] ~ '^[[:alnum:]]+$'
+      limit 16
+    ),
+    corrected as materialized (
+      select string_agg(
+               case when words.negated then '!' || quote_literal(words.word)
+                    else coalesce(fix.alternatives, quote_literal(words.word)) end, ' & ') as text
+      from words
+      left join lateral (
+        select '(' || string_agg(quote_literal(v.word), ' | ') || ')' as alternatives
+        from (
+          select b.word from brain_words b
+          where b.workspace_id = ${input.workspaceId} and b.word % words.word
+          order by b.word <-> words.word, b.word
+          limit 3
+        ) v
+        having not words.negated and not exists (
+          select 1 from brain_words e where e.workspace_id = ${input.workspaceId} and e.word = words.word
+        ) and count(*) > 0
+      ) fix on true
+      having bool_or(fix.alternatives is not null)
+    ),
+    -- Materialised: inlined, the corrections (a trigram scan of the vocabulary per word) ran once per use.
+    q as materialized (
+      select websearch_to_tsquery('english', ${input.query})
+             || websearch_to_tsquery('simple', ${input.query})
+             || coalesce((select to_tsquery('simple', corrected.text) from corrected), ''::tsquery) as query
+    ),
+    ranked as (
+      select p.id, p.slug, p.title, p.body, p.updated_at, q.query,
+             ts_rank(p.search, q.query) + similarity(p.title, ${input.query}) as rank
+      from brain_pages p, q
+      where p.workspace_id = ${input.workspaceId}
+        and (p.private_to_member_id is null or p.private_to_member_id = ${input.memberId})
+        and p.search @@ q.query
+      order by rank desc, p.updated_at desc, p.id
+      limit ${input.limit}
     )
-    select p.id, p.slug, p.title,
-           round(ts_rank(p.search, q.query)::numeric, 6)::float8 as score,
-           ts_headline('english', p.body, q.query,
+    select id, slug, title, round(rank::numeric, 6)::float8 as score,
+           ts_headline('english', body, query,
              'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""') as snippet
-    from brain_pages p, q
-    where p.workspace_id = ${input.workspaceId}
-      and (p.private_to_member_id is null or p.private_to_member_id = ${input.memberId})
-      and p.search @@ q.query
-    order by score desc, p.updated_at desc, p.id
-    limit ${input.limit}
+    from ranked
+    order by rank desc, updated_at desc, id
   `);
 }
