@@ -52,9 +52,19 @@ export async function dumpSchema(connectionString: string): Promise<string> {
          and tablename not in (select relname from pg_class where relispartition) order by indexname`,
     );
     out.push(...indexes.rows.map((r) => `${r.def};`), '');
+    // An extension's own functions (pg_trgm's dozens) belong to it, not to our migrations: its
+    // name and version stand for them.
+    const extensions = await client.query<{ line: string }>(
+      `select format('create extension %I; -- version %s', extname, extversion) as line
+       from pg_extension where extname <> 'plpgsql' order by extname`,
+    );
+    out.push(...extensions.rows.map((r) => r.line), '');
     const functions = await client.query<{ def: string }>(
       `select pg_get_functiondef(p.oid) as def from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-       where n.nspname = 'public' order by p.proname`,
+       where n.nspname = 'public'
+         and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid
+                         and d.deptype = 'e')
+       order by p.proname`,
     );
     out.push(...functions.rows.map((r) => `${r.def.trim()};`), '');
     const triggers = await client.query<{ def: string }>(
