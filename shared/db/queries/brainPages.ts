@@ -13,21 +13,23 @@ export type NewBrainPage = {
 
 const insertedPageRow = z.object({ id: z.string(), slug: z.string() });
 
+/** The workspace's first free slug among `slug`, `slug-2`, `slug-3`, … (one row, column `slug`). */
+function firstFreeSlug(workspaceId: string, slug: string) {
+  return sql.fragment`(
+    select c.slug from generate_series(1, 1000) n,
+      lateral (select case when n = 1 then ${slug} else ${slug} || '-' || n end as slug) c
+    where not exists (select 1 from brain_pages p where p.workspace_id = ${workspaceId} and p.slug = c.slug)
+    order by n
+    limit 1
+  )`;
+}
+
 /** Inserts the page; when the slug is taken in the workspace, the next free `-2`, `-3`, … suffix is used. */
 export function insertBrainPage(db: Db, page: NewBrainPage) {
   return db.one(sql.type(insertedPageRow)`
     insert into brain_pages (id, workspace_id, slug, title, body, private_to_member_id)
-    select ${page.id}, ${page.workspaceId},
-           case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end,
-           ${page.title}, ${page.body}, ${page.privateTo}
-    from generate_series(1, 1000) n
-    where not exists (
-      select 1 from brain_pages p
-      where p.workspace_id = ${page.workspaceId}
-        and p.slug = case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end
-    )
-    order by n
-    limit 1
+    select ${page.id}, ${page.workspaceId}, free.slug, ${page.title}, ${page.body}, ${page.privateTo}
+    from ${firstFreeSlug(page.workspaceId, page.slug)} as free
     returning id, slug
   `);
 }
@@ -52,17 +54,9 @@ const taskPageRow = z.object({ id: z.string(), slug: z.string(), revision: z.num
 export function upsertTaskPage(db: Db, page: TaskPage) {
   return db.maybeOne(sql.type(taskPageRow)`
     insert into brain_pages (id, workspace_id, slug, title, body, source_task_id, synthesized_through_seq)
-    select ${page.id}, ${page.workspaceId},
-           case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end,
-           ${page.title}, ${page.body}, ${page.taskId}, ${page.throughSeq}
-    from generate_series(1, 1000) n
-    where not exists (
-      select 1 from brain_pages p
-      where p.workspace_id = ${page.workspaceId}
-        and p.slug = case when n = 1 then ${page.slug} else ${page.slug} || '-' || n end
-    )
-    order by n
-    limit 1
+    select ${page.id}, ${page.workspaceId}, free.slug, ${page.title}, ${page.body}, ${page.taskId},
+           ${page.throughSeq}
+    from ${firstFreeSlug(page.workspaceId, page.slug)} as free
     on conflict (source_task_id) do update
       set title = excluded.title, body = excluded.body,
           synthesized_through_seq = excluded.synthesized_through_seq,
