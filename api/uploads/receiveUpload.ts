@@ -27,6 +27,8 @@ export type UploadSpec = {
   textFields: readonly string[];
   /** Is this file acceptable? Otherwise it is read and dropped, and `unsupportedType` is set. */
   acceptsFile(mimeType: string, filename: string): boolean;
+  /** Do the file's first bytes show what it claims? Otherwise nothing is stored and `unsupportedType` is set. */
+  acceptsContent?(head: Buffer): Promise<boolean>;
   objectKey: string;
   /** Taken before the first byte of the body is read. */
   reserve?: (req: Request) => Promise<UploadReservation>;
@@ -60,6 +62,8 @@ export type ReceivedUpload = {
   fields: Record<string, string>;
   issues: Issue[];
   unsupportedType?: string;
+  /** The type was refused for the file's content (its first bytes), not for the declared type. */
+  contentRefused: boolean;
   tooLarge: boolean;
   /** Removes the stored object and releases the reservation, for a caller that refuses the upload. */
   discard(): Promise<void>;
@@ -118,6 +122,7 @@ class UploadReceiver {
   readonly #endReceiving: () => void;
   #stored: StoredUpload | undefined;
   #unsupportedType: string | undefined;
+  #contentRefused = false;
   #tooLarge = false;
   #storeError: unknown;
   #clientGone = false;
@@ -221,9 +226,13 @@ class UploadReceiver {
       signal: this.#abort.signal,
       gauge,
       holdIdle: () => this.#idle.hold(),
+      ...(this.#spec.acceptsContent ? { acceptsContent: this.#spec.acceptsContent } : {}),
     }).then(
       (result) => {
-        if (result.stored) {
+        if (result.refused) {
+          this.#unsupportedType = file.mimetype;
+          this.#contentRefused = true;
+        } else if (result.stored) {
           this.#stored = {
             key,
             filename: file.originalname,
@@ -335,6 +344,7 @@ class UploadReceiver {
       fields,
       issues: [...this.#issues, ...issues],
       ...(this.#unsupportedType !== undefined ? { unsupportedType: this.#unsupportedType } : {}),
+      contentRefused: this.#contentRefused,
       tooLarge: this.#tooLarge,
       discard: async () => {
         if (stored) await this.#deps.store.remove(stored.key).catch(() => {});

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { addAbortSignal, type Readable } from 'node:stream';
 
+import { sniffHeadBytes } from '../../shared/contentSniff.ts';
 import type { ObjectStore } from '../../shared/objectStore.ts';
 import type { UploadGauge } from './uploadGauge.ts';
 
@@ -18,10 +19,18 @@ export type StreamOptions = {
   gauge: UploadGauge;
   /** Stops the client's idle clock while a part is on its way to storage (our wait, not theirs). */
   holdIdle?: () => () => void;
+  /**
+   * Judges the content by its first `sniffHeadBytes` (or all of a shorter stream) before anything
+   * is stored: false stores nothing, and the rest of the stream is read and dropped.
+   */
+  acceptsContent?: (head: Buffer) => Promise<boolean>;
 };
 
-/** `sha256`: of the bytes stored (hex), what tells one upload from another (Idempotency-Key). */
-export type StreamedObject = { sizeBytes: number; stored: boolean; sha256: string };
+/**
+ * `sha256`: of the bytes stored (hex), what tells one upload from another (Idempotency-Key).
+ * `refused`: acceptsContent turned the content down (`stored` is then false).
+ */
+export type StreamedObject = { sizeBytes: number; stored: boolean; sha256: string; refused?: boolean };
 
 /**
  * Writes `stream` to `key` holding at most one 5 MiB part in memory: small bodies go up in one PUT,
@@ -42,6 +51,8 @@ export async function streamToObjectStore(
   let buffered = 0;
   let sizeBytes = 0;
   let tooLarge = false;
+  let refused = false;
+  let judged = options.acceptsContent === undefined;
   let uploadId: string | undefined;
   const parts: { part: number; etag: string }[] = [];
   const dropBuffered = () => {
@@ -91,6 +102,12 @@ export async function streamToObjectStore(
   // report that as the stream's own failure, hiding the storage error that caused it.
   const chunksOf = stream.iterator({ destroyOnReturn: false });
   const digest = createHash('sha256');
+  // Judged once, on the first bytes, before the first write to storage (a part is 5 MiB).
+  const judge = async () => {
+    judged = true;
+    refused = !(await options.acceptsContent!(Buffer.concat(chunks).subarray(0, sniffHeadBytes)));
+    if (refused) dropBuffered();
+  };
   try {
     for await (const chunk of chunksOf) {
       const buf = chunk as Buffer;
@@ -102,13 +119,18 @@ export async function streamToObjectStore(
         await abortUpload();
         continue;
       }
+      if (refused) continue;
       digest.update(buf);
       chunks.push(buf);
       buffered += buf.length;
       gauge.hold(buf.length);
+      if (!judged && buffered >= sniffHeadBytes) await judge();
       if (buffered >= partSize) await flushPart();
     }
+    // Too large wins over refused: the size limit is the client's first mistake to fix.
     if (tooLarge) return { sizeBytes, stored: false, sha256: '' };
+    if (!judged && sizeBytes > 0) await judge();
+    if (refused) return { sizeBytes, stored: false, sha256: '', refused: true };
     signal.throwIfAborted();
     if (!uploadId) {
       const releaseIdle = options.holdIdle?.();

@@ -21,3 +21,12 @@ export function makeWav(seconds: number, sampleRate = 16_000): Buffer {
   header.writeUInt32LE(data.length, 40);
   return Buffer.concat([header, data]);
 }
+
+/**
+ * `bytes` bytes that start as a WAV file (its header), then `fill`: what a long upload looks like to
+ * a server that reads the first bytes for the type and streams the rest.
+ */
+export function wavOfBytes(bytes: number, fill: number): Buffer {
+  const head = makeWav(0);
+  return Buffer.concat([head, Buffer.alloc(Math.max(0, bytes - head.length), fill)]);
+}

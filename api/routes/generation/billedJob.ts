@@ -7,7 +7,7 @@ import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type JobType, newJobId } from '../../../shared/jobs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
-import { clientGone,ClientGoneError } from '../../clientGone.ts';
+import { clientGone, ClientGoneError } from '../../clientGone.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { FinishedJob } from '../../jobWaiter.ts';
 

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 
 import { apiBasePath } from '../../../shared/config.ts';
+import { isOcrContent } from '../../../shared/contentSniff.ts';
 import { insertFinishedJob, type JobRow } from '../../../shared/db/queries/jobs.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
@@ -107,6 +108,13 @@ export function postOcr(deps: AppDeps): RequestHandler {
     if (!bytes || bytes.length === 0) {
       throw new AppError('invalid_request_body', 'The request body does not match the schema.', {
         issues: [{ path: 'data', message: 'must be base64-encoded file bytes' }],
+      });
+    }
+    // The declared type is a claim; the bytes' signature decides. The spec gives POST /ocr no
+    // media-type error, so content that is not an image or PDF is an invalid `data` field.
+    if (!(await isOcrContent(bytes))) {
+      throw new AppError('invalid_request_body', 'The request body does not match the schema.', {
+        issues: [{ path: 'data', message: 'must be an image or a PDF' }],
       });
     }
     refuseOversizedImage(bytes);

@@ -28,7 +28,9 @@ function checkUpload(req: Request, received: ReceivedAudio): void {
   if (received.unsupportedType !== undefined) {
     throw new AppError(
       'unsupported_media_type',
-      `The audio field must hold audio; got ${received.unsupportedType}.`,
+      received.contentRefused
+        ? `The audio field's content is not audio (declared ${received.unsupportedType}).`
+        : `The audio field must hold audio; got ${received.unsupportedType}.`,
     );
   }
   if (received.tooLarge) {

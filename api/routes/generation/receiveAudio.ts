@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 
+import { isAudioContent } from '../../../shared/contentSniff.ts';
 import { audioMaxBytes } from '../../../shared/generationJobs.ts';
 import { isAudioUpload } from '../../../shared/providers/audio.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -26,6 +27,7 @@ export function receiveAudio(
       maxFileBytes: audioMaxBytes,
       textFields: ['projectId', 'prompt', 'language'],
       acceptsFile: isAudioUpload,
+      acceptsContent: isAudioContent,
       objectKey: key,
     },
     {

@@ -252,6 +252,29 @@ describe('POST /transcriptions', () => {
     expect(res.body.error.code).toBe('unsupported_media_type');
   });
 
+  it('reads the content, not the label: an executable, a script or a PDF sent as audio is refused, nothing stored or billed', async () => {
+    const before = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
+    // An ELF header, then 64 KiB: more than the bytes the type is read from, so it is streamed.
+    const elf = Buffer.concat([
+      Buffer.from('7f454c4602010100000000000000000002003e00', 'hex'),
+      Buffer.alloc(64 * 1024, 1),
+    ]);
+    const cases: [Buffer, string, string][] = [
+      [elf, 'speech.wav', 'audio/wav'],
+      [Buffer.from('#!/bin/sh\nrm -rf /\n'), 'speech.mp3', 'audio/mpeg'],
+      [Buffer.from('%PDF-1.7\n1 0 obj << >> endobj\n%%EOF\n'), 'speech.wav', 'audio/wav'],
+    ];
+    for (const [bytes, filename, contentType] of cases) {
+      const res = await upload(tenant.liveKey).attach('audio', bytes, { filename, contentType }).expect(415);
+      expect(res.body.error).toMatchObject({
+        code: 'unsupported_media_type',
+        message: `The audio field's content is not audio (declared ${contentType}).`,
+      });
+    }
+    expect(await audioObjects()).toEqual([]);
+    expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toEqual(before);
+  });
+
   it('answers file_too_large (413) above 25 MiB and keeps nothing', async () => {
     const big = Buffer.alloc(25 * 1024 * 1024 + 10, 1);
     const res = await upload(tenant.liveKey)

@@ -194,6 +194,29 @@ describe('POST /ocr errors', () => {
     expect(res.body.error.issues).toEqual([{ path: 'data', message: 'must be base64-encoded file bytes' }]);
   });
 
+  it('reads the content, not the label: an executable or a text sent as an image is refused, no job made', async () => {
+    const jobsBefore = await t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from jobs where workspace_id = ${tenant.workspaceId}
+    `);
+    const elf = Buffer.concat([Buffer.from('7f454c4602010100', 'hex'), Buffer.alloc(8192, 1)]);
+    for (const [bytes, key] of [
+      [elf, tenant.liveKey],
+      [elf, tenant.testKey],
+      [Buffer.from('just some words, no picture'), tenant.liveKey],
+    ] as const) {
+      const res = await post({ data: bytes.toString('base64'), mimeType: 'image/png' }, key).expect(422);
+      expect(res.body.error).toMatchObject({
+        code: 'invalid_request_body',
+        issues: [{ path: 'data', message: 'must be an image or a PDF' }],
+      });
+    }
+    expect(
+      await t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from jobs where workspace_id = ${tenant.workspaceId}
+      `),
+    ).toBe(jobsBefore);
+  });
+
   it('answers file_too_large above 20 MiB of decoded data', async () => {
     const data = Buffer.alloc(20 * 1024 * 1024 + 3, 7).toString('base64');
     const res = await post({ data, mimeType: 'image/png' }).expect(413);

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { makeApp } from '../../../api/app.ts';
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/objectStore.ts';
+import { wavOfBytes } from '../../helpers/audio.ts';
 import { api, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
@@ -84,7 +85,7 @@ async function until(predicate: () => Promise<boolean>): Promise<void> {
 const audio = (bytes: number) =>
   multipartBody([
     { name: 'language', value: 'en' },
-    { name: 'audio', filename: 'long.wav', contentType: 'audio/wav', data: Buffer.alloc(bytes, 7) },
+    { name: 'audio', filename: 'long.wav', contentType: 'audio/wav', data: wavOfBytes(bytes, 7) },
   ]);
 
 function startUpload(server: Server, bytes: number, sendBytes: number) {
@@ -148,7 +149,7 @@ describe('POST /transcriptions with a client that goes away', () => {
     // normally (a stall would be an issue about the body), with no worker needed to get there.
     const { body, contentType } = multipartBody([
       { name: 'language', value: 'not a language' },
-      { name: 'audio', filename: 'slow.wav', contentType: 'audio/wav', data: Buffer.alloc(64 * 1024, 7) },
+      { name: 'audio', filename: 'slow.wav', contentType: 'audio/wav', data: wavOfBytes(64 * 1024, 7) },
     ]);
     const client = sendPartially(impatient.origin, {
       path: api('/transcriptions'),
