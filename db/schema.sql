@@ -332,6 +332,17 @@ create table status_snapshot (
   constraint status_snapshot_pkey PRIMARY KEY (id)
 );
 
+create table storage_reservations (
+  id text not null,
+  workspace_id text not null,
+  bytes bigint not null,
+  expires_at timestamp with time zone not null,
+  created_at timestamp with time zone not null default now(),
+  constraint storage_reservations_bytes_check CHECK ((bytes >= 0)),
+  constraint storage_reservations_pkey PRIMARY KEY (id),
+  constraint storage_reservations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
+
 create table stream_lease_counts (
   workspace_id text not null,
   leases integer not null default 0,
@@ -419,6 +430,34 @@ create table tasks (
   constraint tasks_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE,
   constraint tasks_workspace_id_id_key UNIQUE (workspace_id, id),
   constraint tasks_workspace_id_workflow_id_fkey FOREIGN KEY (workspace_id, workflow_id) REFERENCES workflows(workspace_id, id) ON DELETE SET NULL (workflow_id)
+);
+
+create table upload_sessions (
+  id text not null,
+  workspace_id text not null,
+  member_id text,
+  filename text not null,
+  mime_type text not null,
+  size_bytes bigint not null,
+  part_size bigint not null,
+  part_count integer not null,
+  storage_key text not null,
+  s3_upload_id text not null,
+  status text not null default 'open'::text,
+  file_id text,
+  expires_at timestamp with time zone not null,
+  created_at timestamp with time zone not null default now(),
+  constraint upload_sessions_file_check CHECK (((status = 'completed'::text) OR (file_id IS NULL))),
+  constraint upload_sessions_file_fkey FOREIGN KEY (workspace_id, file_id) REFERENCES files(workspace_id, id) ON DELETE SET NULL (file_id),
+  constraint upload_sessions_filename_check CHECK (((length(filename) >= 1) AND (length(filename) <= 255))),
+  constraint upload_sessions_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE SET NULL,
+  constraint upload_sessions_mime_type_check CHECK ((length(mime_type) >= 1)),
+  constraint upload_sessions_part_count_check CHECK (((part_count >= 1) AND (part_count <= 10000))),
+  constraint upload_sessions_part_size_check CHECK ((part_size > 0)),
+  constraint upload_sessions_pkey PRIMARY KEY (id),
+  constraint upload_sessions_size_bytes_check CHECK ((size_bytes >= 0)),
+  constraint upload_sessions_status_check CHECK ((status = ANY (ARRAY['open'::text, 'completed'::text, 'aborted'::text]))),
+  constraint upload_sessions_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
 create table webhook_deliveries (
@@ -536,9 +575,11 @@ CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id
 CREATE INDEX request_logs_workspace_idx ON ONLY public.request_logs USING btree (workspace_id, created_at, id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);
+CREATE INDEX storage_reservations_workspace_idx ON public.storage_reservations USING btree (workspace_id, expires_at);
 CREATE INDEX stream_leases_expiry_idx ON public.stream_leases USING btree (workspace_id, expires_at);
 CREATE INDEX task_message_files_file_idx ON public.task_message_files USING btree (file_id);
 CREATE INDEX tasks_workspace_idx ON public.tasks USING btree (workspace_id, created_at);
+CREATE INDEX upload_sessions_open_expiry_idx ON public.upload_sessions USING btree (expires_at) WHERE (status = 'open'::text);
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at);
 CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_endpoints_project_idx ON public.webhook_endpoints USING btree (project_id);

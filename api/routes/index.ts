@@ -3,6 +3,7 @@ import { type RequestHandler, Router } from 'express';
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
 import { searchBrain } from './brain/searchBrain.ts';
+import { fileHandlers } from './files/index.ts';
 import { generationHandlers } from './generation/index.ts';
 import { getJob } from './jobs/getJob.ts';
 import { getMe } from './platform/getMe.ts';
@@ -23,6 +24,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     'jobs.read': getJob(deps),
     ...generationHandlers(deps),
     ...taskHandlers(deps),
+    ...fileHandlers(deps),
     'brain.search': searchBrain(deps),
   };
 }

@@ -18,7 +18,11 @@ import type { UploadGauge } from './uploadGauge.ts';
  * reservation is the caller's, to commit with the row that uses the bytes or give back via
  * `ReceivedUpload.discard`.
  */
-export type UploadReservation = { release(): Promise<void> };
+export type UploadReservation = {
+  release(): Promise<void>;
+  /** A file larger than this is refused as too large, like one over the spec's limit. */
+  maxBytes?: number;
+};
 
 /** What one upload endpoint accepts: one file field streamed to `objectKey`, and some text fields. */
 export type UploadSpec = {
@@ -28,7 +32,7 @@ export type UploadSpec = {
   /** Is this file acceptable? Otherwise it is read and dropped, and `unsupportedType` is set. */
   acceptsFile(mimeType: string, filename: string): boolean;
   /** Do the file's first bytes show what it claims? Otherwise nothing is stored and `unsupportedType` is set. */
-  acceptsContent?(head: Buffer): Promise<boolean>;
+  acceptsContent?(head: Buffer, mimeType: string): Promise<boolean>;
   objectKey: string;
   /** Taken before the first byte of the body is read. */
   reserve?: (req: Request) => Promise<UploadReservation>;
@@ -222,11 +226,13 @@ class UploadReceiver {
     const key = this.#spec.objectKey;
     const work = streamToObjectStore(store, key, file.stream, {
       contentType: file.mimetype,
-      maxBytes: this.#spec.maxFileBytes,
+      maxBytes: Math.min(this.#spec.maxFileBytes, this.#reservation?.maxBytes ?? Infinity),
       signal: this.#abort.signal,
       gauge,
       holdIdle: () => this.#idle.hold(),
-      ...(this.#spec.acceptsContent ? { acceptsContent: this.#spec.acceptsContent } : {}),
+      ...(this.#spec.acceptsContent
+        ? { acceptsContent: (head: Buffer) => this.#spec.acceptsContent!(head, file.mimetype) }
+        : {}),
     }).then(
       (result) => {
         if (result.refused) {
