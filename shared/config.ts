@@ -73,6 +73,7 @@ const envSchema = z.object({
   S3_SECRET_KEY: z.string().default('S3RVER'),
   S3_BUCKET: z.string().min(3).default('svc-platform'),
   S3_REGION: z.string().default('us-east-1'),
+  S3_PUBLIC_ENDPOINT: z.string().url().optional(),
   PROVIDER: z.enum(['local', 'openai']).default('local'),
   OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().optional(),
@@ -143,6 +144,8 @@ export type Config = Readonly<{
     secretKey: string;
     bucket: string;
     region: string;
+    /** Presigned part URLs are signed for it (DESIGN.md); default: the endpoint in use. */
+    publicEndpoint: string | undefined;
   }>;
   provider: Readonly<{
     name: 'local' | 'openai';
@@ -208,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       secretKey: e.S3_SECRET_KEY,
       bucket: e.S3_BUCKET,
       region: e.S3_REGION,
+      publicEndpoint: e.S3_PUBLIC_ENDPOINT,
     }),
     provider: Object.freeze({
       name: e.PROVIDER,

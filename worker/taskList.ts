@@ -14,6 +14,7 @@ import { statusProbe } from './tasks/status__probe.ts';
 import { taskReply } from './tasks/task__reply.ts';
 import { textGenerate } from './tasks/text__generate.ts';
 import { transcriptionsCreate } from './tasks/transcriptions__create.ts';
+import { uploadsSweep } from './tasks/uploads__sweep.ts';
 import { webhookDeliver } from './tasks/webhook__deliver.ts';
 
 /** What each job type (shared/jobs.ts) adds to the job engine. Each capability adds its types here. */
@@ -50,5 +51,6 @@ export function makeTaskList(
     jobs__reconcile: jobsReconcile(ctx, definitions),
     webhook__deliver: webhookDeliver(ctx),
     brain__synthesize: brainSynthesize(ctx),
+    uploads__sweep: uploadsSweep(ctx),
   };
 }

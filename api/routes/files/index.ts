@@ -1,5 +1,7 @@
 import type { AppDeps } from '../../deps.ts';
 import type { HandlerTable } from '../index.ts';
+import { completeUpload } from './completeUpload.ts';
+import { createUpload } from './createUpload.ts';
 import { getFile } from './getFile.ts';
 import { uploadFile } from './uploadFile.ts';
 
@@ -7,6 +9,8 @@ import { uploadFile } from './uploadFile.ts';
 export function fileHandlers(deps: AppDeps): HandlerTable {
   return {
     'files.upload': uploadFile(deps),
+    'files.createUpload': createUpload(deps),
+    'files.completeUpload': completeUpload(deps),
     'files.read': getFile(deps),
   };
 }

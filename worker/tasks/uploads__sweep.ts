@@ -1,0 +1,45 @@
+import type { Task } from 'graphile-worker';
+
+import { deleteExpiredStorageReservations } from '../../shared/db/queries/storageReservations.ts';
+import { lockExpiredUploadSessions, markUploadAborted } from '../../shared/db/queries/uploadSessions.ts';
+import { releaseStorage } from '../../shared/files/storageQuota.ts';
+import type { WorkerContext } from '../context.ts';
+
+const batch = 50;
+
+/**
+ * Every few minutes. Presigned upload sessions past their expiry are aborted in S3 (their parts
+ * deleted, and an object a complete assembled but never recorded removed) and their quota holds
+ * given back; holds of uploads whose process died, already no longer counted, are deleted.
+ * Returns how many sessions it ended.
+ */
+export async function sweepExpiredUploads(ctx: Pick<WorkerContext, 'pool' | 'objectStore'>): Promise<number> {
+  let ended = 0;
+  for (;;) {
+    const count = await ctx.pool.transaction(async (tx) => {
+      const sessions = await lockExpiredUploadSessions(tx, batch);
+      for (const session of sessions) {
+        await ctx.objectStore.abortMultipart(session.storage_key, session.s3_upload_id);
+        await ctx.objectStore.remove(session.storage_key);
+        await markUploadAborted(tx, session.id);
+        await releaseStorage(tx, {
+          id: session.id,
+          workspaceId: session.workspace_id,
+          bytes: session.size_bytes,
+        });
+      }
+      return sessions.length;
+    });
+    ended += count;
+    if (count < batch) break;
+  }
+  while ((await deleteExpiredStorageReservations(ctx.pool, 1000)) === 1000);
+  return ended;
+}
+
+export function uploadsSweep(ctx: WorkerContext): Task {
+  return async () => {
+    const ended = await sweepExpiredUploads(ctx);
+    if (ended > 0) ctx.logger.info({ ended }, 'expired upload sessions aborted');
+  };
+}
