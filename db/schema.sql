@@ -564,6 +564,7 @@ CREATE INDEX brain_pages_workspace_idx ON public.brain_pages USING btree (worksp
 CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (word gist_trgm_ops);
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
+CREATE UNIQUE INDEX files_storage_key_idx ON public.files USING btree (storage_key);
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);
 CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree (created_at);
 CREATE INDEX jobs_hold_idx ON public.jobs USING btree (hold_id) WHERE (hold_id IS NOT NULL);
@@ -580,6 +581,7 @@ CREATE INDEX stream_leases_expiry_idx ON public.stream_leases USING btree (works
 CREATE INDEX task_message_files_file_idx ON public.task_message_files USING btree (file_id);
 CREATE INDEX tasks_workspace_idx ON public.tasks USING btree (workspace_id, created_at);
 CREATE INDEX upload_sessions_open_expiry_idx ON public.upload_sessions USING btree (expires_at) WHERE (status = 'open'::text);
+CREATE INDEX upload_sessions_storage_key_idx ON public.upload_sessions USING btree (storage_key) WHERE (status = 'open'::text);
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at);
 CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_endpoints_project_idx ON public.webhook_endpoints USING btree (project_id);

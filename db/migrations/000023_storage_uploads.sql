@@ -39,3 +39,7 @@ create table upload_sessions (
 );
 -- The sweeper's scan: sessions still open after their expiry.
 create index upload_sessions_open_expiry_idx on upload_sessions (expires_at) where status = 'open';
+
+-- The orphan sweep asks which stored objects belong to a file (one object per file).
+create unique index files_storage_key_idx on files (storage_key);
+create index upload_sessions_storage_key_idx on upload_sessions (storage_key) where status = 'open';

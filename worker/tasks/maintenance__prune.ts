@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 
+import { findReferencedFileKeys } from '../../shared/db/queries/files.ts';
 import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotencyKeys.ts';
 import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
 import { createMeteringPartitions } from '../../shared/db/queries/meteringRecords.ts';
@@ -67,7 +68,12 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await step('uncollected results', () => purgeUncollectedResults(ctx.pool, syncTypes, 60));
     // A day is far longer than any upload waits for its job to be created.
     await step('orphan uploads', () => sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000)));
-    if (failures.length > 0)
-      {throw new AggregateError(failures, `${failures.length} maintenance steps failed`);}
+    // Older than any upload (direct ones end within the hour, presigned sessions after it).
+    await step('orphan file bytes', () =>
+      sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000), 'files/', findReferencedFileKeys),
+    );
+    if (failures.length > 0) {
+      throw new AggregateError(failures, `${failures.length} maintenance steps failed`);
+    }
   };
 }

@@ -56,3 +56,16 @@ export function findWorkspaceFileIds(
     select id from files where workspace_id = ${workspaceId} and id = any(${sql.array(fileIds, 'text')})
   `);
 }
+
+const storageKeyRow = z.object({ storage_key: z.string() });
+
+/** Which of `keys` hold the bytes of a file, or will (an open presigned upload session). */
+export function findReferencedFileKeys(db: Db, keys: string[]): Promise<readonly string[]> {
+  if (keys.length === 0) return Promise.resolve([]);
+  return db.anyFirst(sql.type(storageKeyRow)`
+    select storage_key from files where storage_key = any(${sql.array(keys, 'text')})
+    union
+    select storage_key from upload_sessions
+    where status = 'open' and storage_key = any(${sql.array(keys, 'text')})
+  `);
+}

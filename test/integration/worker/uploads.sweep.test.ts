@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { findReferencedFileKeys, insertFile } from '../../../shared/db/queries/files.ts';
 import { insertJob } from '../../../shared/db/queries/jobs.ts';
 import { newId } from '../../../shared/ids.ts';
 import { sweepOrphanUploads } from '../../../worker/sweepUploads.ts';
@@ -44,5 +45,33 @@ describe('orphan upload sweep', () => {
     expect(await ctx.objectStore.stat(unrelated)).toBeDefined();
     await ctx.objectStore.remove(needed);
     await ctx.objectStore.remove(unrelated);
+  });
+
+  it('removes old file bytes that no file or open upload session refers to', async () => {
+    const ctx = workerContextFor(t);
+    const tenant = await createTenant(t.deps.pool);
+    const prefix = `files/${tenant.workspaceId}/`;
+    const orphan = `${prefix}${newId('file')}`;
+    const fileId = newId('file');
+    const kept = `${prefix}${fileId}`;
+    for (const key of [orphan, kept]) await ctx.objectStore.put(key, Buffer.from('bytes'));
+    await insertFile(t.deps.pool, {
+      id: fileId,
+      workspaceId: tenant.workspaceId,
+      memberId: tenant.memberId,
+      filename: 'kept.txt',
+      mimeType: 'text/plain',
+      sizeBytes: 5,
+      kind: 'file',
+      storageKey: kept,
+    });
+    expect(
+      await sweepOrphanUploads(ctx, new Date(Date.now() - 3_600_000), prefix, findReferencedFileKeys),
+    ).toBe(0);
+    expect(await sweepOrphanUploads(ctx, new Date(Date.now() + 60_000), prefix, findReferencedFileKeys)).toBe(
+      1,
+    );
+    expect(await ctx.objectStore.stat(orphan)).toBeUndefined();
+    expect(await ctx.objectStore.stat(kept)).toBeDefined();
   });
 });
