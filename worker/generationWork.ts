@@ -93,16 +93,12 @@ async function readInputObject(store: ObjectStore, key: string): Promise<Buffer>
  * ended by the reconciler). Best effort: a leftover object costs storage, not correctness, and the
  * job's outcome is already committed; the hourly sweep removes what is left.
  */
-export async function removeJobInput(
-  ctx: Pick<WorkerContext, 'objectStore' | 'logger'>,
-  job: JobRow,
-): Promise<void> {
+export async function removeJobInput(ctx: Pick<WorkerContext, 'objectStore' | 'logger'>, job: JobRow): Promise<void> {
   const key = job.input.objectKey;
   if (typeof key !== 'string') return;
   try {
     await ctx.objectStore.remove(key);
   } catch (error) {
-    if (!isMissing(error))
-      ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');
+    if (!isMissing(error)) ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');
   }
 }

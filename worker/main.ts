@@ -57,9 +57,7 @@ export function makeWorkerContext(
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
   const readUnfinished = new Batcher((jobIds: string[]) => readUnfinishedJobs(parts.pool, jobIds));
-  const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) =>
-    finishUnbilledJobs(parts.pool, outcomes),
-  );
+  const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
   const ctx: WorkerContext = {
     config,
     ...parts,
