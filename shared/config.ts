@@ -122,6 +122,7 @@ const envSchema = z.object({
    * storage upload aborted, the client answered and disconnected). nginx's client_body_timeout.
    */
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  FILES_DIRECT_MAX_BYTES: z.coerce.number().int().min(1).max(5 * 1024 ** 4).default(100 * 1024 * 1024),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
   TRUST_PROXY: trustProxy.default(['loopback']),
@@ -171,6 +172,8 @@ export type Config = Readonly<{
   ocrTimeoutMs: number;
   syncTimeoutMs: number;
   uploadIdleTimeoutMs: number;
+  /** POST /files's limit (DESIGN.md: 100 MiB); larger files take a presigned upload. */
+  filesDirectMaxBytes: number;
   webhookAllowPrivate: boolean;
   validateResponses: boolean;
   trustProxy: TrustProxy;
@@ -236,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ocrTimeoutMs: e.OCR_TIMEOUT_MS,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,
     uploadIdleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,
+    filesDirectMaxBytes: e.FILES_DIRECT_MAX_BYTES,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.VALIDATE_RESPONSES,
     trustProxy: e.TRUST_PROXY,

@@ -6,7 +6,8 @@ import type { ObjectStore } from '../../shared/objectStore.ts';
 import type { UploadGauge } from './uploadGauge.ts';
 
 // S3's smallest part (except the last). The minio client's own putObject buffers a stream of unknown
-// length in parts of hundreds of MiB, i.e. a whole upload in memory; 5 MiB parts bound it.
+// length in parts of hundreds of MiB, i.e. a whole upload in memory; 5 MiB parts (two at a time:
+// one being read, one being stored) bound it.
 export const partSize = 5 * 1024 * 1024;
 
 export type StreamOptions = {
@@ -33,7 +34,7 @@ export type StreamOptions = {
 export type StreamedObject = { sizeBytes: number; stored: boolean; sha256: string; refused?: boolean };
 
 /**
- * Writes `stream` to `key` holding at most one 5 MiB part in memory: small bodies go up in one PUT,
+ * Writes `stream` to `key` holding at most two 5 MiB parts in memory: small bodies go up in one PUT,
  * larger ones as a multipart upload. A stream longer than `maxBytes` stores nothing (`stored`
  * false) and is read to its end, so whatever follows it in the request can still be parsed.
  * @throws the stream's error, the storage client's error, or `signal.reason` once aborted; in every
@@ -55,28 +56,35 @@ export async function streamToObjectStore(
   let judged = options.acceptsContent === undefined;
   let uploadId: string | undefined;
   const parts: { part: number; etag: string }[] = [];
+  let partsStarted = 0;
+  // The part on its way to storage while the next one is read from the client: at most two parts
+  // in memory, and the socket and storage busy at once rather than in turn.
+  let inFlight: Promise<void> | undefined;
   const dropBuffered = () => {
     gauge.hold(-buffered);
     chunks = [];
     buffered = 0;
   };
+  const settleInFlight = async () => {
+    const upload = inFlight;
+    inFlight = undefined;
+    if (upload) await upload;
+  };
   const abortUpload = async () => {
+    // A part still in flight is let land first: cancelling it could leave it written after the abort.
+    await settleInFlight().catch(() => {});
     const id = uploadId;
     uploadId = undefined;
     // A failed abort leaves what a bucket's lifecycle rule for incomplete uploads removes; the
     // caller's own error is the one worth reporting.
     if (id) await client.abortMultipartUpload(bucket, key, id).catch(() => {});
   };
-  const flushPart = async () => {
-    const body = Buffer.concat(chunks);
-    chunks = [];
-    const releaseIdle = options.holdIdle?.();
+  const uploadPart = async (part: number, body: Buffer) => {
     try {
       uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
         'Content-Type': options.contentType,
       });
       signal.throwIfAborted();
-      const part = parts.length + 1;
       const { etag } = await client.uploadPart(
         {
           bucketName: bucket,
@@ -90,10 +98,28 @@ export async function streamToObjectStore(
       parts.push({ part, etag });
     } finally {
       // The part is stored or abandoned: either way its bytes are no longer ours to hold.
-      gauge.hold(-buffered);
-      buffered = 0;
+      gauge.hold(-body.length);
+    }
+  };
+  /** Sends the buffered bytes as the next part once the one before it has landed. */
+  const flushPart = async () => {
+    const body = Buffer.concat(chunks);
+    chunks = [];
+    buffered = 0;
+    // While the previous part finishes the client is not read: our wait, not its silence.
+    const releaseIdle = options.holdIdle?.();
+    try {
+      await settleInFlight();
+    } catch (error) {
+      gauge.hold(-body.length);
+      throw error;
+    } finally {
       releaseIdle?.();
     }
+    const upload = uploadPart(++partsStarted, body);
+    // Observed by the next settleInFlight; until then its failure must not count as unhandled.
+    upload.catch(() => {});
+    inFlight = upload;
   };
   // An upload already in flight to storage is let finish (cancelling it could leave a part written
   // after the abort); the abort destroys the stream, which ends the loop below at its next read.
@@ -132,7 +158,7 @@ export async function streamToObjectStore(
     if (!judged && sizeBytes > 0) await judge();
     if (refused) return { sizeBytes, stored: false, sha256: '', refused: true };
     signal.throwIfAborted();
-    if (!uploadId) {
+    if (partsStarted === 0) {
       const releaseIdle = options.holdIdle?.();
       try {
         await store.put(key, Buffer.concat(chunks), buffered, options.contentType);
@@ -142,7 +168,13 @@ export async function streamToObjectStore(
       }
     } else {
       if (buffered > 0) await flushPart();
-      await client.completeMultipartUpload(bucket, key, uploadId, parts);
+      const releaseIdle = options.holdIdle?.();
+      try {
+        await settleInFlight();
+      } finally {
+        releaseIdle?.();
+      }
+      await client.completeMultipartUpload(bucket, key, uploadId!, parts);
       uploadId = undefined;
     }
     if (signal.aborted) {

@@ -1,4 +1,5 @@
 import brainSearchBench from './brainSearch.ts';
+import filesBench from './files.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import meBench from './me.ts';
@@ -15,6 +16,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'task backlog beside POST /text', run: taskBacklogBench },
   { name: 'jobs', run: jobsBench },
   { name: 'brain search', run: brainSearchBench },
+  { name: 'files', run: filesBench },
 ];
 
 const only = process.argv[2];

@@ -15,13 +15,11 @@ import { isStorableText, unstorableMessage } from '../../../shared/storableText.
 import type { AppDeps } from '../../deps.ts';
 import { type ReceivedUpload, receiveUpload, type UploadReservation } from '../../uploads/receiveUpload.ts';
 
-/** DESIGN.md: the direct upload limit; larger files go through a presigned upload. */
-export const directUploadMaxBytes = 100 * 1024 * 1024;
 // Long enough for a slow 100 MiB upload; a hold left by a process that died stops counting then.
 const holdSeconds = 3600;
 
 /** The checks the validator makes for JSON bodies, made here for the multipart one. */
-function checkUpload(received: ReceivedUpload, hold: StorageHold | undefined): void {
+function checkUpload(received: ReceivedUpload, hold: StorageHold | undefined, maxBytes: number): void {
   if (received.unsupportedType !== undefined) {
     throw new AppError(
       'unsupported_media_type',
@@ -32,8 +30,11 @@ function checkUpload(received: ReceivedUpload, hold: StorageHold | undefined): v
   }
   if (received.tooLarge) {
     // The hold is what the quota had left: a file past it is one the quota cannot take.
-    if (hold && hold.bytes < directUploadMaxBytes) throw quotaFull(hold);
-    throw new AppError('file_too_large', 'A direct upload may be at most 100 MiB; use POST /files/uploads.');
+    if (hold && hold.bytes < maxBytes) throw quotaFull(hold);
+    throw new AppError(
+      'file_too_large',
+      `A direct upload may be at most ${sizeText(maxBytes)}; use POST /files/uploads for larger files.`,
+    );
   }
   const issues: Issue[] = [...received.issues];
   const stored = received.stored;
@@ -48,6 +49,9 @@ function checkUpload(received: ReceivedUpload, hold: StorageHold | undefined): v
   }
 }
 
+const sizeText = (bytes: number) =>
+  bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`;
+
 function quotaFull(hold: StorageHold): AppError {
   return new AppError(
     'storage_quota_exceeded',
@@ -57,12 +61,10 @@ function quotaFull(hold: StorageHold): AppError {
 
 /** The quota hold for one upload: what the body can hold at most, or what the quota has left. */
 function holdFor(deps: AppDeps, req: Request, onHold: (hold: StorageHold) => void) {
+  const maxBytes = deps.config.filesDirectMaxBytes;
   return async (): Promise<UploadReservation> => {
     const declared = Number(req.get('content-length'));
-    const bytes =
-      Number.isSafeInteger(declared) && declared >= 0
-        ? Math.min(declared, directUploadMaxBytes)
-        : directUploadMaxBytes;
+    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxBytes) : maxBytes;
     const hold = await reserveStorage(deps.pool, {
       workspaceId: req.principal!.workspaceId,
       bytes,
@@ -89,7 +91,7 @@ export function uploadFile(deps: AppDeps): RequestHandler {
       res,
       {
         fileField: 'file',
-        maxFileBytes: directUploadMaxBytes,
+        maxFileBytes: deps.config.filesDirectMaxBytes,
         textFields: [],
         acceptsFile: (mimeType) => !refusedDeclaredType(mimeType),
         acceptsContent: (head, mimeType) => contentFitsDeclared(mimeType, head),
@@ -104,7 +106,7 @@ export function uploadFile(deps: AppDeps): RequestHandler {
       },
     );
     try {
-      checkUpload(received, hold);
+      checkUpload(received, hold, deps.config.filesDirectMaxBytes);
       const stored = received.stored!;
       const file = await deps.pool.transaction(async (tx) => {
         await commitStorage(tx, hold!, stored.sizeBytes);
