@@ -6,6 +6,7 @@ import { type AnyJobDefinition, type JobDefinitions, runJob } from './jobEngine.
 import type { Probe } from './probes.ts';
 import { brainSynthesize } from './tasks/brain__synthesize.ts';
 import { embeddingsCreate } from './tasks/embeddings__create.ts';
+import { filesParse } from './tasks/files__parse.ts';
 import { imagesGenerate } from './tasks/images__generate.ts';
 import { jobsReconcile } from './tasks/jobs__reconcile.ts';
 import { maintenancePrune } from './tasks/maintenance__prune.ts';
@@ -50,5 +51,6 @@ export function makeTaskList(
     jobs__reconcile: jobsReconcile(ctx, definitions),
     webhook__deliver: webhookDeliver(ctx),
     brain__synthesize: brainSynthesize(ctx),
+    files__parse: filesParse(ctx),
   };
 }
