@@ -5,6 +5,7 @@ import type { WorkerContext } from './context.ts';
 import { type AnyJobDefinition, type JobDefinitions, runJob } from './jobEngine.ts';
 import type { Probe } from './probes.ts';
 import { brainSynthesize } from './tasks/brain__synthesize.ts';
+import { deckExport } from './tasks/deck__export.ts';
 import { embeddingsCreate } from './tasks/embeddings__create.ts';
 import { filesParse } from './tasks/files__parse.ts';
 import { imagesGenerate } from './tasks/images__generate.ts';
@@ -26,6 +27,7 @@ export function makeJobDefinitions(ctx: WorkerContext): JobDefinitions {
     'transcriptions.create': transcriptionsCreate(ctx),
     'ocr.extract': ocrExtract(ctx),
     'task.reply': taskReply(ctx),
+    'deck.export': deckExport(ctx),
   };
 }
 

@@ -3,6 +3,7 @@ import { type RequestHandler, Router } from 'express';
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
 import { searchBrain } from './brain/searchBrain.ts';
+import { documentHandlers } from './files/documentHandlers.ts';
 import { generationHandlers } from './generation/index.ts';
 import { getJob } from './jobs/getJob.ts';
 import { getMe } from './platform/getMe.ts';
@@ -24,6 +25,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     ...generationHandlers(deps),
     ...taskHandlers(deps),
     'brain.search': searchBrain(deps),
+    ...documentHandlers(deps),
   };
 }
 

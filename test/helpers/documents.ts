@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import PptxGenJS from 'pptxgenjs';
+import pptxgenjs from 'pptxgenjs';
 import { z } from 'zod';
 
 import { insertFile } from '../../shared/db/queries/files.ts';
@@ -11,6 +11,9 @@ import { encodePng } from '../../shared/providers/png.ts';
 import { waitUntil } from '../integration/api/tasks.helpers.ts';
 import type { TestContext } from './context.ts';
 import type { Tenant } from './fixtures.ts';
+
+// Its types describe the CommonJS build (default export nested); Node's import gets the ES build's class.
+const PptxGenJS = pptxgenjs as unknown as typeof pptxgenjs.default;
 
 export const deckSlides = [
   ['Quarterly review', 'नेपाल सरकार'],

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import JSZip from 'jszip';
+import { extractText, getDocumentProxy } from 'unpdf';
 
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { kindAfterParse, makeDeckPptx, makeXlsx, storeFile } from '../../helpers/documents.ts';
+import { findFileDocument } from '../../../shared/db/queries/fileDocuments.ts';
+import { ObjectStore } from '../../../shared/objectStore.ts';
+import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { deckSlides, kindAfterParse, makeDeckPptx, makeXlsx, storeFile } from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 
 let t: TestContext;
@@ -45,5 +49,62 @@ describe('files__parse', () => {
     ]);
     const kinds = await Promise.all(ids.map((id) => kindAfterParse(t, id)));
     expect(kinds).toEqual(['file', 'file', 'file', 'file']);
+  });
+});
+
+type JobDto = { id: string; type: string; status: string; result: unknown; error: unknown };
+
+async function waitForJob(id: string): Promise<JobDto> {
+  for (let i = 0; i < 600; i++) {
+    const res = await t.http
+      .get(api(`/jobs/${id}`))
+      .set(bearer(tenant.testKey))
+      .expect(200);
+    if (['succeeded', 'failed', 'cancelled'].includes(res.body.job.status)) return res.body.job as JobDto;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`job ${id} did not finish`);
+}
+
+const render = (fileId: string) => t.http.post(api(`/files/${fileId}/render`)).set(bearer(tenant.testKey));
+
+describe('deck__export', () => {
+  it("renders one PDF page per slide with each slide's text, Nepali included; a second render is a no-op", async () => {
+    const pptx = await makeDeckPptx();
+    expect(
+      Object.keys((await JSZip.loadAsync(pptx)).files).filter((f) => /^ppt\/slides\/slide\d+\.xml$/.test(f)),
+    ).toHaveLength(3);
+    const fileId = await storeFile(t, tenant, 'Review.pptx', pptx);
+    expect(await kindAfterParse(t, fileId)).toBe('deck');
+
+    const first = await render(fileId).expect(202);
+    expect(first.body.job).toMatchObject({ type: 'deck.export', status: 'queued', result: null });
+    expect(first.headers.location).toBe(api(`/jobs/${first.body.job.id}`));
+    expect(await waitForJob(first.body.job.id)).toMatchObject({
+      status: 'succeeded',
+      result: { fileId, pages: 3 },
+    });
+
+    const doc = (await findFileDocument(t.deps.pool, fileId))!;
+    const store = new ObjectStore(t.s3);
+    const pdf = await store.getBuffer(doc.pdf_key!);
+    const { totalPages, text } = await extractText(await getDocumentProxy(new Uint8Array(pdf)), {
+      mergePages: false,
+    });
+    expect(totalPages).toBe(3);
+    for (const [i, lines] of deckSlides.entries()) {
+      for (const line of lines) expect(text[i]).toContain(line);
+    }
+    const before = await store.stat(doc.pdf_key!);
+
+    const second = await render(fileId).expect(202);
+    expect(second.body.job.id).not.toBe(first.body.job.id);
+    expect(await waitForJob(second.body.job.id)).toMatchObject({
+      status: 'succeeded',
+      result: { fileId, pages: 3 },
+    });
+    const after = (await findFileDocument(t.deps.pool, fileId))!;
+    expect(after.pdf_key).toBe(doc.pdf_key);
+    expect(await store.stat(doc.pdf_key!)).toEqual(before);
   });
 });
