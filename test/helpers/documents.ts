@@ -84,3 +84,11 @@ export async function kindAfterParse(t: TestContext, fileId: string): Promise<st
     select kind from files where id = ${fileId}
   `);
 }
+
+/** A supertest parser that keeps any response body as bytes (xlsx, pdf, pptx). */
+export function binary(res: unknown, done: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  const stream = res as NodeJS.ReadableStream;
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => done(null, Buffer.concat(chunks)));
+}

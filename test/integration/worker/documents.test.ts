@@ -1,11 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import JSZip from 'jszip';
-import { extractText, getDocumentProxy } from 'unpdf';
+import { extractImages, extractText, getDocumentProxy } from 'unpdf';
 
 import { findFileDocument } from '../../../shared/db/queries/fileDocuments.ts';
 import { ObjectStore } from '../../../shared/objectStore.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { deckSlides, kindAfterParse, makeDeckPptx, makeXlsx, storeFile } from '../../helpers/documents.ts';
+import {
+  binary,
+  deckSlides,
+  kindAfterParse,
+  makeDeckPptx,
+  makeXlsx,
+  storeFile,
+} from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 
 let t: TestContext;
@@ -85,16 +92,30 @@ describe('deck__export', () => {
       result: { fileId, pages: 3 },
     });
 
-    const doc = (await findFileDocument(t.deps.pool, fileId))!;
-    const store = new ObjectStore(t.s3);
-    const pdf = await store.getBuffer(doc.pdf_key!);
-    const { totalPages, text } = await extractText(await getDocumentProxy(new Uint8Array(pdf)), {
-      mergePages: false,
-    });
+    const exported = await t.http
+      .get(api(`/files/${fileId}/export?format=pdf`))
+      .set(bearer(tenant.testKey))
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    expect(exported.headers['content-type']).toBe('application/pdf');
+    expect(exported.headers['content-disposition']).toContain("filename*=UTF-8''Review.pdf");
+    const pdf = await getDocumentProxy(new Uint8Array(exported.body as Buffer));
+    const { totalPages, text } = await extractText(pdf, { mergePages: false });
     expect(totalPages).toBe(3);
     for (const [i, lines] of deckSlides.entries()) {
       for (const line of lines) expect(text[i]).toContain(line);
     }
+    // The slide size (16:9, 10 × 5.625 in = 720 × 405 pt; Chromium rounds page sizes to its own
+    // units), and the picture on the second slide only.
+    const [, , width, height] = (await pdf.getPage(1)).view as number[];
+    expect(width).toBeCloseTo(720, 0);
+    expect(height).toBeCloseTo(405, 0);
+    expect(await extractImages(pdf, 1)).toHaveLength(0);
+    expect(await extractImages(pdf, 2)).toHaveLength(1);
+
+    const store = new ObjectStore(t.s3);
+    const doc = (await findFileDocument(t.deps.pool, fileId))!;
     const before = await store.stat(doc.pdf_key!);
 
     const second = await render(fileId).expect(202);
