@@ -12,6 +12,11 @@ export const documentLimits = {
   maxSheetRows: 100_000,
   maxSheetCells: 1_000_000,
   maxSlides: 300,
+  /**
+   * Picture bytes a deck render inlines (as data: URIs, a third larger); pictures past it are left
+   * out of the PDF rather than handing the browser a document of hundreds of megabytes.
+   */
+  maxPictureBytes: 32 * 1024 * 1024,
   /** Wall time of one parse (the bounds above keep it far below this on sane input). */
   parseTimeoutMs: 30_000,
 } as const;

@@ -41,16 +41,19 @@ export async function parseDocument(
 ): Promise<ParsedDocument> {
   if (data.length > documentLimits.maxInputBytes) throw new DocumentRejected('too large to parse');
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(new DocumentRejected('parsing took too long')),
       documentLimits.parseTimeoutMs,
     );
-    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
     return await Promise.race([Promise.resolve().then(() => parserFor(kind, filename, data)), deadline]);
   } finally {
     clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort!);
   }
 }

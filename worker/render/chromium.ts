@@ -101,23 +101,28 @@ let installing: Promise<ChromiumInstall> | undefined;
  * (~2 s). Call it before starting several processes to have them find it ready.
  */
 export function ensureChromium(): Promise<ChromiumInstall> {
-  installing ??= (async () => {
-    const { version } = JSON.parse(await readFile(path.join(sparticuzDir, 'package.json'), 'utf8')) as {
-      version: string;
-    };
-    const dir = path.join(os.tmpdir(), `svc-chromium-${version}`);
-    if (!existsSync(path.join(dir, 'chromium'))) await unpack(dir);
-    return {
-      dir,
-      executable: path.join(dir, 'chromium'),
-      libDir: path.join(dir, 'lib'),
-      fontsConf: await writeFontsConf(dir),
-    };
-  })();
-  installing.catch(() => {
-    installing = undefined;
-  });
+  if (!installing) {
+    installing = install();
+    // A failed unpack (a full disk) is tried again by the next caller.
+    installing.catch(() => {
+      installing = undefined;
+    });
+  }
   return installing;
+}
+
+async function install(): Promise<ChromiumInstall> {
+  const { version } = JSON.parse(await readFile(path.join(sparticuzDir, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const dir = path.join(os.tmpdir(), `svc-chromium-${version}`);
+  if (!existsSync(path.join(dir, 'chromium'))) await unpack(dir);
+  return {
+    dir,
+    executable: path.join(dir, 'chromium'),
+    libDir: path.join(dir, 'lib'),
+    fontsConf: await writeFontsConf(dir),
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { currentDeckPdf, findFileDocument, recordDeckPdf } from '../../shared/db
 import { findFileById } from '../../shared/db/queries/files.ts';
 import { deckExportInput, documentObjectKey } from '../../shared/files/nativeDocuments.ts';
 import type { WorkerContext } from '../context.ts';
+import { documentLimits, DocumentRejected } from '../documents/limits.ts';
 import type { ParsedDeck } from '../documents/types.ts';
 import { openZip } from '../documents/zipReader.ts';
 import { type JobDefinition, type JobOutcome, PermanentJobError } from '../jobEngine.ts';
@@ -17,14 +18,30 @@ type Prepared = {
   rendered?: { key: string; pages: number };
 };
 
-/** The deck's pictures as data: URIs, read from the pptx under the same inflate budget as the parse. */
-async function pictureSources(pptx: Buffer, deck: ParsedDeck): Promise<Map<string, string>> {
-  const zip = await openZip(pptx);
+/**
+ * The deck's pictures as data: URIs, in slide order, up to maxPictureBytes inflated: the pictures
+ * past the budget are left out (their slides still render their text).
+ */
+async function pictureSources(
+  pptx: Buffer,
+  deck: ParsedDeck,
+  logger: WorkerContext['logger'],
+): Promise<Map<string, string>> {
+  const zip = await openZip(pptx, documentLimits.maxPictureBytes);
   const sources = new Map<string, string>();
   for (const picture of deck.slides.flatMap((s) => s.pictures)) {
     if (sources.has(picture.part) || !zip.has(picture.part)) continue;
-    const bytes = await zip.bytes(picture.part);
-    sources.set(picture.part, `data:${picture.contentType};base64,${bytes.toString('base64')}`);
+    try {
+      const bytes = await zip.bytes(picture.part);
+      sources.set(picture.part, `data:${picture.contentType};base64,${bytes.toString('base64')}`);
+    } catch (error) {
+      if (!(error instanceof DocumentRejected)) throw error;
+      logger.warn(
+        { part: picture.part },
+        `deck pictures past the render budget are left out: ${error.message}`,
+      );
+      break;
+    }
   }
   return sources;
 }
@@ -64,7 +81,7 @@ export function deckExport(ctx: WorkerContext): JobDefinition<Prepared> {
         (await ctx.objectStore.getBuffer(prepared.parsedKey)).toString('utf8'),
       ) as ParsedDeck;
       const pptx = await ctx.objectStore.getBuffer(prepared.storageKey);
-      const html = deckHtml(deck, await pictureSources(pptx, deck));
+      const html = deckHtml(deck, await pictureSources(pptx, deck, ctx.logger));
       const pdf = await ctx.deckRenderer.pdf(html, pageSize(deck), signal);
       // Named by revision: a render of a newer parse never overwrites the PDF an export is streaming.
       const key = documentObjectKey(prepared.fileId, `deck-r${prepared.revision}.pdf`);

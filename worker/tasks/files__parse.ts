@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 
-import { upsertFileDocument } from '../../shared/db/queries/fileDocuments.ts';
+import { findFileDocument, upsertFileDocument } from '../../shared/db/queries/fileDocuments.ts';
 import { findFileById, updateFileKind } from '../../shared/db/queries/files.ts';
 import {
   documentObjectKey,
@@ -70,8 +70,11 @@ export function filesParse(ctx: WorkerContext): Task {
     const { fileId } = filesParsePayload.parse(rawPayload);
     const file = await findFileById(ctx.pool, fileId);
     const kind = file ? nativeKindOf(file.filename) : undefined;
-    if (!file || !kind || file.kind !== 'file') return;
+    // Parsed already (a retry after the commit), or made something else meanwhile (a video).
+    if (!file || !kind || (file.kind !== 'file' && file.kind !== kind)) return;
+    if ((await findFileDocument(ctx.pool, fileId))?.kind === kind) return;
     if (file.size_bytes > documentLimits.maxInputBytes) {
+      if (file.kind !== 'file') await updateFileKind(ctx.pool, fileId, 'file');
       helpers.logger.info(`file ${fileId} is too large to parse as a ${kind}; it stays a file`);
       return;
     }
@@ -81,6 +84,8 @@ export function filesParse(ctx: WorkerContext): Task {
       parsed = await parseDocument(kind, file.filename, data, helpers.abortSignal);
     } catch (error) {
       if (helpers.abortSignal.aborted) throw error;
+      // An upload path that labelled the file by its name ahead of the parse is corrected.
+      if (file.kind !== 'file') await updateFileKind(ctx.pool, fileId, 'file');
       helpers.logger.warn(
         `file ${fileId} did not parse as a ${kind} (${(error as Error).message}); it stays a file`,
       );
