@@ -95,6 +95,28 @@ create table events (
   constraint events_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table file_documents (
+  file_id text not null,
+  workspace_id text not null,
+  kind text not null,
+  revision integer not null default 1,
+  parsed_key text not null,
+  exports jsonb not null default '{}'::jsonb,
+  summary jsonb not null default '{}'::jsonb,
+  pdf_key text,
+  pdf_revision integer,
+  pdf_pages integer,
+  parsed_at timestamp with time zone not null default now(),
+  rendered_at timestamp with time zone,
+  constraint file_documents_check CHECK ((((pdf_key IS NULL) = (pdf_revision IS NULL)) AND ((pdf_key IS NULL) = (pdf_pages IS NULL)))),
+  constraint file_documents_check1 CHECK (((kind = 'deck'::text) OR (pdf_key IS NULL))),
+  constraint file_documents_kind_check CHECK ((kind = ANY (ARRAY['page'::text, 'sheet'::text, 'deck'::text]))),
+  constraint file_documents_pdf_pages_check CHECK ((pdf_pages >= 1)),
+  constraint file_documents_pkey PRIMARY KEY (file_id),
+  constraint file_documents_revision_check CHECK ((revision >= 1)),
+  constraint file_documents_workspace_id_file_id_fkey FOREIGN KEY (workspace_id, file_id) REFERENCES files(workspace_id, id) ON DELETE CASCADE
+);
+
 create table files (
   id text not null,
   workspace_id text not null,

@@ -12,6 +12,7 @@ import {
   type ReplyTurn,
 } from './db/queries/jobs.ts';
 import { type DatabasePool, type Db, sql } from './db/sql.ts';
+import type { FilesParsePayload } from './files/nativeDocuments.ts';
 import { newId } from './ids.ts';
 import type { WebhookDeliverPayload } from './webhooks/fanout.ts';
 
@@ -110,6 +111,7 @@ declare global {
       maintenance__prune: NoPayload;
       jobs__reconcile: NoPayload;
       brain__synthesize: BrainSynthesizePayload;
+      files__parse: FilesParsePayload;
     }
   }
 }

@@ -8,6 +8,7 @@ import type { ObjectStore } from '../shared/objectStore.ts';
 import type { OcrProvider, Providers } from '../shared/providers/types.ts';
 import type { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import type { ByteBudget } from './byteBudget.ts';
+import type { DeckRenderer } from './render/deckRenderer.ts';
 
 /** What every task of this worker process may use; built once by startWorker. */
 export type WorkerContext = {
@@ -25,6 +26,8 @@ export type WorkerContext = {
    * OCR_TIMEOUT_MS) must not make the probe wait, or the status page would report an outage that is a queue.
    */
   probeOcr: OcrProvider;
+  /** The process's headless browser for deck renders (launched on first use, closed by close()). */
+  deckRenderer: DeckRenderer;
   /** The api's requests to stop a running job, by job id. */
   cancellations: KeyedChannel<'jobs:cancel'>;
   /**
@@ -39,7 +42,7 @@ export type WorkerContext = {
    * share one statement. True when this call finished it (false: an earlier attempt had).
    */
   finishUnbilled(outcome: UnbilledOutcome): Promise<boolean>;
-  /** Releases what the context holds of its own (the OCR engines' threads); the pool and hub are the caller's. */
+  /** Releases what the context holds of its own (the OCR engines' threads, the browser); the pool and hub are the caller's. */
   close(): Promise<void>;
   /** graphile-worker's public utilities (maintenance runs its `cleanup`, never SQL on its tables). */
   workerUtils: Pick<WorkerUtils, 'cleanup'>;

@@ -31,6 +31,7 @@ import { type Lane, laneConcurrency, type LaneName, runnerPoolSize, splitIntoLan
 import { startLiveness } from './liveness.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
+import { DeckRenderer } from './render/deckRenderer.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
 const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
@@ -57,13 +58,16 @@ export function makeWorkerContext(
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
   const readUnfinished = new Batcher((jobIds: string[]) => readUnfinishedJobs(parts.pool, jobIds));
-  const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) => finishUnbilledJobs(parts.pool, outcomes));
+  const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) =>
+    finishUnbilledJobs(parts.pool, outcomes),
+  );
   const ctx: WorkerContext = {
     config,
     ...parts,
     inputMemory: new ByteBudget(inputMemoryBytes),
     providers: (livemode) => (livemode ? live : fixtureProviders),
     probeOcr,
+    deckRenderer: new DeckRenderer(parts.logger),
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
     markRunning: (jobId) => markRunning.submit(jobId),
     readUnfinished: (jobId) => readUnfinished.submit(jobId),
@@ -72,6 +76,7 @@ export function makeWorkerContext(
       ctx.cancellations.close();
       await live.close();
       await probeOcr.close();
+      await ctx.deckRenderer.close();
     },
   };
   return ctx;

@@ -5,7 +5,9 @@ import type { WorkerContext } from './context.ts';
 import { type AnyJobDefinition, type JobDefinitions, runJob } from './jobEngine.ts';
 import type { Probe } from './probes.ts';
 import { brainSynthesize } from './tasks/brain__synthesize.ts';
+import { deckExport } from './tasks/deck__export.ts';
 import { embeddingsCreate } from './tasks/embeddings__create.ts';
+import { filesParse } from './tasks/files__parse.ts';
 import { imagesGenerate } from './tasks/images__generate.ts';
 import { jobsReconcile } from './tasks/jobs__reconcile.ts';
 import { maintenancePrune } from './tasks/maintenance__prune.ts';
@@ -26,6 +28,7 @@ export function makeJobDefinitions(ctx: WorkerContext): JobDefinitions {
     'transcriptions.create': transcriptionsCreate(ctx),
     'ocr.extract': ocrExtract(ctx),
     'task.reply': taskReply(ctx),
+    'deck.export': deckExport(ctx),
   };
 }
 
@@ -52,5 +55,6 @@ export function makeTaskList(
     webhook__deliver: webhookDeliver(ctx),
     brain__synthesize: brainSynthesize(ctx),
     uploads__sweep: uploadsSweep(ctx),
+    files__parse: filesParse(ctx),
   };
 }

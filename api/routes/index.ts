@@ -3,6 +3,7 @@ import { type RequestHandler, Router } from 'express';
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
 import { searchBrain } from './brain/searchBrain.ts';
+import { documentHandlers } from './files/documentHandlers.ts';
 import { fileHandlers } from './files/index.ts';
 import { generationHandlers } from './generation/index.ts';
 import { getJob } from './jobs/getJob.ts';
@@ -26,6 +27,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     ...taskHandlers(deps),
     ...fileHandlers(deps),
     'brain.search': searchBrain(deps),
+    ...documentHandlers(deps),
   };
 }
 

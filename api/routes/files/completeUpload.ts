@@ -12,6 +12,7 @@ import {
 import { AppError, errors, type Issue } from '../../../shared/errors/appError.ts';
 import { contentFitsDeclared } from '../../../shared/files/contentPolicy.ts';
 import { toFileDto } from '../../../shared/files/dto.ts';
+import { scheduleDocumentParse } from '../../../shared/files/nativeDocuments.ts';
 import { expectedPartSize } from '../../../shared/files/presignedUploads.ts';
 import { commitStorage, releaseStorage } from '../../../shared/files/storageQuota.ts';
 import { bareEtag, type ObjectStore, type StoredPart } from '../../../shared/objectStore.ts';
@@ -137,6 +138,7 @@ export function completeUpload(deps: AppDeps): RequestHandler {
           storageKey: session.storage_key,
         });
         await markUploadCompleted(tx, session.id, file.id);
+        await scheduleDocumentParse(tx, { id: file.id, workspaceId: file.workspace_id, filename: file.filename });
         return { body: { file: toFileDto(file) }, location: null };
       });
     } catch (error) {

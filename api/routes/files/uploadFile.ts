@@ -4,6 +4,7 @@ import { insertFile } from '../../../shared/db/queries/files.ts';
 import { AppError, type Issue } from '../../../shared/errors/appError.ts';
 import { contentFitsDeclared, refusedDeclaredType } from '../../../shared/files/contentPolicy.ts';
 import { fileObjectKey, toFileDto } from '../../../shared/files/dto.ts';
+import { scheduleDocumentParse } from '../../../shared/files/nativeDocuments.ts';
 import {
   commitStorage,
   releaseStorage,
@@ -110,7 +111,7 @@ export function uploadFile(deps: AppDeps): RequestHandler {
       const stored = received.stored!;
       const file = await deps.pool.transaction(async (tx) => {
         await commitStorage(tx, hold!, stored.sizeBytes);
-        return insertFile(tx, {
+        const row = await insertFile(tx, {
           id: fileId,
           workspaceId: principal.workspaceId,
           memberId: principal.memberId,
@@ -120,6 +121,8 @@ export function uploadFile(deps: AppDeps): RequestHandler {
           kind: 'file',
           storageKey: stored.key,
         });
+        await scheduleDocumentParse(tx, { id: row.id, workspaceId: row.workspace_id, filename: row.filename });
+        return row;
       });
       res.status(201).json({ file: toFileDto(file) });
     } catch (error) {

@@ -69,3 +69,13 @@ export function findReferencedFileKeys(db: Db, keys: string[]): Promise<readonly
     where status = 'open' and storage_key = any(${sql.array(keys, 'text')})
   `);
 }
+
+/** Sets what a file is once its bytes were read (a native document's kind; see files__parse). */
+export async function updateFileKind(db: Db, fileId: string, kind: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`update files set kind = ${kind} where id = ${fileId}`);
+}
+
+/** A file by id alone, for the worker (its jobs carry ids checked when they were created). */
+export function findFileById(db: Db, fileId: string) {
+  return db.maybeOne(sql.type(fileRow)`select ${columns} from files where id = ${fileId}`);
+}

@@ -1,0 +1,94 @@
+import ExcelJS from 'exceljs';
+import pptxgenjs from 'pptxgenjs';
+import { z } from 'zod';
+
+import { insertFile } from '../../shared/db/queries/files.ts';
+import { sql } from '../../shared/db/sql.ts';
+import { scheduleDocumentParse } from '../../shared/files/nativeDocuments.ts';
+import { newId } from '../../shared/ids.ts';
+import { ObjectStore } from '../../shared/objectStore.ts';
+import { encodePng } from '../../shared/providers/png.ts';
+import { waitUntil } from '../integration/api/tasks.helpers.ts';
+import type { TestContext } from './context.ts';
+import type { Tenant } from './fixtures.ts';
+
+// Its types describe the CommonJS build (default export nested); Node's import gets the ES build's class.
+const PptxGenJS = pptxgenjs as unknown as typeof pptxgenjs.default;
+
+export const deckSlides = [
+  ['Quarterly review', 'नेपाल सरकार'],
+  ['Revenue grew 12 percent', 'Chart below'],
+  ['Next steps', 'Ship the renderer'],
+] as const;
+
+/** A real 3-slide pptx made with pptxgenjs: text (Nepali included) on each slide, a PNG on the second. */
+export async function makeDeckPptx(): Promise<Buffer> {
+  const pptx = new PptxGenJS();
+  pptx.layout = 'LAYOUT_16x9';
+  const png = encodePng(32, 16, (x) => (x < 16 ? [200, 30, 30] : [30, 30, 200])).toString('base64');
+  for (const [i, [title, body]] of deckSlides.entries()) {
+    const slide = pptx.addSlide();
+    slide.addText(title, { x: 0.5, y: 0.3, w: 9, h: 1, fontSize: 32, bold: true });
+    slide.addText(body, { x: 0.5, y: 1.5, w: 9, h: 1, fontSize: 20 });
+    if (i === 1) slide.addImage({ data: `image/png;base64,${png}`, x: 3, y: 3, w: 4, h: 2 });
+  }
+  return (await pptx.write({ outputType: 'nodebuffer' })) as Buffer;
+}
+
+export async function makeXlsx(rows: (string | number)[][]): Promise<Buffer> {
+  const workbook = new ExcelJS.Workbook();
+  workbook.addWorksheet('Budget').addRows(rows);
+  return Buffer.from(await workbook.xlsx.writeBuffer());
+}
+
+/**
+ * Stores `bytes` as an uploaded file of the tenant (as POST /files will): the object, then the row
+ * and its parse job in one transaction. Returns the file id.
+ */
+export async function storeFile(
+  t: TestContext,
+  tenant: Tenant,
+  filename: string,
+  bytes: Buffer,
+  mimeType = 'application/octet-stream',
+): Promise<string> {
+  const id = newId('file');
+  const storageKey = `files/${tenant.workspaceId}/${id}`;
+  await new ObjectStore(t.s3).put(storageKey, bytes, bytes.length, mimeType);
+  await t.deps.pool.transaction(async (tx) => {
+    await insertFile(tx, {
+      id,
+      workspaceId: tenant.workspaceId,
+      memberId: tenant.memberId,
+      filename,
+      mimeType,
+      sizeBytes: bytes.length,
+      kind: 'file',
+      storageKey,
+    });
+    await scheduleDocumentParse(tx, { id, workspaceId: tenant.workspaceId, filename });
+  });
+  return id;
+}
+
+/** The file's kind once its parse job has left the queue (done, or given up). */
+export async function kindAfterParse(t: TestContext, fileId: string): Promise<string> {
+  await waitUntil(async () => {
+    const pending = await t.deps.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      select id::text from graphile_worker.jobs
+      where task_identifier = 'files__parse' and key = ${`files:parse:${fileId}`}
+    `);
+    return pending.length === 0 ? true : undefined;
+  }, 30_000);
+  return t.deps.pool.oneFirst(sql.type(z.object({ kind: z.string() }))`
+    select kind from files where id = ${fileId}
+  `);
+}
+
+/** A supertest parser that keeps any response body as bytes (xlsx, pdf, pptx). */
+export function binary(res: unknown, done: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  const stream = res as NodeJS.ReadableStream;
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => done(null, Buffer.concat(chunks)));
+}

@@ -1,0 +1,24 @@
+import { DocumentRejected } from './limits.ts';
+import type { ParsedPage } from './types.ts';
+
+// Tags a page starts with or soon contains; text that has none of them is not served as HTML.
+const htmlMarker =
+  /<(?:!doctype\s+html|html|head|body|title|meta|div|p|span|h[1-6]|table|ul|ol|section|article)\b/i;
+
+/**
+ * A page must be UTF-8 text that looks like HTML. Its bytes are exported as they are, so nothing
+ * else is kept but the title.
+ * @throws DocumentRejected otherwise.
+ */
+export function parsePage(data: Buffer): ParsedPage {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    throw new DocumentRejected('not UTF-8 text');
+  }
+  if (text.includes('\u0000')) throw new DocumentRejected('binary content');
+  if (!htmlMarker.test(text.slice(0, 64 * 1024))) throw new DocumentRejected('does not look like HTML');
+  const title = /<title[^>]*>([\s\S]{0,2000}?)<\/title>/i.exec(text)?.[1]?.replace(/\s+/g, ' ').trim();
+  return { kind: 'page', title: title ? title.slice(0, 500) : null };
+}
