@@ -15,6 +15,7 @@ import { newId } from '../../../shared/ids.ts';
 import { isStorableText, unstorableMessage } from '../../../shared/storableText.ts';
 import type { AppDeps } from '../../deps.ts';
 import { type ReceivedUpload, receiveUpload, type UploadReservation } from '../../uploads/receiveUpload.ts';
+import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
 
 // Long enough for a slow 100 MiB upload; a hold left by a process that died stops counting then.
 const holdSeconds = 3600;
@@ -106,10 +107,20 @@ export function uploadFile(deps: AppDeps): RequestHandler {
         logger: deps.logger,
       },
     );
+    // What the request log reads for JSON bodies.
+    req.body = received.stored
+      ? { file: { filename: received.stored.filename, mimeType: received.stored.mimeType, sizeBytes: received.stored.sizeBytes } }
+      : {};
     try {
       checkUpload(received, hold, deps.config.filesDirectMaxBytes);
-      const stored = received.stored!;
-      const file = await deps.pool.transaction(async (tx) => {
+    } catch (error) {
+      await received.discard();
+      throw error;
+    }
+    if (await openUploadIdempotency(deps, req, res, received, 'file')) return;
+    const stored = received.stored!;
+    try {
+      await deps.idempotency.answerFromTransaction(req, res, 201, async (tx) => {
         await commitStorage(tx, hold!, stored.sizeBytes);
         const row = await insertFile(tx, {
           id: fileId,
@@ -122,9 +133,8 @@ export function uploadFile(deps: AppDeps): RequestHandler {
           storageKey: stored.key,
         });
         await scheduleDocumentParse(tx, { id: row.id, workspaceId: row.workspace_id, filename: row.filename });
-        return row;
+        return { body: { file: toFileDto(row) }, location: null };
       });
-      res.status(201).json({ file: toFileDto(file) });
     } catch (error) {
       await received.discard();
       throw error;

@@ -12,7 +12,7 @@ import { maxTranscriptionCost } from '../../../shared/prices.ts';
 import { isStorableText, unstorableMessage } from '../../../shared/storableText.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { requestHash } from '../../idempotency.ts';
+import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
 import { awaitSyncJob, type BilledJob, costOf, startBilledJob } from './billedJob.ts';
 import { receiveAudio, type ReceivedAudio } from './receiveAudio.ts';
 
@@ -106,26 +106,9 @@ export function postTranscriptions(deps: AppDeps): RequestHandler {
       throw error;
     }
     // Idempotency-Key: the same fields and the same audio bytes are the same request.
-    const key = req.get('idempotency-key');
-    if (key !== undefined && (key.length < 1 || key.length > 255)) {
-      await dropUpload();
-      throw new AppError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 characters.', {
-        issues: [{ path: 'idempotency-key', message: 'must be 1 to 255 characters' }],
-      });
-    }
-    if (key !== undefined) {
-      const hash = requestHash(req, { ...received.fields, audio: { ...stored!, key: undefined } });
-      let answered: boolean;
-      try {
-        answered = await deps.idempotency.open(req, res, key, hash);
-      } catch (error) {
-        await dropUpload();
-        throw error;
-      }
-      // Replayed, or taking over the job of an earlier request: that job has its own upload.
-      if (answered || req.idempotency?.resumeJobId) await dropUpload();
-      if (answered) return;
-    }
+    if (await openUploadIdempotency(deps, req, res, received, 'audio')) return;
+    // Taking over the job of an earlier request: that job has its own upload.
+    if (req.idempotency?.resumeJobId) await dropUpload();
     const start = () =>
       startBilledJob(deps, req, job).catch(async (error: unknown) => {
         await dropUpload();

@@ -229,6 +229,29 @@ describe('POST /files', () => {
     }
   }, 30_000);
 
+  it('replays an Idempotency-Key with the same bytes, storing and counting the file once', async () => {
+    const other = await createTenant(t.deps.pool);
+    const send = (data: Buffer) =>
+      t.http
+        .post(api('/files'))
+        .set(bearer(other.liveKey))
+        .set('Idempotency-Key', 'upload-once')
+        .attach('file', data, { filename: 'once.txt', contentType: 'text/plain' });
+    const data = Buffer.from('the same bytes twice');
+    const [first, second] = await Promise.all([send(data), send(data)]);
+    const answers = [first, second].sort((a, b) => a.status - b.status);
+    // Sent together: one makes the file, the other replays it (or is told the first is still running).
+    expect(answers[0]!.status).toBe(201);
+    const third = await send(data).expect(201);
+    expect(third.headers['idempotent-replayed']).toBe('true');
+    expect(third.body.file.id).toBe(answers[0]!.body.file.id);
+    const reused = await send(Buffer.from('other bytes'));
+    expect(reused.status).toBe(409);
+    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    expect(await objectsOf(other.workspaceId)).toHaveLength(1);
+    expect(await storageOf(other.workspaceId)).toMatchObject({ used: data.length, holds: 0 });
+  });
+
   it('answers not_found for a file of another workspace', async () => {
     const mine = await upload(Buffer.from('mine'), 'mine.txt', 'text/plain').expect(201);
     const other = await createTenant(t.deps.pool);
