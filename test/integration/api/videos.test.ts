@@ -261,6 +261,14 @@ describe('another workspace', () => {
     expect(read.body.error.code).toBe('not_found');
     const res = await download(live.videoId, {}, other.liveKey).expect(404);
     expect(errorOf(res).code).toBe('not_found');
+    // Nor the other way round: the other workspace's own video on its own task.
+    const theirs = await postVideo({ taskId: otherTaskId, prompt: 'theirs' }, other.testKey).expect(202);
+    await t.http
+      .get(api(`/videos/${theirs.body.video.id}`))
+      .set(bearer(tenant.liveKey))
+      .expect(404);
+    await download(theirs.body.video.id).expect(404);
+    await download(theirs.body.video.id, {}, other.testKey).expect(200);
   });
 });
 
