@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Response } from 'superagent';
 import { z } from 'zod';
 
 import { insertTask } from '../../../shared/db/queries/tasks.ts';
@@ -56,19 +55,17 @@ async function waitForJob(id: string, key = tenant.liveKey): Promise<JobDto> {
 const postVideo = (body: Record<string, unknown>, key = tenant.liveKey) =>
   t.http.post(api('/videos')).set(bearer(key)).send(body);
 
-// The body as bytes, whatever its type (superagent would otherwise leave video/mp4 unread).
-function binary(res: Response, done: (error: Error | null, body: Buffer) => void) {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => done(null, Buffer.concat(chunks)));
-}
-
 const download = (videoId: string, headers: Record<string, string> = {}, key = tenant.liveKey) =>
   t.http
     .get(api(`/videos/${videoId}/file`))
     .set({ ...bearer(key), ...headers })
     .buffer(true)
-    .parse(binary);
+    // The body as bytes, whatever its type (superagent would otherwise leave video/mp4 unread).
+    .parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(null, Buffer.concat(chunks)));
+    });
 
 const errorOf = (res: { body: Buffer }) =>
   (JSON.parse(res.body.toString('utf8')) as { error: { code: string } }).error;
