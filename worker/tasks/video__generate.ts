@@ -84,7 +84,8 @@ export function videoGenerate(ctx: WorkerContext): JobDefinition {
       const video = await findVideo(ctx.pool, input.videoId);
       if (!video) throw new PermanentJobError('not_found', 'The video no longer exists.');
       const provider = ctx.providers(job.livemode).video;
-      const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-video-'));
+      // Named after the video, so a leftover (a killed process) says whose it was.
+      const scratch = await mkdtemp(path.join(os.tmpdir(), `svc-video-${video.id}-`));
       try {
         const outputPath = path.join(scratch, 'video.mp4');
         const out = await callProvider(helpers, signal, () =>

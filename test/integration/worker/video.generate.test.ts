@@ -58,7 +58,8 @@ async function startVideo(body: Record<string, unknown>) {
 const runVideoJobs = (context: WorkerContext) =>
   runDueJobs(t, { video__generate: jobTask(context, videoGenerate(context)) });
 
-const scratchDirs = async () => (await readdir(os.tmpdir())).filter((n) => n.startsWith('svc-video-'));
+const scratchDirsOf = async (videoId: string) =>
+  (await readdir(os.tmpdir())).filter((n) => n.startsWith(`svc-video-${videoId}-`));
 
 describe('video__generate', () => {
   it('marks the video failed, bills nothing and keeps no bytes when the provider refuses', async () => {
@@ -96,16 +97,17 @@ describe('video__generate', () => {
   });
 
   it('kills ffmpeg when the job is cancelled: no wait for the render, nothing billed, no temp files left', async () => {
-    const dirsBefore = await scratchDirs();
     const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
     // A minute at 1080p takes ffmpeg far longer than this test allows (about 25 s here).
     const { videoId, jobId } = await startVideo({ prompt: 'long', durationSeconds: 60, resolution: '1080p' });
     const started = Date.now();
     const run = runVideoJobs(ctx);
-    for (let i = 0; i < 100 && (await findJob(t.deps.pool, jobId))!.status !== 'running'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+    // The render has begun once its scratch directory exists; ffmpeg starts right after.
+    for (let i = 0; i < 200 && (await scratchDirsOf(videoId)).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 25));
     }
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await scratchDirsOf(videoId)).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 300));
     await cancelJob(t.deps.pool, jobId);
     await run;
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -115,6 +117,6 @@ describe('video__generate', () => {
       error: 'The render was cancelled.',
     });
     expect((await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!).toEqual(before);
-    expect(await scratchDirs()).toEqual(dirsBefore);
+    expect(await scratchDirsOf(videoId)).toEqual([]);
   });
 });
