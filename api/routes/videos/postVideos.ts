@@ -1,30 +1,20 @@
 import type { RequestHandler } from 'express';
 
-import { apiBasePath } from '../../../shared/config.ts';
-import type { JobRow } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { insertVideo, type VideoRow } from '../../../shared/db/queries/videos.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { newId } from '../../../shared/ids.ts';
 import { videoCost } from '../../../shared/prices.ts';
-import { toVideoDto, videoObjectKey, videoTitle } from '../../../shared/videos/dto.ts';
-import { fixtureVideo } from '../../../shared/videos/fixture.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { startBilledJob } from '../generation/billedJob.ts';
-import { createFixtureVideo } from './fixtureVideo.ts';
-import { type VideoBody, videoRequest } from './videoBody.ts';
-
-const answer = (video: VideoRow, job: JobRow) => ({
-  status: 202,
-  body: { video: toVideoDto(video), jobId: job.id },
-  location: `${apiBasePath}/jobs/${job.id}`,
-});
+import { answerFixtureVideo } from './fixtureVideo.ts';
+import { newVideo, videoAnswer, type VideoBody, videoRequest } from './videoBody.ts';
 
 /**
  * POST /videos: a video on a task of the caller's workspace, generating, and the job that renders
- * it, created with its credit hold (the requested length's maximum cost) in one transaction; 202
- * with the job to poll. A test key gets a ready fixture at no cost.
+ * it, created with its credit hold (the requested length's maximum cost) and the Idempotency-Key
+ * record in one transaction; 202 with the job to poll. A test key gets a ready fixture at no cost.
  */
 export function postVideos(deps: AppDeps): RequestHandler {
   const { prices } = deps.config;
@@ -35,30 +25,8 @@ export function postVideos(deps: AppDeps): RequestHandler {
     const task = await findWorkspaceTask(deps.pool, principal.workspaceId, body.taskId);
     if (!task) throw errors.notFound('task', body.taskId);
     const input = videoRequest(body, newId('vid'), principal.memberId);
-    if (!principal.livemode) {
-      const bytes = await fixtureVideo(input.aspectRatio, input.resolution);
-      const objectKey = videoObjectKey(principal.workspaceId, input.videoId);
-      await deps.objectStore.put(objectKey, bytes, bytes.length, 'video/mp4');
-      try {
-        await deps.idempotency.answerFromTransaction(req, res, 202, async (tx) => {
-          const made = await createFixtureVideo(
-            tx,
-            req,
-            projectId,
-            { ...input, taskId: task.id },
-            {
-              objectKey,
-              sizeBytes: bytes.length,
-            },
-          );
-          return answer(made.video, made.job);
-        });
-      } catch (error) {
-        await deps.objectStore.remove(objectKey).catch(() => {});
-        throw error;
-      }
-      return;
-    }
+    const at = { workspaceId: principal.workspaceId, taskId: task.id, projectId };
+    if (!principal.livemode) return answerFixtureVideo(deps, req, res, at, input);
     let video: VideoRow | undefined;
     const job = await startBilledJob(
       deps,
@@ -69,25 +37,12 @@ export function postVideos(deps: AppDeps): RequestHandler {
         input,
         maxCostMinor: videoCost(prices, input.durationSeconds),
         alsoWrite: async (tx, created) => {
-          video = await insertVideo(tx, {
-            id: input.videoId,
-            workspaceId: principal.workspaceId,
-            taskId: task.id,
-            projectId,
-            jobId: created.id,
-            title: videoTitle(input.prompt),
-            prompt: input.prompt,
-            negativePrompt: input.negativePrompt ?? null,
-            aspectRatio: input.aspectRatio,
-            resolution: input.resolution,
-            requestedDurationSeconds: input.durationSeconds,
-            livemode: true,
-          });
+          video = await insertVideo(tx, newVideo(input, { ...at, jobId: created.id, livemode: true }));
         },
       },
-      (created) => answer(video!, created),
+      (created) => videoAnswer(video!, created),
     );
-    const { status, body: created, location } = answer(video!, job);
+    const { status, body: created, location } = videoAnswer(video!, job);
     res.status(status).location(location).json(created);
   };
 }
