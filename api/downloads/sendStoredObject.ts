@@ -35,7 +35,8 @@ const representationHeaders = [
  * range (Range: bytes=a-b, a-, -n), 416 with `Content-Range: bytes *\/size` for a range past its end,
  * 304 when If-None-Match names its ETag. Bytes are streamed from object storage, never buffered; a
  * client that disconnects stops the read from storage (pipeline destroys the source).
- * @throws AppError range_not_satisfiable; the store's error when it fails before any byte was sent.
+ * @throws AppError range_not_satisfiable; the store's error (before the body: answerable; mid-body:
+ *   the response is already cut off).
  */
 export async function sendStoredObject(
   req: Request,
@@ -84,11 +85,9 @@ export async function sendStoredObject(
   try {
     await pipeline(body, res);
   } catch (error) {
-    // The client left, or storage failed mid-body: either way the response is over (pipeline has
-    // destroyed both ends). Only a failure before the first byte can still be answered.
-    if (res.headersSent || res.destroyed || req.destroyed) return;
-    for (const name of representationHeaders) res.removeHeader(name);
-    res.status(200);
+    // Either way pipeline has destroyed both ends, so nothing more can be answered. A client that
+    // left is no failure; storage failing mid-body is, and goes on to the error handler's log.
+    if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
     throw error;
   }
 }

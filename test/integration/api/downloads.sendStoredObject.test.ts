@@ -18,24 +18,30 @@ let server: Awaited<ReturnType<typeof listenOnLoopback>>;
 beforeAll(async () => {
   const app = express();
   app.get('/object', (req, res) => {
+    const failing = req.query.fail === '1';
     const store = {
       get: async () => {
         let sent = 0;
         source = new Readable({
           read() {
             sent += chunk.length;
-            this.push(sent > size ? null : chunk);
+            // Storage breaking off after a few chunks, as a dropped S3 connection would.
+            if (failing && sent > 4 * chunk.length) this.destroy(new Error('storage went away'));
+            else this.push(sent > size ? null : chunk);
           },
         });
         return source;
       },
     };
-    handled = sendStoredObject(req, res, store, {
+    const sending = sendStoredObject(req, res, store, {
       key: 'k',
       sizeBytes: size,
       contentType: 'application/octet-stream',
       etag: '"e"',
     });
+    // Read by the test when it awaits `handled`; never an unhandled rejection meanwhile.
+    sending.catch(() => {});
+    handled = sending;
   });
   server = await listenOnLoopback(app);
 });
@@ -61,5 +67,20 @@ describe('sendStoredObject', () => {
     for (let i = 0; i < 40 && !source!.destroyed; i++) await new Promise((r) => setTimeout(r, 25));
     expect(source!.destroyed).toBe(true);
     expect(source!.readableEnded).toBe(false);
+  });
+
+  it('cuts the response off and reports the error when storage fails mid-body', async () => {
+    const received = await new Promise<number>((resolve, reject) => {
+      http
+        .get(`${server.origin}/object?fail=1`, (res) => {
+          let bytes = 0;
+          res.on('data', (c: Buffer) => (bytes += c.length));
+          res.on('error', () => resolve(bytes));
+          res.on('close', () => resolve(bytes));
+        })
+        .on('error', reject);
+    });
+    expect(received).toBeLessThan(size);
+    await expect(handled).rejects.toThrow('storage went away');
   });
 });
