@@ -4,8 +4,6 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
-import ffmpeg from '@ffmpeg-installer/ffmpeg';
-
 import { ProviderError, type VideoProvider, type VideoRequest } from '../../shared/providers/types.ts';
 import { frameSize } from '../../shared/videos/frame.ts';
 
@@ -18,6 +16,27 @@ const fontFile = path.join(
 );
 
 export const localVideoModel = 'local-ffmpeg-title-card-1';
+
+let ffmpegPath: string | undefined;
+
+/**
+ * The ffmpeg binary of @ffmpeg-installer/ffmpeg, looked up on first use: the package throws when it
+ * has no binary for the platform, which must fail video jobs (for good: retrying finds none either),
+ * not the start of a worker process that has every other kind of job to run.
+ * @throws ProviderError (not retryable) when the platform has no binary.
+ */
+function ffmpegBinary(): string {
+  if (ffmpegPath === undefined) {
+    try {
+      ffmpegPath = (require('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+    } catch (error) {
+      throw new ProviderError(`no ffmpeg binary for this platform: ${String(error)}`, false, {
+        cause: error,
+      });
+    }
+  }
+  return ffmpegPath;
+}
 
 // A render of up to 60 s at 1080p takes seconds; anything near this is a stuck process.
 const renderTimeoutMs = 5 * 60_000;
@@ -125,7 +144,7 @@ export function renderArguments(request: {
 /** Runs ffmpeg; killed when `signal` aborts (job cancelled, worker stopping) or after the timeout. */
 function runFfmpeg(args: string[], signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(ffmpeg.path, args, {
+    const child = spawn(ffmpegBinary(), args, {
       stdio: ['ignore', 'ignore', 'pipe'],
       signal: AbortSignal.any([signal, AbortSignal.timeout(renderTimeoutMs)]),
       killSignal: 'SIGKILL',
