@@ -127,12 +127,14 @@ create table files (
   kind text not null default 'file'::text,
   storage_key text not null,
   created_at timestamp with time zone not null default now(),
+  task_id text,
   constraint files_filename_check CHECK (((length(filename) >= 1) AND (length(filename) <= 255))),
   constraint files_kind_check CHECK ((kind ~ '^[a-z][a-z_]*$'::text)),
   constraint files_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE SET NULL,
   constraint files_mime_type_check CHECK ((length(mime_type) >= 1)),
   constraint files_pkey PRIMARY KEY (id),
   constraint files_size_bytes_check CHECK ((size_bytes >= 0)),
+  constraint files_task_fkey FOREIGN KEY (workspace_id, task_id) REFERENCES tasks(workspace_id, id) ON DELETE SET NULL (task_id),
   constraint files_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE,
   constraint files_workspace_id_id_key UNIQUE (workspace_id, id)
 );
@@ -482,6 +484,44 @@ create table upload_sessions (
   constraint upload_sessions_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table videos (
+  id text not null,
+  workspace_id text not null,
+  task_id text not null,
+  project_id text,
+  job_id text,
+  file_id text,
+  title text not null,
+  prompt text not null,
+  negative_prompt text,
+  status text not null default 'generating'::text,
+  error text,
+  aspect_ratio text not null,
+  resolution text not null,
+  requested_duration_seconds integer not null,
+  duration_seconds integer,
+  livemode boolean not null,
+  created_at timestamp with time zone not null default now(),
+  updated_at timestamp with time zone not null default now(),
+  constraint videos_aspect_ratio_check CHECK ((aspect_ratio = ANY (ARRAY['16:9'::text, '9:16'::text]))),
+  constraint videos_check CHECK (((status = 'failed'::text) = (error IS NOT NULL))),
+  constraint videos_check1 CHECK (((status <> 'ready'::text) OR (duration_seconds IS NOT NULL))),
+  constraint videos_duration_seconds_check CHECK ((duration_seconds > 0)),
+  constraint videos_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON DELETE SET NULL,
+  constraint videos_negative_prompt_check CHECK ((length(negative_prompt) <= 2000)),
+  constraint videos_pkey PRIMARY KEY (id),
+  constraint videos_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE SET NULL,
+  constraint videos_prompt_check CHECK (((length(prompt) >= 1) AND (length(prompt) <= 2000))),
+  constraint videos_requested_duration_seconds_check CHECK (((requested_duration_seconds >= 1) AND (requested_duration_seconds <= 60))),
+  constraint videos_resolution_check CHECK ((resolution = ANY (ARRAY['720p'::text, '1080p'::text]))),
+  constraint videos_status_check CHECK ((status = ANY (ARRAY['generating'::text, 'ready'::text, 'failed'::text]))),
+  constraint videos_title_check CHECK (((length(title) >= 1) AND (length(title) <= 200))),
+  constraint videos_workspace_id_file_id_fkey FOREIGN KEY (workspace_id, file_id) REFERENCES files(workspace_id, id) ON DELETE SET NULL (file_id),
+  constraint videos_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE,
+  constraint videos_workspace_id_id_key UNIQUE (workspace_id, id),
+  constraint videos_workspace_id_task_id_fkey FOREIGN KEY (workspace_id, task_id) REFERENCES tasks(workspace_id, id) ON DELETE CASCADE
+);
+
 create table webhook_deliveries (
   id text not null,
   workspace_id text not null,
@@ -587,6 +627,7 @@ CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (word gist_tr
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
 CREATE UNIQUE INDEX files_storage_key_idx ON public.files USING btree (storage_key);
+CREATE INDEX files_task_idx ON public.files USING btree (task_id, created_at) WHERE (task_id IS NOT NULL);
 CREATE INDEX files_workspace_idx ON public.files USING btree (workspace_id, created_at);
 CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree (created_at);
 CREATE INDEX jobs_hold_idx ON public.jobs USING btree (hold_id) WHERE (hold_id IS NOT NULL);
@@ -604,6 +645,9 @@ CREATE INDEX task_message_files_file_idx ON public.task_message_files USING btre
 CREATE INDEX tasks_workspace_idx ON public.tasks USING btree (workspace_id, created_at);
 CREATE INDEX upload_sessions_open_expiry_idx ON public.upload_sessions USING btree (expires_at) WHERE (status = 'open'::text);
 CREATE INDEX upload_sessions_storage_key_idx ON public.upload_sessions USING btree (storage_key) WHERE (status = 'open'::text);
+CREATE INDEX videos_job_idx ON public.videos USING btree (job_id) WHERE (job_id IS NOT NULL);
+CREATE INDEX videos_task_idx ON public.videos USING btree (task_id, created_at);
+CREATE INDEX videos_workspace_idx ON public.videos USING btree (workspace_id, created_at);
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at);
 CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_endpoints_project_idx ON public.webhook_endpoints USING btree (project_id);

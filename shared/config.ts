@@ -111,6 +111,11 @@ const envSchema = z.object({
    */
   OCR_ENGINES: z.coerce.number().int().min(1).max(16).default(2),
   /**
+   * Video renders (ffmpeg processes, each busy on a core or more for up to ~25 s per minute of
+   * 1080p) run at once per worker process, on a runner of their own.
+   */
+  VIDEO_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  /**
    * The longest one OCR recognition may take: then its engine is ended and the job fails for good,
    * since the same image would take as long again.
    */
@@ -169,6 +174,7 @@ export type Config = Readonly<{
   brainSynthesisDebounceMs: number;
   webhookConcurrency: number;
   ocrEngines: number;
+  videoConcurrency: number;
   ocrTimeoutMs: number;
   syncTimeoutMs: number;
   uploadIdleTimeoutMs: number;
@@ -236,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     brainSynthesisDebounceMs: e.BRAIN_SYNTHESIS_DEBOUNCE_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     ocrEngines: e.OCR_ENGINES,
+    videoConcurrency: e.VIDEO_CONCURRENCY,
     ocrTimeoutMs: e.OCR_TIMEOUT_MS,
     syncTimeoutMs: e.SYNC_TIMEOUT_MS,
     uploadIdleTimeoutMs: e.UPLOAD_IDLE_TIMEOUT_MS,

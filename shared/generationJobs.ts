@@ -76,3 +76,16 @@ export const audioMaxBytes = 25 * 1024 * 1024;
  * bitmap: an engine that reads 40 megapixels grows by about 450 MB while it does.
  */
 export const ocrMaxPixels = 40_000_000;
+
+/** video.generate: the video row to render into, and what to render (POST /videos). */
+export const videoJobInput = z.object({
+  videoId: z.string(),
+  prompt: z.string(),
+  negativePrompt: z.string().optional(),
+  aspectRatio: z.enum(['16:9', '9:16']),
+  resolution: z.enum(['720p', '1080p']),
+  durationSeconds: z.number().int().min(1).max(60),
+  /** The member whose drive receives the file: the key's creator, or the person behind an OAuth token. */
+  memberId: z.string(),
+});
+export type VideoJobInput = z.infer<typeof videoJobInput>;

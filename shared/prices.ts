@@ -1,6 +1,5 @@
 import { z } from 'zod';
 
-
 /**
  * The price table in the workspace currency's minor unit (DESIGN.md "Prices"). Fractions are allowed
  * in the table; a call's cost is rounded up to a whole minor unit and is at least 1 for a billed live
@@ -104,4 +103,9 @@ export const maxTranscriptionHoldSeconds = 3600;
 
 export function maxTranscriptionCost(prices: Prices): number {
   return transcriptionCost(prices, maxTranscriptionHoldSeconds);
+}
+
+/** A video is billed per second of the rendered clip; it is held for the requested length. */
+export function videoCost(prices: Prices, seconds: number): number {
+  return Math.max(0, seconds) * prices.videoPerSecond;
 }

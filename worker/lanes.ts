@@ -10,20 +10,28 @@ import type { TaskName } from '../shared/jobs.ts';
  * - `webhooks`: webhook deliveries, which wait on customers' receivers up to the 15 s deadline
  *   (WEBHOOK_CONCURRENCY);
  * - `ocr`: OCR jobs, as many as there are engines (OCR_ENGINES), so a job waits for an engine in
- *   the queue, never in a slot of the main runner.
+ *   the queue, never in a slot of the main runner;
+ * - `video`: video renders (VIDEO_CONCURRENCY), CPU-bound ffmpeg processes that would otherwise
+ *   take main-runner slots, and cores, for up to minutes each.
  */
-export type LaneName = 'main' | 'webhooks' | 'ocr';
+export type LaneName = 'main' | 'webhooks' | 'ocr' | 'video';
 
 const laneOfTask: Partial<Record<TaskName, Exclude<LaneName, 'main'>>> = {
   webhook__deliver: 'webhooks',
   ocr__extract: 'ocr',
+  video__generate: 'video',
 };
 
 export type Lane = { name: LaneName; taskList: TaskList; concurrency: number };
 
 /** Jobs each runner runs at once. */
 export function laneConcurrency(config: Config): Record<LaneName, number> {
-  return { main: config.workerConcurrency, webhooks: config.webhookConcurrency, ocr: config.ocrEngines };
+  return {
+    main: config.workerConcurrency,
+    webhooks: config.webhookConcurrency,
+    ocr: config.ocrEngines,
+    video: config.videoConcurrency,
+  };
 }
 
 /**
@@ -31,7 +39,7 @@ export function laneConcurrency(config: Config): Record<LaneName, number> {
  * refuses to fetch for an empty list).
  */
 export function splitIntoLanes(taskList: TaskList, concurrency: Record<LaneName, number>): Lane[] {
-  const lists: Record<LaneName, TaskList> = { main: {}, webhooks: {}, ocr: {} };
+  const lists: Record<LaneName, TaskList> = { main: {}, webhooks: {}, ocr: {}, video: {} };
   for (const [identifier, task] of Object.entries(taskList)) {
     lists[laneOfTask[identifier as TaskName] ?? 'main'][identifier] = task;
   }

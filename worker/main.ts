@@ -37,7 +37,7 @@ import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
 
 export type WorkerHandle = {
-  /** The main runner (every task but webhook deliveries and OCR). */
+  /** The main runner (every task but webhook deliveries, OCR and video renders). */
   runner: Runner;
   runners: Partial<Record<LaneName, Runner>>;
   ctx: WorkerContext;
@@ -92,7 +92,7 @@ function mainFetching(concurrency: number) {
 }
 
 /**
- * The webhook and OCR runners: graphile-worker announces every new job to every runner, so without
+ * The webhook, OCR and video runners: graphile-worker announces every new job to every runner, so without
  * this each of their idle runners would look for a job on every insert and almost always find none
  * (on the POST /text bench, one empty fetch per call and runner: a fifth of PostgreSQL's work per
  * call). After an empty fetch a side runner ignores announcements for about half a second, so a
@@ -133,7 +133,7 @@ function makeRunnerPool(databaseUrl: string, max: number, logger: Logger): Runne
 
 /**
  * Starts the process's graphile-worker runners (worker/lanes.ts: the main one with our crontab,
- * one for webhook deliveries, one for OCR), their heartbeat and reaper, and an initial status probe
+ * one for webhook deliveries, one for OCR, one for video renders), their heartbeat and reaper, and an initial status probe
  * so GET /status does not read `unknown` for the first five minutes after a deploy. `stop` drains
  * every runner at once: running jobs finish (or are handed back) before the connections close.
  */
@@ -145,7 +145,7 @@ export async function startWorker(
   const concurrency = laneConcurrency(config);
   // A job holds at most one of these connections at a time, whichever runner it runs on.
   const pool = await makePool(services.databaseUrl, {
-    maxPoolSize: concurrency.main + concurrency.webhooks + concurrency.ocr + 4,
+    maxPoolSize: concurrency.main + concurrency.webhooks + concurrency.ocr + concurrency.video + 4,
     name: 'worker',
   });
   // LISTEN and graphile-worker's runner (LISTEN, session state) need sessions of their own.
@@ -230,6 +230,7 @@ async function main(): Promise<void> {
       concurrency: config.workerConcurrency,
       webhookConcurrency: config.webhookConcurrency,
       ocrEngines: config.ocrEngines,
+      videoConcurrency: config.videoConcurrency,
     },
     'worker started',
   );

@@ -17,6 +17,7 @@ import { taskReply } from './tasks/task__reply.ts';
 import { textGenerate } from './tasks/text__generate.ts';
 import { transcriptionsCreate } from './tasks/transcriptions__create.ts';
 import { uploadsSweep } from './tasks/uploads__sweep.ts';
+import { videoGenerate } from './tasks/video__generate.ts';
 import { webhookDeliver } from './tasks/webhook__deliver.ts';
 
 /** What each job type (shared/jobs.ts) adds to the job engine. Each capability adds its types here. */
@@ -27,6 +28,7 @@ export function makeJobDefinitions(ctx: WorkerContext): JobDefinitions {
     'embeddings.create': embeddingsCreate(ctx),
     'transcriptions.create': transcriptionsCreate(ctx),
     'ocr.extract': ocrExtract(ctx),
+    'video.generate': videoGenerate(ctx),
     'task.reply': taskReply(ctx),
     'deck.export': deckExport(ctx),
   };

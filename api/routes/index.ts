@@ -12,6 +12,7 @@ import { getOpenapi } from './platform/getOpenapi.ts';
 import { getReference } from './platform/getReference.ts';
 import { getStatus } from './platform/getStatus.ts';
 import { taskHandlers } from './tasks/index.ts';
+import { videoHandlers } from './videos/index.ts';
 
 /** operationId (openapi.yaml) → handler. Each capability's module adds its operations here. */
 export type HandlerTable = Record<string, RequestHandler>;
@@ -26,6 +27,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     ...generationHandlers(deps),
     ...taskHandlers(deps),
     ...fileHandlers(deps),
+    ...videoHandlers(deps),
     'brain.search': searchBrain(deps),
     ...documentHandlers(deps),
   };

@@ -26,6 +26,8 @@ export const errorStatus = {
   unsupported_export_format: 422,
   export_not_rendered: 409,
   video_not_ready: 409,
+  /** Beyond the spec: a single byte range past the end of a download (RFC 9110 §15.5.17). */
+  range_not_satisfiable: 416,
   key_spend_limit_reached: 402,
   insufficient_credits: 402,
   storage_quota_exceeded: 507,

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 
+import { fixtureVideo, fixtureVideoSeconds } from '../videos/fixture.ts';
 import { dimensionsFor, encodePng } from './png.ts';
 import { estimateTokens } from './tokens.ts';
 import type { ChatMessage, Providers } from './types.ts';
@@ -80,6 +82,12 @@ export const fixtureProviders: Providers = {
   ocr: {
     async extract() {
       return { text: 'Test mode OCR text.', pages: 1, model: fixtureModel, languages: ['eng'] };
+    },
+  },
+  video: {
+    async render({ aspectRatio, resolution, outputPath }) {
+      await writeFile(outputPath, await fixtureVideo(aspectRatio, resolution));
+      return { model: fixtureModel, durationSeconds: fixtureVideoSeconds, mimeType: 'video/mp4' };
     },
   },
 };

@@ -75,12 +75,29 @@ export interface OcrProvider {
   extract(request: OcrRequest): Promise<OcrResult>;
 }
 
+export type VideoRequest = {
+  prompt: string;
+  negativePrompt?: string;
+  aspectRatio: '16:9' | '9:16';
+  resolution: '720p' | '1080p';
+  durationSeconds: number;
+  /** Where the MP4 is written: a temporary file the caller owns (and deletes). */
+  outputPath: string;
+  signal: AbortSignal;
+};
+/** `durationSeconds` is the rendered clip's length, what the render is billed by. */
+export type VideoResult = { model: string; durationSeconds: number; mimeType: 'video/mp4' };
+export interface VideoProvider {
+  render(request: VideoRequest): Promise<VideoResult>;
+}
+
 export type Providers = {
   chat: ChatProvider;
   images: ImageProvider;
   embeddings: EmbeddingProvider;
   transcription: TranscriptionProvider;
   ocr: OcrProvider;
+  video: VideoProvider;
 };
 
 /** A provider failure; `retryable` says whether trying again may help (timeouts, 5xx, 429). */

@@ -1,5 +1,6 @@
 import type { Config } from '../../shared/config.ts';
 import type { Providers } from '../../shared/providers/types.ts';
+import { localVideo } from './ffmpegVideo.ts';
 import { localChat, localEmbeddings, localImages, localTranscription } from './local.ts';
 import { makeOpenAiProviders } from './openai.ts';
 import { makeTesseractOcr } from './tesseract.ts';
@@ -19,6 +20,7 @@ export function makeLiveProviders(config: Config): Providers & { close(): Promis
         embeddings: localEmbeddings,
         transcription: localTranscription,
         ocr,
+        video: localVideo,
         close: () => ocr.close(),
       };
     case 'openai':

@@ -10,6 +10,7 @@ import {
   ProviderError,
   type TextGeneration,
   type TranscriptionProvider,
+  type VideoProvider,
 } from '../../shared/providers/types.ts';
 import { toStorableText } from '../../shared/storableText.ts';
 import {
@@ -271,5 +272,17 @@ export function makeOpenAiProviders(config: Config) {
     images: makeImages(settings, o.imageModel),
     embeddings: makeEmbeddings(settings, o.embeddingModel),
     transcription: makeTranscription(settings, o.transcriptionModel),
+    video: videoUnsupported,
   };
 }
+
+/**
+ * The OpenAI-compatible protocol has no video generation endpoint that such servers share, so a live
+ * key under PROVIDER=openai cannot render: the refusal is not retryable (trying again sends the same
+ * request), which fails the job at once and marks the video failed. PROVIDER=local renders with ffmpeg.
+ */
+const videoUnsupported: VideoProvider = {
+  render() {
+    return Promise.reject(new ProviderError('the openai provider does not support video generation', false));
+  },
+};

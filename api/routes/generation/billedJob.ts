@@ -18,11 +18,14 @@ export type BilledJob = {
   projectId: string;
   input: Record<string, unknown>;
   maxCostMinor: number;
+  /** Rows the operation writes with its job (a video), in the job's transaction. */
+  alsoWrite?: (tx: Db, job: JobRow) => Promise<void>;
 };
 
 /**
  * Reserves the call's maximum cost (live keys only) and creates its job in ONE transaction: the job
- * exists iff its hold does, and a failed reservation leaves nothing behind. With an Idempotency-Key
+ * exists iff its hold does (and the operation's own rows, `alsoWrite`), and a failed reservation
+ * leaves nothing behind. With an Idempotency-Key
  * the key is taken in the same transaction: a synchronous job (`answer` omitted) is keyed by it, an
  * asynchronous one stores its `answer` with it.
  * @throws AppError insufficient_credits / key_spend_limit_reached from reserveCredits;
@@ -49,7 +52,7 @@ export async function startBilledJob(
       requestId: req.requestId,
     });
   // Test keys reserve nothing: without a key to record, the job alone is one atomic statement.
-  if (!principal.livemode && !req.idempotency) return create(deps.pool, null);
+  if (!principal.livemode && !req.idempotency && !job.alsoWrite) return create(deps.pool, null);
   const row = await deps.pool.transaction(async (tx) => {
     await deps.idempotency.claimInTransaction(tx, req, answer ? null : id);
     const hold = await reserveCredits(tx, {
@@ -60,6 +63,7 @@ export async function startBilledJob(
       requestId: req.requestId,
     });
     const created = await create(tx, hold?.holdId ?? null);
+    await job.alsoWrite?.(tx, created);
     if (answer) await deps.idempotency.recordInTransaction(tx, req, answer(created));
     return created;
   });

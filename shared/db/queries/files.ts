@@ -11,11 +11,12 @@ const fileRow = z.object({
   size_bytes: z.number(),
   kind: z.string(),
   storage_key: z.string(),
+  task_id: z.string().nullable(),
   created_at: z.string(),
 });
 export type FileRow = z.infer<typeof fileRow>;
 
-const columns = sql.fragment`id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key, created_at`;
+const columns = sql.fragment`id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key, task_id, created_at`;
 
 export type NewFile = {
   id: string;
@@ -26,13 +27,15 @@ export type NewFile = {
   sizeBytes: number;
   kind: string;
   storageKey: string;
+  /** The task whose media board shows the file (a video rendered on it). */
+  taskId?: string | null;
 };
 
 export function insertFile(db: Db, f: NewFile) {
   return db.one(sql.type(fileRow)`
-    insert into files (id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key)
+    insert into files (id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key, task_id)
     values (${f.id}, ${f.workspaceId}, ${f.memberId}, ${f.filename}, ${f.mimeType}, ${f.sizeBytes}, ${f.kind},
-            ${f.storageKey})
+            ${f.storageKey}, ${f.taskId ?? null})
     returning ${columns}
   `);
 }

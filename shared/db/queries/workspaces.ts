@@ -45,3 +45,13 @@ export function findWorkspaceBalance(db: Db, workspaceId: string) {
     select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId}
   `);
 }
+
+/**
+ * Counts `bytes` more against the workspace's storage. Stored output the service produced (a
+ * rendered video) is added after the fact: the operation that made it has no storage error to answer.
+ */
+export async function addStorageUsed(db: Db, workspaceId: string, bytes: number): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update workspaces set storage_used_bytes = storage_used_bytes + ${bytes} where id = ${workspaceId}
+  `);
+}

@@ -58,19 +58,19 @@ describe('worker liveness with a local queue', () => {
     expect(dead).not.toContain(poolId);
   });
 
-  it('beats for every runner of the process (main, webhooks, OCR): their pools and each of their workers', async () => {
+  it('beats for every runner of the process (main, webhooks, OCR, video): their pools and each of their workers', async () => {
     // Every runner locks its jobs in its pool's name: a runner that did not beat would have its
     // running jobs (a webhook delivery, an OCR read) released by another process's reaper.
-    const { workerConcurrency, webhookConcurrency, ocrEngines } = t.config;
-    expect(Object.keys(worker.runners).sort()).toEqual(['main', 'ocr', 'webhooks']);
+    const { workerConcurrency, webhookConcurrency, ocrEngines, videoConcurrency } = t.config;
+    expect(Object.keys(worker.runners).sort()).toEqual(['main', 'ocr', 'video', 'webhooks']);
     const counts = await waitUntil(async () => {
       const ids = await heartbeatIds();
       const pools = ids.filter((id) => id.startsWith('pool-')).length;
       const workers = ids.filter((id) => id.startsWith('worker-')).length;
-      return pools === 3 && workers === workerConcurrency + webhookConcurrency + ocrEngines
+      return pools === 4 && workers === workerConcurrency + webhookConcurrency + ocrEngines + videoConcurrency
         ? { pools, workers }
         : undefined;
     });
-    expect(counts).toEqual({ pools: 3, workers: 16 + 8 + 2 });
+    expect(counts).toEqual({ pools: 4, workers: 16 + 8 + 2 + 2 });
   });
 });

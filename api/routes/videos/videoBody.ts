@@ -1,0 +1,58 @@
+import { apiBasePath } from '../../../shared/config.ts';
+import type { JobRow } from '../../../shared/db/queries/jobs.ts';
+import type { NewVideo, VideoRow } from '../../../shared/db/queries/videos.ts';
+import type { VideoJobInput } from '../../../shared/generationJobs.ts';
+import { toVideoDto, videoTitle } from '../../../shared/videos/dto.ts';
+
+/** POST /videos body; its shape is enforced by the OpenAPI validator. */
+export type VideoBody = {
+  taskId: string;
+  prompt: string;
+  negativePrompt?: string;
+  aspectRatio?: '16:9' | '9:16';
+  resolution?: '720p' | '1080p';
+  durationSeconds?: number;
+  projectId?: string;
+};
+
+/** The spec leaves the duration's default open: five seconds, a short clip. */
+export const defaultVideoSeconds = 5;
+
+/** What the render needs, with the defaults filled in (16:9, 720p, five seconds). */
+export function videoRequest(body: VideoBody, videoId: string, memberId: string): VideoJobInput {
+  return {
+    videoId,
+    prompt: body.prompt,
+    ...(body.negativePrompt === undefined ? {} : { negativePrompt: body.negativePrompt }),
+    aspectRatio: body.aspectRatio ?? '16:9',
+    resolution: body.resolution ?? '720p',
+    durationSeconds: body.durationSeconds ?? defaultVideoSeconds,
+    memberId,
+  };
+}
+
+/** The video row of a request, generating. */
+export function newVideo(
+  input: VideoJobInput,
+  at: { workspaceId: string; taskId: string; projectId: string; jobId: string; livemode: boolean },
+): NewVideo {
+  return {
+    id: input.videoId,
+    ...at,
+    title: videoTitle(input.prompt),
+    prompt: input.prompt,
+    negativePrompt: input.negativePrompt ?? null,
+    aspectRatio: input.aspectRatio,
+    resolution: input.resolution,
+    requestedDurationSeconds: input.durationSeconds,
+  };
+}
+
+/** The 202 of POST /videos (also what an Idempotency-Key replays). */
+export function videoAnswer(video: VideoRow, job: JobRow) {
+  return {
+    status: 202,
+    body: { video: toVideoDto(video), jobId: job.id },
+    location: `${apiBasePath}/jobs/${job.id}`,
+  };
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from '@jest/globals';
+
+import {
+  contentDisposition,
+  ifRangeAllows,
+  noneMatchHits,
+  parseRange,
+} from '../../api/downloads/byteRange.ts';
+
+describe('parseRange', () => {
+  const size = 1000;
+
+  it('answers the whole representation without a usable single range', () => {
+    for (const header of [
+      undefined,
+      '',
+      'items=0-10',
+      'bytes=',
+      'bytes=-',
+      'bytes=abc',
+      'bytes=1-2-3',
+      'bytes=+1-5',
+      'bytes=1e2-',
+      'bytes=0x10-20',
+      'bytes=10-5', // first > last is invalid syntax: ignored, not refused
+      'bytes=0-9,20-29', // several ranges: the whole body is an allowed answer
+    ]) {
+      expect([header, parseRange(header, size)]).toEqual([header, { kind: 'whole' }]);
+    }
+  });
+
+  it('reads first-last, clamping the last byte to the end', () => {
+    expect(parseRange('bytes=0-99', size)).toEqual({ kind: 'range', start: 0, end: 99 });
+    expect(parseRange('bytes=500-500', size)).toEqual({ kind: 'range', start: 500, end: 500 });
+    expect(parseRange('bytes=990-5000', size)).toEqual({ kind: 'range', start: 990, end: 999 });
+    expect(parseRange('Bytes = 0-0', size)).toEqual({ kind: 'range', start: 0, end: 0 });
+  });
+
+  it('reads an open-ended range', () => {
+    expect(parseRange('bytes=700-', size)).toEqual({ kind: 'range', start: 700, end: 999 });
+    expect(parseRange('bytes=0-', size)).toEqual({ kind: 'range', start: 0, end: 999 });
+  });
+
+  it('reads a suffix, the whole body when it is longer than the body', () => {
+    expect(parseRange('bytes=-100', size)).toEqual({ kind: 'range', start: 900, end: 999 });
+    expect(parseRange('bytes=-5000', size)).toEqual({ kind: 'range', start: 0, end: 999 });
+  });
+
+  it('refuses a range that selects no byte', () => {
+    expect(parseRange('bytes=1000-', size)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=1000-2000', size)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=99999999999999999999-', size)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=-0', size)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=0-', 0)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=-10', 0)).toEqual({ kind: 'unsatisfiable' });
+  });
+});
+
+describe('conditional headers', () => {
+  const etag = '"file_1"';
+
+  it('If-None-Match hits on the tag, a weak copy of it, a list holding it, or *', () => {
+    expect(noneMatchHits(undefined, etag)).toBe(false);
+    expect(noneMatchHits('"file_1"', etag)).toBe(true);
+    expect(noneMatchHits('W/"file_1"', etag)).toBe(true);
+    expect(noneMatchHits('"other", "file_1"', etag)).toBe(true);
+    expect(noneMatchHits('*', etag)).toBe(true);
+    expect(noneMatchHits('"other"', etag)).toBe(false);
+  });
+
+  it('If-Range allows the range only for the current strong tag', () => {
+    expect(ifRangeAllows(undefined, etag)).toBe(true);
+    expect(ifRangeAllows('"file_1"', etag)).toBe(true);
+    expect(ifRangeAllows('W/"file_1"', etag)).toBe(false);
+    expect(ifRangeAllows('"other"', etag)).toBe(false);
+    expect(ifRangeAllows('Wed, 21 Oct 2015 07:28:00 GMT', etag)).toBe(false);
+  });
+});
+
+describe('contentDisposition', () => {
+  it('quotes ASCII names and adds filename* for others', () => {
+    expect(contentDisposition('inline', 'vid_1.mp4')).toBe('inline; filename="vid_1.mp4"');
+    expect(contentDisposition('attachment', 'a"b.mp4')).toBe(
+      `attachment; filename="a_b.mp4"; filename*=UTF-8''a%22b.mp4`,
+    );
+    expect(contentDisposition('attachment', 'नेपाल.mp4')).toBe(
+      `attachment; filename="_____.mp4"; filename*=UTF-8''%E0%A4%A8%E0%A5%87%E0%A4%AA%E0%A4%BE%E0%A4%B2.mp4`,
+    );
+  });
+});
