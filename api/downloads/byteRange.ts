@@ -53,14 +53,3 @@ export function ifRangeAllows(header: string | undefined, etag: string): boolean
   const tag = header.trim();
   return !tag.startsWith('W/') && tag === etag;
 }
-
-/** A Content-Disposition value; non-ASCII filenames travel in `filename*` (RFC 6266, RFC 8187). */
-export function contentDisposition(disposition: 'inline' | 'attachment', filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  if (ascii === filename) return `${disposition}; filename="${filename}"`;
-  const encoded = encodeURIComponent(filename).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}

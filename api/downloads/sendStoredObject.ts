@@ -5,7 +5,8 @@ import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
 import type { ObjectStore } from '../../shared/objectStore.ts';
-import { contentDisposition, ifRangeAllows, noneMatchHits, parseRange } from './byteRange.ts';
+import { ifRangeAllows, noneMatchHits, parseRange } from './byteRange.ts';
+import { contentDisposition } from './contentDisposition.ts';
 
 export type StoredObject = {
   key: string;

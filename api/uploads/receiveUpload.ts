@@ -185,9 +185,14 @@ class UploadReceiver {
     return promise;
   }
 
-  #multerOptions(): multer.Options & { streamHandler(req: Request, parser: Writable): void } {
+  #multerOptions(): multer.Options & {
+    streamHandler(req: Request, parser: Writable): void;
+    defParamCharset: string;
+  } {
     const spec = this.#spec;
     return {
+      // Browsers and curl send filenames as raw UTF-8; busboy's default would read them as Latin-1.
+      defParamCharset: 'utf8',
       storage: {
         _handleFile: (_req, file, cb) => this.#handleFile(file, cb),
         _removeFile: (_req, _file, cb) => this.#removeFile(cb),

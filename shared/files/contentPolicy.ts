@@ -85,3 +85,11 @@ export async function contentFitsDeclared(mimeType: string, head: Buffer): Promi
 export function refusedDeclaredType(mimeType: string): boolean {
   return executables.has(baseType(mimeType));
 }
+
+// RFC 9110 media type: type "/" subtype, then parameters; no control characters anywhere.
+const mediaType = /^[A-Za-z0-9!#$&^_.+-]{1,127}\/[A-Za-z0-9!#$&^_.+-]{1,127}(\s*;[\x20-\x7e]*)?$/;
+
+/** Is `value` a media type that can be stored and sent back in a Content-Type header? */
+export function isMediaType(value: string): boolean {
+  return value.length <= 255 && mediaType.test(value);
+}

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 
 import {
-  contentDisposition,
   ifRangeAllows,
   noneMatchHits,
   parseRange,
 } from '../../api/downloads/byteRange.ts';
+import { contentDisposition } from '../../api/downloads/contentDisposition.ts';
 
 describe('parseRange', () => {
   const size = 1000;
@@ -79,10 +79,8 @@ describe('conditional headers', () => {
 
 describe('contentDisposition', () => {
   it('quotes ASCII names and adds filename* for others', () => {
-    expect(contentDisposition('inline', 'vid_1.mp4')).toBe('inline; filename="vid_1.mp4"');
-    expect(contentDisposition('attachment', 'a"b.mp4')).toBe(
-      `attachment; filename="a_b.mp4"; filename*=UTF-8''a%22b.mp4`,
-    );
+    expect(contentDisposition('inline', 'vid_1.mp4')).toBe(`inline; filename="vid_1.mp4"; filename*=UTF-8''vid_1.mp4`);
+    expect(contentDisposition('attachment', 'a"b.mp4')).toBe(`attachment; filename="a_b.mp4"; filename*=UTF-8''a_b.mp4`);
     expect(contentDisposition('attachment', 'नेपाल.mp4')).toBe(
       `attachment; filename="_____.mp4"; filename*=UTF-8''%E0%A4%A8%E0%A5%87%E0%A4%AA%E0%A4%BE%E0%A4%B2.mp4`,
     );

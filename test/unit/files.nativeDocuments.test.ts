@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import JSZip from 'jszip';
 
-import { attachment, exportName } from '../../api/routes/files/contentDisposition.ts';
+import { contentDisposition } from '../../api/downloads/contentDisposition.ts';
+import { exportName } from '../../api/routes/files/exportFile.ts';
 import { nativeKindOf } from '../../shared/files/nativeDocuments.ts';
 import { DocumentRejected } from '../../worker/documents/limits.ts';
 import { parseDeck } from '../../worker/documents/parseDeck.ts';
@@ -105,10 +106,10 @@ describe('deckHtml', () => {
 
 describe('Content-Disposition of exports', () => {
   it('gives an ASCII fallback and the UTF-8 name, without separators or quotes', () => {
-    expect(attachment(exportName('नेपाल "report"/v1.pptx', 'pdf'))).toBe(
+    expect(contentDisposition('attachment', exportName('नेपाल "report"/v1.pptx', 'pdf'))).toBe(
       `attachment; filename="_____ _report__v1.pdf"; filename*=UTF-8''${encodeURIComponent('नेपाल _report__v1.pdf')}`,
     );
-    expect(attachment("it's (1).csv")).toBe(
+    expect(contentDisposition('attachment', "it's (1).csv")).toBe(
       `attachment; filename="it's (1).csv"; filename*=UTF-8''it%27s%20%281%29.csv`,
     );
   });

@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
 
 import { insertUploadSession } from '../../../shared/db/queries/uploadSessions.ts';
-import { AppError } from '../../../shared/errors/appError.ts';
-import { refusedDeclaredType } from '../../../shared/files/contentPolicy.ts';
+import { AppError, errors } from '../../../shared/errors/appError.ts';
+import { isMediaType, refusedDeclaredType } from '../../../shared/files/contentPolicy.ts';
 import { fileObjectKey } from '../../../shared/files/dto.ts';
 import { maxPresignedBytes, partLayout, sessionSeconds } from '../../../shared/files/presignedUploads.ts';
 import { releaseStorage, reserveStorage } from '../../../shared/files/storageQuota.ts';
@@ -24,6 +24,9 @@ export function createUpload(deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const principal = req.principal!;
     const body = req.body as CreateUploadBody; // shape enforced by the OpenAPI validator
+    if (!isMediaType(body.mimeType)) {
+      throw errors.invalidBody([{ path: 'mimeType', message: 'must be a media type such as image/png' }]);
+    }
     if (refusedDeclaredType(body.mimeType)) {
       throw new AppError('unsupported_media_type', `Files of type ${body.mimeType} are not accepted.`);
     }

@@ -12,10 +12,16 @@ import {
   isNativeKind,
 } from '../../../shared/files/nativeDocuments.ts';
 import type { AppDeps } from '../../deps.ts';
-import { attachment, exportName } from './contentDisposition.ts';
+import { contentDisposition } from '../../downloads/contentDisposition.ts';
 
 const unsupported = (kind: string, format: string) =>
   new AppError('unsupported_export_format', `A file of kind ${kind} cannot be exported as ${format}.`);
+
+/** The file's name with the export format's extension. */
+export function exportName(filename: string, format: string): string {
+  const dot = filename.lastIndexOf('.');
+  return `${dot > 0 ? filename.slice(0, dot) : filename}.${format}`;
+}
 
 /**
  * GET /files/{fileId}/export?format=: streams the stored bytes of the format (the upload, a sheet's
@@ -48,7 +54,7 @@ export function exportFile({ pool, objectStore }: AppDeps): RequestHandler {
     res.status(200);
     res.setHeader('Content-Type', exportContentType[format]);
     res.setHeader('Content-Length', String(stat.size));
-    res.setHeader('Content-Disposition', attachment(exportName(file.filename, format)));
+    res.setHeader('Content-Disposition', contentDisposition('attachment', exportName(file.filename, format)));
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (format === 'html') res.setHeader('Content-Security-Policy', 'sandbox');
     await pipeline(await objectStore.get(key), res);

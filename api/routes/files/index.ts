@@ -2,6 +2,7 @@ import type { AppDeps } from '../../deps.ts';
 import type { HandlerTable } from '../index.ts';
 import { completeUpload } from './completeUpload.ts';
 import { createUpload } from './createUpload.ts';
+import { downloadFile } from './downloadFile.ts';
 import { getFile } from './getFile.ts';
 import { uploadFile } from './uploadFile.ts';
 
@@ -12,5 +13,6 @@ export function fileHandlers(deps: AppDeps): HandlerTable {
     'files.createUpload': createUpload(deps),
     'files.completeUpload': completeUpload(deps),
     'files.read': getFile(deps),
+    'files.download': downloadFile(deps),
   };
 }

@@ -2,7 +2,7 @@ import type { Request, RequestHandler } from 'express';
 
 import { insertFile } from '../../../shared/db/queries/files.ts';
 import { AppError, type Issue } from '../../../shared/errors/appError.ts';
-import { contentFitsDeclared, refusedDeclaredType } from '../../../shared/files/contentPolicy.ts';
+import { contentFitsDeclared, isMediaType, refusedDeclaredType } from '../../../shared/files/contentPolicy.ts';
 import { fileObjectKey, toFileDto } from '../../../shared/files/dto.ts';
 import { scheduleDocumentParse } from '../../../shared/files/nativeDocuments.ts';
 import {
@@ -41,6 +41,9 @@ function checkUpload(received: ReceivedUpload, hold: StorageHold | undefined, ma
   const issues: Issue[] = [...received.issues];
   const stored = received.stored;
   if (!stored) issues.push({ path: 'file', message: 'is required' });
+  else if (!isMediaType(stored.mimeType)) {
+    issues.push({ path: 'file', message: 'Content-Type must be a media type such as image/png' });
+  }
   else if (stored.filename.length === 0 || stored.filename.length > 255) {
     issues.push({ path: 'file', message: 'filename must be 1 to 255 characters' });
   } else if (!isStorableText(stored.filename)) {

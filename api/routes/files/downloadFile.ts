@@ -1,0 +1,31 @@
+import type { RequestHandler } from 'express';
+
+import { findWorkspaceFile } from '../../../shared/db/queries/files.ts';
+import { errors } from '../../../shared/errors/appError.ts';
+import type { AppDeps } from '../../deps.ts';
+import { sendStoredObject } from '../../downloads/sendStoredObject.ts';
+
+/**
+ * GET /files/{fileId}/content: the bytes, single ranges answered 206 (sendStoredObject). Always a
+ * download that the browser must not sniff or run: a user's HTML or SVG opened from our origin would
+ * otherwise run its script with the origin's cookies.
+ */
+export function downloadFile({ pool, objectStore }: AppDeps): RequestHandler {
+  return async (req, res) => {
+    const fileId = req.params.fileId as string;
+    const file = await findWorkspaceFile(pool, req.principal!.workspaceId, fileId);
+    if (!file) throw errors.notFound('file', fileId);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Security-Policy', 'sandbox');
+    await sendStoredObject(req, res, objectStore, {
+      key: file.storage_key,
+      sizeBytes: file.size_bytes,
+      contentType: file.mime_type,
+      // A file's bytes never change under its id.
+      etag: `"${file.id}"`,
+      filename: file.filename,
+      disposition: 'attachment',
+      lastModified: new Date(file.created_at),
+    });
+  };
+}
