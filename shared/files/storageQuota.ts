@@ -1,11 +1,11 @@
 import type { DatabasePool } from 'slonik';
 
 import {
-  addStorageUsed,
   deleteStorageReservation,
   insertStorageReservation,
   lockStorageRoom,
 } from '../db/queries/storageReservations.ts';
+import { addStorageUsed } from '../db/queries/workspaces.ts';
 import type { Db } from '../db/sql.ts';
 import { AppError } from '../errors/appError.ts';
 import { newId } from '../ids.ts';

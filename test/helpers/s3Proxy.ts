@@ -5,12 +5,17 @@ export type S3Proxy = { endpoint: string; requests: number; close(): Promise<voi
 /**
  * A pass-through proxy in front of an S3 server: the "public endpoint" callers outside the machine
  * would reach. Headers pass unchanged, Host included, so presigned signatures hold upstream.
+ * `intercept` may answer a request itself (true) instead: a fault to inject.
  */
-export function startS3Proxy(target: string): Promise<S3Proxy> {
+export function startS3Proxy(
+  target: string,
+  intercept?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean,
+): Promise<S3Proxy> {
   const upstream = new URL(target);
   const proxy = { endpoint: '', requests: 0, close: async () => {} };
   const server = http.createServer((req, res) => {
     proxy.requests++;
+    if (intercept?.(req, res)) return;
     const forward = http.request(
       {
         host: upstream.hostname,

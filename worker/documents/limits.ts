@@ -28,3 +28,18 @@ export class DocumentRejected extends Error {
     this.name = 'DocumentRejected';
   }
 }
+
+/**
+ * A text document's bytes as text: UTF-8, and no NUL (binary content).
+ * @throws DocumentRejected otherwise.
+ */
+export function documentText(data: Buffer): string {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    throw new DocumentRejected('not UTF-8 text');
+  }
+  if (text.includes('\u0000')) throw new DocumentRejected('binary content');
+  return text;
+}

@@ -1,4 +1,4 @@
-import { DocumentRejected } from './limits.ts';
+import { DocumentRejected,documentText } from './limits.ts';
 import type { ParsedPage } from './types.ts';
 
 // Tags a page starts with or soon contains; text that has none of them is not served as HTML.
@@ -11,13 +11,7 @@ const htmlMarker =
  * @throws DocumentRejected otherwise.
  */
 export function parsePage(data: Buffer): ParsedPage {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
-  } catch {
-    throw new DocumentRejected('not UTF-8 text');
-  }
-  if (text.includes('\u0000')) throw new DocumentRejected('binary content');
+  const text = documentText(data);
   if (!htmlMarker.test(text.slice(0, 64 * 1024))) throw new DocumentRejected('does not look like HTML');
   const title = /<title[^>]*>([\s\S]{0,2000}?)<\/title>/i.exec(text)?.[1]?.replace(/\s+/g, ' ').trim();
   return { kind: 'page', title: title ? title.slice(0, 500) : null };

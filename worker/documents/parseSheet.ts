@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 
-import { documentLimits, DocumentRejected } from './limits.ts';
+import { documentLimits, DocumentRejected,documentText } from './limits.ts';
 import type { ParsedSheet, SheetCell } from './types.ts';
 import { openZip } from './zipReader.ts';
 
@@ -16,13 +16,7 @@ function checkCells(rows: number, cells: number): void {
  * @throws DocumentRejected when the text is not UTF-8 or not valid CSV, or exceeds the bounds.
  */
 export function parseCsv(data: Buffer, name: string): ParsedSheet {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
-  } catch {
-    throw new DocumentRejected('not UTF-8 text');
-  }
-  if (text.includes('\u0000')) throw new DocumentRejected('binary content');
+  const text = documentText(data);
   let rows: string[][];
   try {
     rows = parse(text, {

@@ -2,10 +2,9 @@ import type { Request, RequestHandler } from 'express';
 
 import { apiBasePath } from '../../../shared/config.ts';
 import { isOcrContent } from '../../../shared/contentSniff.ts';
-import { insertFinishedJob, type JobRow } from '../../../shared/db/queries/jobs.ts';
+import type { JobRow } from '../../../shared/db/queries/jobs.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
-import { recordEvent } from '../../../shared/events.ts';
 import {
   inputObjectKey,
   type OcrJobInput,
@@ -15,13 +14,13 @@ import {
 import { newId } from '../../../shared/ids.ts';
 import { oversizedImageMessage, readImageDimensions } from '../../../shared/imageDimensions.ts';
 import { toJobDto } from '../../../shared/jobs.ts';
-import { settleUsage } from '../../../shared/metering.ts';
 import { ocrCost } from '../../../shared/prices.ts';
 import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { startBilledJob } from './billedJob.ts';
 import { base64DecodedBytes, decodeBase64 } from './decodeBase64.ts';
+import { insertFixtureJob, settleFixtureJob } from './fixtureJob.ts';
 
 type OcrBody = {
   data: string;
@@ -36,7 +35,6 @@ type OcrBody = {
  * like any finished job, all in the caller's transaction.
  */
 async function fixtureJob(tx: Db, req: Request, projectId: string, input: Omit<OcrJobInput, 'objectKey'>) {
-  const principal = req.principal!;
   const out = await fixtureProviders.ocr.extract({
     ...input,
     data: Buffer.alloc(0),
@@ -44,40 +42,9 @@ async function fixtureJob(tx: Db, req: Request, projectId: string, input: Omit<O
     signal: new AbortController().signal,
   });
   const result = { text: out.text, pages: out.pages, languages: ['en'], model: out.model };
-  {
-    const job = await insertFinishedJob(tx, {
-      id: newId('job'),
-      workspaceId: principal.workspaceId,
-      projectId,
-      keyId: principal.keyId,
-      type: 'ocr.extract',
-      livemode: false,
-      input,
-      holdId: null,
-      requestId: req.requestId,
-      result,
-    });
-    await settleUsage(tx, {
-      holdId: null,
-      jobId: job.id,
-      workspaceId: principal.workspaceId,
-      projectId,
-      keyId: principal.keyId,
-      operation: 'ocr.extract',
-      livemode: false,
-      usage: { pages: out.pages },
-      costMinor: 0,
-      currency: principal.currency,
-      requestId: req.requestId,
-    });
-    await recordEvent(tx, {
-      workspaceId: principal.workspaceId,
-      projectId,
-      type: 'job.succeeded',
-      data: { job: { id: job.id, type: job.type, status: job.status, result } },
-    });
-    return job;
-  }
+  const job = await insertFixtureJob(tx, req, { type: 'ocr.extract', projectId, input, result });
+  await settleFixtureJob(tx, req, job, { pages: out.pages });
+  return job;
 }
 
 /**

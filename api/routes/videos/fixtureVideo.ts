@@ -1,17 +1,16 @@
 import type { Request, Response } from 'express';
 
 import { insertFile } from '../../../shared/db/queries/files.ts';
-import { insertFinishedJob } from '../../../shared/db/queries/jobs.ts';
 import { insertVideo, markVideoReady } from '../../../shared/db/queries/videos.ts';
 import { addStorageUsed } from '../../../shared/db/queries/workspaces.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events.ts';
 import type { VideoJobInput } from '../../../shared/generationJobs.ts';
 import { newId } from '../../../shared/ids.ts';
-import { settleUsage } from '../../../shared/metering.ts';
 import { toVideoDto, videoFilename, videoObjectKey } from '../../../shared/videos/dto.ts';
 import { fixtureVideo, fixtureVideoSeconds } from '../../../shared/videos/fixture.ts';
 import type { AppDeps } from '../../deps.ts';
+import { insertFixtureJob, settleFixtureJob } from '../generation/fixtureJob.ts';
 import { newVideo, videoAnswer } from './videoBody.ts';
 
 type Stored = { objectKey: string; sizeBytes: number };
@@ -31,18 +30,7 @@ async function insertFixtureVideo(
   const principal = req.principal!;
   const { projectId, taskId } = at;
   const result = { videoId: input.videoId };
-  const job = await insertFinishedJob(tx, {
-    id: newId('job'),
-    workspaceId: principal.workspaceId,
-    projectId,
-    keyId: principal.keyId,
-    type: 'video.generate',
-    livemode: false,
-    input,
-    holdId: null,
-    requestId: req.requestId,
-    result,
-  });
+  const job = await insertFixtureJob(tx, req, { type: 'video.generate', projectId, input, result });
   await insertVideo(
     tx,
     newVideo(input, {
@@ -70,25 +58,8 @@ async function insertFixtureVideo(
     durationSeconds: fixtureVideoSeconds,
   }))!;
   await addStorageUsed(tx, principal.workspaceId, stored.sizeBytes);
-  await settleUsage(tx, {
-    holdId: null,
-    jobId: job.id,
-    workspaceId: principal.workspaceId,
-    projectId,
-    keyId: principal.keyId,
-    operation: 'video.generate',
-    livemode: false,
-    usage: { seconds: fixtureVideoSeconds },
-    costMinor: 0,
-    currency: principal.currency,
-    requestId: req.requestId,
-  });
+  await settleFixtureJob(tx, req, job, { seconds: fixtureVideoSeconds });
   const announced = { workspaceId: principal.workspaceId, projectId };
-  await recordEvent(tx, {
-    ...announced,
-    type: 'job.succeeded',
-    data: { job: { id: job.id, type: job.type, status: job.status, result } },
-  });
   await recordEvent(tx, { ...announced, type: 'video.ready', data: { video: toVideoDto(video) } });
   return videoAnswer(video, job);
 }

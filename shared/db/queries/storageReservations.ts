@@ -37,12 +37,6 @@ export function deleteStorageReservation(db: Db, id: string) {
   return db.query(sql.typeAlias('void')`delete from storage_reservations where id = ${id}`);
 }
 
-export function addStorageUsed(db: Db, workspaceId: string, bytes: number) {
-  return db.query(sql.typeAlias('void')`
-    update workspaces set storage_used_bytes = storage_used_bytes + ${bytes} where id = ${workspaceId}
-  `);
-}
-
 /** Reservations past their expiry (they no longer count): removed by the upload sweeper. */
 export function deleteExpiredStorageReservations(db: Db, limit: number): Promise<number> {
   return db

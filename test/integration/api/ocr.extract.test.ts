@@ -7,6 +7,7 @@ import { ObjectStore } from '../../../shared/objectStore.ts';
 import { ocrProbe } from '../../../worker/probes.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
 import { renderTextPng } from '../../helpers/textImage.ts';
 import { workerContextFor } from '../../helpers/workerContext.ts';
 
@@ -29,27 +30,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type JobDto = {
-  id: string;
-  type: string;
-  status: string;
-  result: unknown;
-  error: unknown;
-  createdAt: string;
-  completedAt: string | null;
-};
 
-async function waitForJob(id: string, key = tenant.liveKey): Promise<JobDto> {
-  for (let i = 0; i < 300; i++) {
-    const res = await t.http
-      .get(api(`/jobs/${id}`))
-      .set(bearer(key))
-      .expect(200);
-    if (['succeeded', 'failed', 'cancelled'].includes(res.body.job.status)) return res.body.job as JobDto;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${id} did not finish`);
-}
+const waitForJob = (id: string, key = tenant.liveKey) => waitForJobOf(t, id, key, 30_000);
 
 async function ocrObjects(): Promise<string[]> {
   for (let i = 0; ; i++) {

@@ -1,6 +1,5 @@
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -21,6 +20,7 @@ import { AppError } from '../../../shared/errors/appError.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { ObjectStore } from '../../../shared/objectStore.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
+import { startS3Proxy } from '../../helpers/s3Proxy.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
 
 const bucket = 'svc-upload-reservations';
@@ -56,48 +56,20 @@ let lastReceived: ReceivedUpload | undefined;
 const gauge = new UploadGauge();
 const servers: { origin: string; close(): Promise<void> }[] = [];
 
-function failingPartsProxy(target: string): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const server = http.createServer((req, res) => {
+/** The S3 server behind a proxy that fails every UploadPart after the first. */
+function failingPartsProxy(target: string) {
+  return startS3Proxy(target, (req, res) => {
     const partNumber = new URL(req.url!, 'http://proxy').searchParams.get('partNumber');
-    if (req.method === 'PUT' && partNumber !== null && Number(partNumber) > 1) {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(500, { 'Content-Type': 'application/xml' });
-        res.end(
-          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>injected</Message></Error>',
-        );
-      });
-      return;
-    }
-    // Headers pass unchanged, Host included, so the request's signature still holds upstream.
-    const forward = http.request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(forward);
+    if (req.method !== 'PUT' || partNumber === null || Number(partNumber) <= 1) return false;
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(500, { 'Content-Type': 'application/xml' });
+      res.end(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>injected</Message></Error>',
+      );
+    });
+    return true;
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      }),
-    ),
-  );
 }
 
 /** An app with one upload route on `receiveUpload`, answering what it received. */

@@ -9,6 +9,7 @@ import { defaultPrices } from '../../../shared/prices.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { probeVideo } from '../../helpers/ffprobe.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -38,19 +39,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type JobDto = { id: string; status: string; result: unknown; error: unknown };
 
-async function waitForJob(id: string, key = tenant.liveKey): Promise<JobDto> {
-  for (let i = 0; i < 300; i++) {
-    const res = await t.http
-      .get(api(`/jobs/${id}`))
-      .set(bearer(key))
-      .expect(200);
-    if (['succeeded', 'failed', 'cancelled'].includes(res.body.job.status)) return res.body.job as JobDto;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${id} did not finish`);
-}
+const waitForJob = (id: string, key = tenant.liveKey) => waitForJobOf(t, id, key, 30_000);
 
 const postVideo = (body: Record<string, unknown>, key = tenant.liveKey) =>
   t.http.post(api('/videos')).set(bearer(key)).send(body);

@@ -14,6 +14,7 @@ import {
   storeFile,
 } from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -59,19 +60,8 @@ describe('files__parse', () => {
   });
 });
 
-type JobDto = { id: string; type: string; status: string; result: unknown; error: unknown };
 
-async function waitForJob(id: string): Promise<JobDto> {
-  for (let i = 0; i < 600; i++) {
-    const res = await t.http
-      .get(api(`/jobs/${id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
-    if (['succeeded', 'failed', 'cancelled'].includes(res.body.job.status)) return res.body.job as JobDto;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${id} did not finish`);
-}
+const waitForJob = (id: string) => waitForJobOf(t, id, tenant.testKey, 60_000);
 
 const render = (fileId: string) => t.http.post(api(`/files/${fileId}/render`)).set(bearer(tenant.testKey));
 
