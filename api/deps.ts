@@ -11,6 +11,7 @@ import type { KeyCache } from './auth/keyCache.ts';
 import type { CursorKeys } from './cursor.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { JobWaiter } from './jobWaiter.ts';
+import type { OauthOptions } from './oauth/oauthServer.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { RequestLogWriter } from './requestLog.ts';
@@ -57,6 +58,8 @@ export type AppDeps = {
   idempotency: IdempotencyStore;
   /** GET /status's snapshot, shared by every api process. */
   status: StatusSnapshots;
+  /** The OAuth server's clock, refresh grace window and sign-in limits; tests change them (defaults: real time, 30 s, 10/100 per 15 min). */
+  oauth?: OauthOptions;
   /** Aborts when the process begins to shut down: open streams end (with `done`) instead of holding on. */
   shutdown: AbortSignal;
 };

@@ -5,8 +5,9 @@ import { addCredits } from '../../shared/db/queries/credits.ts';
 import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
 import { findProjects, insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace, workspaceExists } from '../../shared/db/queries/workspaces.ts';
-import { hashPassword, newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../shared/keys.ts';
+import { hashPassword } from '../../shared/passwords.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 
@@ -106,7 +107,7 @@ export const coreCommands: CommandTable = {
         id: newId('mem'),
         workspaceId,
         email,
-        passwordHash: hashPassword(password),
+        passwordHash: await hashPassword(password),
         hasDeveloperAccess: v['no-developer'] !== true,
       });
       return { member: { id: member.id, email: member.email } };
