@@ -16,6 +16,8 @@ export function metadataEndpoint(deps: AppDeps): RequestHandler {
     revocation_endpoint: `${issuer}/revoke`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
+    // RFC 9207: redirects carry iss, so a client talking to several servers cannot be mixed up.
+    authorization_response_iss_parameter_supported: true,
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
