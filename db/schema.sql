@@ -305,6 +305,7 @@ create table oauth_grants (
   scopes text[] not null,
   created_at timestamp with time zone not null default now(),
   updated_at timestamp with time zone not null default now(),
+  last_used_at timestamp with time zone,
   revoked_at timestamp with time zone,
   constraint oauth_grants_app_id_fkey FOREIGN KEY (app_id) REFERENCES oauth_apps(id) ON DELETE CASCADE,
   constraint oauth_grants_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE CASCADE,

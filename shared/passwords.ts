@@ -16,7 +16,9 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 async function verifyArgon2(password: string, stored: string): Promise<boolean> {
-  const match = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/.exec(stored);
+  const match = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/.exec(
+    stored,
+  );
   if (!match) return false;
   const [, m, t, p, salt, hash] = match;
   const expected = Buffer.from(hash!, 'base64');
@@ -56,7 +58,9 @@ export async function verifyPassword(
   password: string,
   stored: string,
 ): Promise<{ ok: boolean; needsRehash: boolean }> {
-  if (stored.startsWith('$argon2id$')) return { ok: await verifyArgon2(password, stored), needsRehash: false };
+  if (stored.startsWith('$argon2id$')) {
+    return { ok: await verifyArgon2(password, stored), needsRehash: false };
+  }
   const ok = await verifyScrypt(password, stored);
   return { ok, needsRehash: ok };
 }

@@ -1,7 +1,11 @@
 import type { DatabasePool } from 'slonik';
 
 import { type Clock, systemClock } from '../../shared/clock.ts';
-import { type AccessTokenAuthRow, findAccessTokenForAuth, touchToken } from '../../shared/db/queries/oauthTokens.ts';
+import {
+  type AccessTokenAuthRow,
+  findAccessTokenForAuth,
+  touchToken,
+} from '../../shared/db/queries/oauthTokens.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { hashToken, isTokenOf } from '../../shared/oauth/tokens.ts';
@@ -63,7 +67,9 @@ export function accessTokenResolver(
     if ((touched.get(row.id) ?? 0) + touchEveryMs < now) {
       touched.set(row.id, now);
       if (touched.size > 10_000) touched.clear();
-      touchToken(pool, row.id).catch((error: unknown) => logger.warn({ err: error }, 'token last use not recorded'));
+      touchToken(pool, row.id, row.grant_id).catch((error: unknown) =>
+        logger.warn({ err: error }, 'token last use not recorded'),
+      );
     }
     return toTokenPrincipal(row);
   };

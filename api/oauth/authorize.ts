@@ -25,7 +25,12 @@ function formParams(r: AuthorizeRequest): Record<string, string> {
 async function showSignIn(s: OauthServer, req: Request, res: Response, r: AuthorizeRequest): Promise<void> {
   const returnTo = `/oauth/authorize?${new URLSearchParams(formParams(r)).toString()}`;
   const csrf = await s.csrf.tokenFor(req, res, null, s.sessions.secure);
-  sendPage(res, 200, 'Sign in', signInView({ csrf, returnTo, context: `Sign in to continue to ${r.app.name}.` }));
+  sendPage(
+    res,
+    200,
+    'Sign in',
+    signInView({ csrf, returnTo, context: `Sign in to continue to ${r.app.name}.` }),
+  );
 }
 
 /** Redirects to the app with a code for this member, recording (or refreshing) the consent. */
@@ -132,7 +137,12 @@ export function decideAuthorize(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (!(await s.csrf.verify(req, person?.sessionId ?? null))) {
-      return sendErrorPage(res, 403, 'Form expired', 'This form was not sent from this site, or it expired. Go back and try again.');
+      return sendErrorPage(
+        res,
+        403,
+        'Form expired',
+        'This form was not sent from this site, or it expired. Go back and try again.',
+      );
     }
     const body = (req.body ?? {}) as Record<string, unknown>;
     const r = await parse(s, res, body, 303);

@@ -45,7 +45,10 @@ export async function parseAuthorizeRequest(
     if (Array.isArray(params[name])) return { kind: 'page', message: `${name} was given more than once.` };
   }
   const clientId = one(params, 'client_id');
-  const app = clientId && /^svc_oc_[0-9A-Za-z]{1,64}$/.test(clientId) ? await findOauthAppByClientId(db, clientId) : null;
+  const app =
+    clientId && /^svc_oc_[0-9A-Za-z]{1,64}$/.test(clientId)
+      ? await findOauthAppByClientId(db, clientId)
+      : null;
   if (!app) return { kind: 'page', message: 'This app is not registered (unknown client_id).' };
   const redirectUri = one(params, 'redirect_uri');
   // Exact string match against the registered list: no prefix, no normalisation (spec, RFC 9700 §4.1.3).
@@ -67,12 +70,16 @@ export async function parseAuthorizeRequest(
   if (one(params, 'code_challenge_method') !== 'S256') {
     return fail('invalid_request', 'code_challenge_method must be S256.');
   }
-  if (!isCodeChallenge(challenge)) return fail('invalid_request', 'code_challenge is not a base64url SHA-256.');
+  if (!isCodeChallenge(challenge)) {
+    return fail('invalid_request', 'code_challenge is not a base64url SHA-256.');
+  }
   const scopes = [...new Set((one(params, 'scope') ?? '').split(' ').filter(Boolean))];
   if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
   const known = new Set<string>([...doc.scopes, ...identityScopes]);
   const unknown = scopes.filter((s) => !known.has(s) || !app.scopes.includes(s));
-  if (unknown.length > 0) return fail('invalid_scope', `Scopes not available to this app: ${unknown.join(' ')}.`);
+  if (unknown.length > 0) {
+    return fail('invalid_scope', `Scopes not available to this app: ${unknown.join(' ')}.`);
+  }
   if (!app.verified) {
     const sensitive = scopes.filter((s) => doc.operations.some((o) => o.scope === s && o.sensitive));
     if (sensitive.length > 0) {

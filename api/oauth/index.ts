@@ -43,7 +43,10 @@ function tokenErrors(deps: AppDeps): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     let oauth: OauthError;
     if (error instanceof OauthError) oauth = error;
-    else if (typeof (error as { type?: unknown }).type === 'string' && (error as { status?: number }).status! < 500) {
+    else if (
+      typeof (error as { type?: unknown }).type === 'string' &&
+      (error as { status?: number }).status! < 500
+    ) {
       // body-parser's refusals: malformed JSON, too large, wrong charset.
       oauth = new OauthError('invalid_request', 'The request body could not be read.');
     } else {

@@ -40,7 +40,12 @@ export function submitSignIn(s: OauthServer): RequestHandler {
       result.kind === 'throttled'
         ? 'Too many failed attempts. Wait a few minutes and try again.'
         : 'That email and password do not match an account.';
-    sendPage(res, result.kind === 'throttled' ? 429 : 401, 'Sign in', signInView({ csrf, returnTo, email, error }));
+    sendPage(
+      res,
+      result.kind === 'throttled' ? 429 : 401,
+      'Sign in',
+      signInView({ csrf, returnTo, email, error }),
+    );
   };
 }
 
@@ -49,7 +54,9 @@ export function signOut(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (person) {
-      if (!(await s.csrf.verify(req, person.sessionId))) return sendErrorPage(res, 403, 'Form expired', badForm);
+      if (!(await s.csrf.verify(req, person.sessionId))) {
+        return sendErrorPage(res, 403, 'Form expired', badForm);
+      }
       await s.sessions.end(person, res);
     }
     res.redirect(303, '/account/sign-in');
@@ -72,7 +79,9 @@ export function cutOffApp(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (!person) return res.redirect(303, '/account/sign-in?return_to=/account');
-    if (!(await s.csrf.verify(req, person.sessionId))) return sendErrorPage(res, 403, 'Form expired', badForm);
+    if (!(await s.csrf.verify(req, person.sessionId))) {
+      return sendErrorPage(res, 403, 'Form expired', badForm);
+    }
     const grantId = String(req.params.grantId);
     const found = await s.pool.transaction(async (tx) => {
       const grant = await findGrantOfMembers(tx, grantId, person.memberIds);

@@ -55,6 +55,8 @@ export class CsrfKeys {
   }
 
   private sign(key: Buffer, cookie: string, sessionId: string | null): string {
-    return createHmac('sha256', key).update(`${cookie}|${sessionId ?? ''}`).digest('base64url');
+    return createHmac('sha256', key)
+      .update(`${cookie}|${sessionId ?? ''}`)
+      .digest('base64url');
   }
 }

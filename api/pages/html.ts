@@ -11,7 +11,13 @@ export class SafeHtml {
   }
 }
 
-const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const entities: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => entities[c]!);
 
@@ -54,21 +60,37 @@ export function sendPage(res: Response, status: number, title: string, body: Saf
     .set({
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      'Content-Security-Policy':
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
       'X-Frame-Options': 'DENY',
       'Referrer-Policy': 'no-referrer',
       'X-Content-Type-Options': 'nosniff',
     })
     .send(
       html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title><style>${style}</style></head>
-<body>${body}</body></html>
-`.text,
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <meta name="viewport" content="width=device-width, initial-scale=1" />
+            <title>${title}</title>
+            <style>
+              ${style}
+            </style>
+          </head>
+          <body>
+            ${body}
+          </body>
+        </html> `.text,
     );
 }
 
 /** A page that only explains a problem (no redirect anywhere). */
 export function sendErrorPage(res: Response, status: number, title: string, message: string): void {
-  sendPage(res, status, title, html`<h1>${title}</h1><p class="error">${message}</p>`);
+  sendPage(
+    res,
+    status,
+    title,
+    html`<h1>${title}</h1>
+      <p class="error">${message}</p>`,
+  );
 }

@@ -138,7 +138,8 @@ export const coreCommands: CommandTable = {
     },
   },
   'member sessions-revoke': {
-    summary: 'Signs a member out of every browser (account and consent pages); their OAuth tokens are untouched.',
+    summary:
+      'Signs a member out of every browser (account and consent pages); their OAuth tokens are untouched.',
     flags: {
       member: { type: 'string', value: 'M', required: true, description: 'Member id (mem_…).' },
     },

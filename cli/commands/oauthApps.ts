@@ -106,9 +106,10 @@ export const oauthAppCommands: CommandTable = {
     },
   },
   'oauth-app verify': {
-    summary: 'Marks an app verified, so it may ask for sensitive scopes (files, brain search, workflows, video).',
+    summary:
+      'Marks an app verified, so it may ask for sensitive scopes (files, brain search, workflows, video).',
     flags: {
-      client: { type: 'string', value: 'C', required: true, description: 'The app\'s client id (svc_oc_…).' },
+      client: { type: 'string', value: 'C', required: true, description: "The app's client id (svc_oc_…)." },
     },
     run: async (pool, v) => {
       const app = await setOauthAppVerified(pool, requireFlag(v, 'client'));

@@ -35,6 +35,8 @@ create table oauth_grants (
   scopes text[] not null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  -- Last call with any of its tokens (at most a minute stale), kept here because tokens expire and go.
+  last_used_at timestamptz,
   revoked_at timestamptz
 );
 -- One live consent per app and member: approving again widens or narrows it in place.

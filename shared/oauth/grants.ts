@@ -51,13 +51,19 @@ export function exchangeCode(
   return settle(
     pool.transaction(async (tx): Promise<Outcome> => {
       const code = await lockCode(tx, hashToken(input.code));
-      if (!code || code.app_id !== client.appId) return { refused: badCode('The authorization code is not valid.') };
+      if (!code || code.app_id !== client.appId) {
+        return { refused: badCode('The authorization code is not valid.') };
+      }
       if (code.used_at !== null) {
         await revokeFamily(tx, code.id);
         return { refused: badCode('The authorization code was already used; its tokens are revoked.') };
       }
-      if (Date.parse(code.expires_at) <= now) return { refused: badCode('The authorization code has expired.') };
-      if (code.grant_revoked_at !== null) return { refused: badCode('The consent behind this code was withdrawn.') };
+      if (Date.parse(code.expires_at) <= now) {
+        return { refused: badCode('The authorization code has expired.') };
+      }
+      if (code.grant_revoked_at !== null) {
+        return { refused: badCode('The consent behind this code was withdrawn.') };
+      }
       if (code.redirect_uri !== input.redirectUri) {
         return { refused: badCode('redirect_uri differs from the one the code was issued for.') };
       }
@@ -95,8 +101,12 @@ export function refreshTokens(
   return settle(
     pool.transaction(async (tx): Promise<Outcome> => {
       const token = await lockToken(tx, hashToken(input.refreshToken));
-      if (!token || token.kind !== 'refresh' || token.app_id !== client.appId) return { refused: badRefresh() };
-      if (token.grant_revoked_at !== null) return { refused: badRefresh('The consent behind this token was withdrawn.') };
+      if (!token || token.kind !== 'refresh' || token.app_id !== client.appId) {
+        return { refused: badRefresh() };
+      }
+      if (token.grant_revoked_at !== null) {
+        return { refused: badRefresh('The consent behind this token was withdrawn.') };
+      }
       const now = clock();
       if (token.rotated_at !== null) {
         const pair =
@@ -108,7 +118,9 @@ export function refreshTokens(
         return { refused: badRefresh('The refresh token was already used; the grant is revoked.') };
       }
       if (token.revoked_at !== null) return { refused: badRefresh('The refresh token was revoked.') };
-      if (Date.parse(token.expires_at) <= now) return { refused: badRefresh('The refresh token has expired.') };
+      if (Date.parse(token.expires_at) <= now) {
+        return { refused: badRefresh('The refresh token has expired.') };
+      }
       let scopes = token.scopes;
       if (input.scope !== undefined) {
         const asked = [...new Set(input.scope.split(' ').filter(Boolean))];
@@ -125,7 +137,12 @@ export function refreshTokens(
         scopes,
         clock,
       });
-      await markRotated(tx, token.id, new Date(now).toISOString(), sealSuccessor(input.refreshToken, issued.pair));
+      await markRotated(
+        tx,
+        token.id,
+        new Date(now).toISOString(),
+        sealSuccessor(input.refreshToken, issued.pair),
+      );
       return { ok: issued.response };
     }),
   );

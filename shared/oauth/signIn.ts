@@ -15,9 +15,7 @@ export type SignInLimits = { perAccount: number; perAddress: number; windowSecon
 export const defaultSignInLimits: SignInLimits = { perAccount: 10, perAddress: 100, windowSeconds: 15 * 60 };
 
 export type SignInResult =
-  | { kind: 'ok'; email: string; memberIds: string[] }
-  | { kind: 'failed' }
-  | { kind: 'throttled' };
+  { kind: 'ok'; email: string; memberIds: string[] } | { kind: 'failed' } | { kind: 'throttled' };
 
 /**
  * Checks an email and password against every member row of that email (one per workspace): the

@@ -41,7 +41,12 @@ export const hashToken = (token: string): Buffer => sha256(token);
 export const tokenHint = (token: string): string => `${token.slice(0, 7)}…${token.slice(-4)}`;
 
 /** The pair a refresh returns, as kept sealed for the grace window. */
-export type SealedPair = { accessToken: string; refreshToken: string; accessExpiresAt: string; scope: string };
+export type SealedPair = {
+  accessToken: string;
+  refreshToken: string;
+  accessExpiresAt: string;
+  scope: string;
+};
 
 // The key comes from the old refresh token itself: only a caller holding it can open the successor,
 // and the database alone holds nothing usable.

@@ -12,7 +12,15 @@ export type BrowserSessionRow = z.infer<typeof sessionRow>;
 
 export async function insertBrowserSession(
   db: Db,
-  s: { id: string; secretHash: Buffer; email: string; memberIds: string[]; ip: string | null; userAgent: string | null; expiresAt: string },
+  s: {
+    id: string;
+    secretHash: Buffer;
+    email: string;
+    memberIds: string[];
+    ip: string | null;
+    userAgent: string | null;
+    expiresAt: string;
+  },
 ): Promise<void> {
   await db.query(sql.typeAlias('void')`
     insert into browser_sessions (id, secret_hash, email, member_ids, ip, user_agent, expires_at)

@@ -52,11 +52,21 @@ export function findMembersByEmail(db: Db, email: string) {
   `);
 }
 
-export async function updateMemberPasswordHash(db: Db, memberId: string, passwordHash: string): Promise<void> {
-  await db.query(sql.typeAlias('void')`update members set password_hash = ${passwordHash} where id = ${memberId}`);
+export async function updateMemberPasswordHash(
+  db: Db,
+  memberId: string,
+  passwordHash: string,
+): Promise<void> {
+  await db.query(
+    sql.typeAlias('void')`update members set password_hash = ${passwordHash} where id = ${memberId}`,
+  );
 }
 
-const memberWorkspaceRow = z.object({ member_id: z.string(), workspace_id: z.string(), workspace_name: z.string() });
+const memberWorkspaceRow = z.object({
+  member_id: z.string(),
+  workspace_id: z.string(),
+  workspace_name: z.string(),
+});
 
 /** The workspaces these member rows belong to: what a signed-in person may pick at consent. */
 export function listMemberWorkspaces(db: Db, memberIds: string[]) {

@@ -64,8 +64,7 @@ export type ConnectedApp = z.infer<typeof connectedAppRow>;
 export function listConnectedApps(db: Db, memberIds: string[]) {
   return db.any(sql.type(connectedAppRow)`
     select g.id as grant_id, g.workspace_id, w.name as workspace_name, a.name as app_name, a.verified,
-           g.scopes, g.created_at,
-           (select max(t.last_used_at) from oauth_tokens t where t.grant_id = g.id) as last_used_at
+           g.scopes, g.created_at, g.last_used_at
     from oauth_grants g
     join oauth_apps a on a.id = g.app_id
     join workspaces w on w.id = g.workspace_id

@@ -119,10 +119,35 @@ export function findAccessTokenForAuth(db: Db, tokenHash: Buffer) {
   `);
 }
 
-/** Records use at most once a minute per token: the account page shows it, nothing depends on precision. */
-export async function touchToken(db: Db, tokenId: string): Promise<void> {
+/**
+ * Records use at most once a minute per token, on the token and its consent: the account page shows
+ * it, nothing depends on precision. Neither column fires `auth:changed`.
+ */
+export async function touchToken(db: Db, tokenId: string, grantId: string): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    update oauth_tokens set last_used_at = now()
-    where id = ${tokenId} and (last_used_at is null or last_used_at < now() - interval '1 minute')
+    with token as (
+      update oauth_tokens set last_used_at = now()
+      where id = ${tokenId} and (last_used_at is null or last_used_at < now() - interval '1 minute')
+      returning id
+    )
+    update oauth_grants set last_used_at = now()
+    where id = ${grantId} and exists (select 1 from token)
+  `);
+}
+
+/**
+ * Hourly retention: codes and tokens a day past expiry (nothing can use them, and replay checks
+ * need them only while they live), consents withdrawn 30 days ago, and expired browser sessions and
+ * sign-in failure windows.
+ */
+export async function deleteExpiredOauthRows(db: Db): Promise<void> {
+  await db.query(sql.typeAlias('void')`delete from oauth_codes where expires_at < now() - interval '1 day'`);
+  await db.query(sql.typeAlias('void')`delete from oauth_tokens where expires_at < now() - interval '1 day'`);
+  await db.query(sql.typeAlias('void')`
+    delete from oauth_grants where revoked_at < now() - interval '30 days'
+  `);
+  await db.query(sql.typeAlias('void')`delete from browser_sessions where expires_at < now()`);
+  await db.query(sql.typeAlias('void')`
+    delete from sign_in_failures where window_started_at < now() - interval '1 day'
   `);
 }

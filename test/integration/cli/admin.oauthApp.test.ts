@@ -129,8 +129,15 @@ describe('oauth-app create', () => {
 });
 
 describe('oauth-app verify and list', () => {
-  it('verifies an app by client id and lists a project\'s apps without secrets', async () => {
-    const created = await create(['--redirect-uris', 'https://v.example/cb', '--scopes', 'tasks.read', '--type', 'server']);
+  it("verifies an app by client id and lists a project's apps without secrets", async () => {
+    const created = await create([
+      '--redirect-uris',
+      'https://v.example/cb',
+      '--scopes',
+      'tasks.read',
+      '--type',
+      'server',
+    ]);
     const clientId = (created.stdout as Json).app!.clientId!;
     const verified = await admin(['oauth-app', 'verify', '--client', clientId], env);
     expect(verified.code).toBe(0);
@@ -150,9 +157,9 @@ describe('oauth-app verify and list', () => {
     const unknown = await admin(['oauth-app', 'verify', '--client', 'svc_oc_nope'], env);
     expect(unknown.code).not.toBe(0);
     expect((unknown.stderr as Json).error!.code).toBe('not_found');
-    expect(((await admin(['oauth-app', 'list', '--project', 'prj_nope'], env)).stderr as Json).error!.code).toBe(
-      'not_found',
-    );
+    expect(
+      ((await admin(['oauth-app', 'list', '--project', 'prj_nope'], env)).stderr as Json).error!.code,
+    ).toBe('not_found');
   });
 });
 

@@ -29,7 +29,15 @@ export type Harness = {
   email: string;
   /** A second workspace where the same person (same email and password) is a member. */
   second: { workspaceId: string; memberId: string; name: string };
-  registerApp(options?: Partial<{ scopes: string[]; type: 'server' | 'public'; verified: boolean; name: string; redirectUris: string[] }>): Promise<RegisteredApp>;
+  registerApp(
+    options?: Partial<{
+      scopes: string[];
+      type: 'server' | 'public';
+      verified: boolean;
+      name: string;
+      redirectUris: string[];
+    }>,
+  ): Promise<RegisteredApp>;
   close(): Promise<void>;
 };
 
@@ -117,12 +125,18 @@ export class FormClient {
   }
 
   async get(path: string): Promise<{ status: number; text: string; location: string | null }> {
-    const res = await fetch(new URL(path, this.base), { redirect: 'manual', headers: { cookie: this.cookieHeader() } });
+    const res = await fetch(new URL(path, this.base), {
+      redirect: 'manual',
+      headers: { cookie: this.cookieHeader() },
+    });
     this.remember(res);
     return { status: res.status, text: await res.text(), location: res.headers.get('location') };
   }
 
-  async post(path: string, fields: Record<string, string>): Promise<{ status: number; text: string; location: string | null }> {
+  async post(
+    path: string,
+    fields: Record<string, string>,
+  ): Promise<{ status: number; text: string; location: string | null }> {
     const res = await fetch(new URL(path, this.base), {
       method: 'POST',
       redirect: 'manual',
@@ -138,7 +152,12 @@ export class FormClient {
 export function inputValue(page: string, name: string): string {
   const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
   if (!match) throw new Error(`no input ${name} in page:\n${page}`);
-  return match[1]!.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+  return match[1]!
+    .replaceAll('&amp;', '&')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>');
 }
 
 /** Signs in through the sign-in form. */
@@ -165,7 +184,16 @@ export async function authorize(
   if (first.status === 302) return new URL(first.location!);
   if (first.status !== 200) throw new Error(`authorize answered ${first.status}: ${first.text}`);
   const fields: Record<string, string> = {};
-  for (const name of ['_csrf', 'client_id', 'redirect_uri', 'response_type', 'scope', 'code_challenge', 'code_challenge_method', 'state']) {
+  for (const name of [
+    '_csrf',
+    'client_id',
+    'redirect_uri',
+    'response_type',
+    'scope',
+    'code_challenge',
+    'code_challenge_method',
+    'state',
+  ]) {
     if (first.text.includes(`name="${name}"`)) fields[name] = inputValue(first.text, name);
   }
   fields.decision = options.decision ?? 'approve';

@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { authorize, FormClient, type Harness, type RegisteredApp, signInWith, startHarness } from './harness.ts';
+import {
+  authorize,
+  FormClient,
+  type Harness,
+  type RegisteredApp,
+  signInWith,
+  startHarness,
+} from './harness.ts';
 
 let h: Harness;
 let app: RegisteredApp;
@@ -13,7 +20,9 @@ let browser: FormClient;
 beforeAll(async () => {
   h = await startHarness();
   await h.t.startWorker();
-  app = await h.registerApp({ scopes: ['staff.list', 'tasks.read', 'tasks.create', 'embeddings.create', 'offline_access'] });
+  app = await h.registerApp({
+    scopes: ['staff.list', 'tasks.read', 'tasks.create', 'embeddings.create', 'offline_access'],
+  });
   browser = new FormClient(h.base);
   const signedIn = await signInWith(browser, h.email);
   if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
@@ -72,7 +81,9 @@ describe('access tokens on the public API', () => {
     expect((await call(token, 'GET', '/staff')).status).toBe(200);
     const outside = await call(token, 'POST', '/tasks', { title: 'x', message: 'hello' });
     expect(outside.status).toBe(403);
-    expect(((await outside.json()) as { error: { code: string } }).error.code).toBe('api_key_operation_scope');
+    expect(((await outside.json()) as { error: { code: string } }).error.code).toBe(
+      'api_key_operation_scope',
+    );
     const me = (await (await call(token, 'GET', '/me')).json()) as Record<string, unknown>;
     expect(me).toMatchObject({
       app: { id: h.tenant.projectId },
@@ -80,21 +91,38 @@ describe('access tokens on the public API', () => {
     });
   });
 
-  it('spend the chosen workspace\'s credits and are attributed to the app\'s project in the request log and metering', async () => {
+  it("spend the chosen workspace's credits and are attributed to the app's project in the request log and metering", async () => {
     const token = await tokenFor(h.second.memberId, 'embeddings.create staff.list');
     const res = await call(token, 'POST', '/embeddings', { input: ['a', 'b'] });
     expect(res.status).toBe(201);
     const requestId = res.headers.get('x-request-id')!;
     const log = await eventually(() =>
-      h.t.deps.pool.maybeOne(sql.type(
-        z.object({ workspace_id: z.string(), project_id: z.string(), oauth_app_id: z.string() }),
-      )`select workspace_id, project_id, oauth_app_id from request_logs where request_id = ${requestId}`),
+      h.t.deps.pool.maybeOne(
+        sql.type(
+          z.object({ workspace_id: z.string(), project_id: z.string(), oauth_app_id: z.string() }),
+        )`select workspace_id, project_id, oauth_app_id from request_logs where request_id = ${requestId}`,
+      ),
     );
-    expect(log).toEqual({ workspace_id: h.second.workspaceId, project_id: h.tenant.projectId, oauth_app_id: app.id });
-    const metered = await h.t.deps.pool.one(sql.type(
-      z.object({ workspace_id: z.string(), project_id: z.string(), oauth_app_id: z.string(), cost_minor: z.number() }),
-    )`select workspace_id, project_id, oauth_app_id, cost_minor from metering_records where request_id = ${requestId}`);
-    expect(metered).toMatchObject({ workspace_id: h.second.workspaceId, project_id: h.tenant.projectId, oauth_app_id: app.id });
+    expect(log).toEqual({
+      workspace_id: h.second.workspaceId,
+      project_id: h.tenant.projectId,
+      oauth_app_id: app.id,
+    });
+    const metered = await h.t.deps.pool.one(
+      sql.type(
+        z.object({
+          workspace_id: z.string(),
+          project_id: z.string(),
+          oauth_app_id: z.string(),
+          cost_minor: z.number(),
+        }),
+      )`select workspace_id, project_id, oauth_app_id, cost_minor from metering_records where request_id = ${requestId}`,
+    );
+    expect(metered).toMatchObject({
+      workspace_id: h.second.workspaceId,
+      project_id: h.tenant.projectId,
+      oauth_app_id: app.id,
+    });
     expect(metered.cost_minor).toBeGreaterThan(0);
     const balance = await h.t.deps.pool.oneFirst(sql.type(z.object({ balance_minor: z.number() }))`
       select balance_minor from workspaces where id = ${h.second.workspaceId}

@@ -2,7 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { FormClient, type Harness, inputValue, password, type RegisteredApp, signInWith, startHarness } from './harness.ts';
+import {
+  FormClient,
+  type Harness,
+  inputValue,
+  password,
+  type RegisteredApp,
+  signInWith,
+  startHarness,
+} from './harness.ts';
 
 let h: Harness;
 let app: RegisteredApp;
@@ -47,7 +55,11 @@ describe('open redirects', () => {
     ];
     for (const bad of cases) {
       const res = await client.get(params(bad));
-      expect({ bad, status: res.status, location: res.location }).toEqual({ bad, status: 400, location: null });
+      expect({ bad, status: res.status, location: res.location }).toEqual({
+        bad,
+        status: 400,
+        location: null,
+      });
       expect(res.text).toContain('cannot be trusted');
     }
   });
@@ -72,16 +84,30 @@ describe('open redirects', () => {
   });
 
   it('refuses sensitive scopes to unverified apps, even when registered', async () => {
-    const unverified = await h.registerApp({ scopes: ['files.read', 'tasks.read'], redirectUris: ['https://app.example/cb'] });
+    const unverified = await h.registerApp({
+      scopes: ['files.read', 'tasks.read'],
+      redirectUris: ['https://app.example/cb'],
+    });
     const res = await client.get(params({ client_id: unverified.clientId, scope: 'files.read' }));
     expect(new URL(res.location!).searchParams.get('error')).toBe('invalid_scope');
-    const verified = await h.registerApp({ scopes: ['files.read'], verified: true, redirectUris: ['https://app.example/cb'] });
-    expect((await client.get(params({ client_id: verified.clientId, scope: 'files.read' }))).status).toBe(200);
+    const verified = await h.registerApp({
+      scopes: ['files.read'],
+      verified: true,
+      redirectUris: ['https://app.example/cb'],
+    });
+    expect((await client.get(params({ client_id: verified.clientId, scope: 'files.read' }))).status).toBe(
+      200,
+    );
   });
 
   it('keeps sign-in inside this server whatever return_to says', async () => {
     const stranger = new FormClient(h.base);
-    for (const returnTo of ['https://evil.example/', '//evil.example/x', '/oauth/authorize-evil', 'javascript:alert(1)']) {
+    for (const returnTo of [
+      'https://evil.example/',
+      '//evil.example/x',
+      '/oauth/authorize-evil',
+      'javascript:alert(1)',
+    ]) {
       const page = await stranger.get('/account/sign-in');
       const res = await stranger.post('/account/sign-in', {
         _csrf: inputValue(page.text, '_csrf'),
@@ -100,20 +126,32 @@ describe('CSRF', () => {
     const page = await client.get(params({ prompt: 'consent' }));
     expect(page.status).toBe(200);
     const fields: Record<string, string> = { decision: 'approve', member: h.tenant.memberId };
-    for (const name of ['_csrf', 'client_id', 'redirect_uri', 'response_type', 'scope', 'code_challenge', 'code_challenge_method', 'state']) {
+    for (const name of [
+      '_csrf',
+      'client_id',
+      'redirect_uri',
+      'response_type',
+      'scope',
+      'code_challenge',
+      'code_challenge_method',
+      'state',
+    ]) {
       fields[name] = inputValue(page.text, name);
     }
     return fields;
   }
 
-  it('refuses a consent POST without the form token or with another browser\'s', async () => {
+  it("refuses a consent POST without the form token or with another browser's", async () => {
     const fields = await consentFields();
     const { _csrf: _token, ...withoutToken } = fields;
     const none = await client.post('/oauth/authorize', withoutToken);
     expect({ status: none.status, location: none.location }).toEqual({ status: 403, location: null });
     const attacker = new FormClient(h.base);
     const attackerPage = await attacker.get('/account/sign-in');
-    const forged = await client.post('/oauth/authorize', { ...fields, _csrf: inputValue(attackerPage.text, '_csrf') });
+    const forged = await client.post('/oauth/authorize', {
+      ...fields,
+      _csrf: inputValue(attackerPage.text, '_csrf'),
+    });
     expect({ status: forged.status, location: forged.location }).toEqual({ status: 403, location: null });
     // The genuine form still works.
     const genuine = await client.post('/oauth/authorize', fields);
@@ -141,7 +179,10 @@ describe('CSRF', () => {
       redirect: 'manual',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        cookie: page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '),
+        cookie: page.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0])
+          .join('; '),
       },
       body: new URLSearchParams({
         _csrf: inputValue(await page.text(), '_csrf'),
@@ -165,7 +206,12 @@ describe('sign-in throttling', () => {
     const guesser = new FormClient(h.base);
     const attempt = async (pass: string) => {
       const page = await guesser.get('/account/sign-in');
-      return guesser.post('/account/sign-in', { _csrf: inputValue(page.text, '_csrf'), return_to: '/account', email: h.email.toUpperCase(), password: pass });
+      return guesser.post('/account/sign-in', {
+        _csrf: inputValue(page.text, '_csrf'),
+        return_to: '/account',
+        email: h.email.toUpperCase(),
+        password: pass,
+      });
     };
     for (let i = 0; i < 3; i++) expect((await attempt(`wrong ${i}`)).status).toBe(401);
     const locked = await attempt(password);

@@ -2,8 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oauth from 'oauth4webapi';
 import { z } from 'zod';
 
+import { deleteExpiredOauthRows } from '../../../shared/db/queries/oauthTokens.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { authorize, FormClient, type Harness, type RegisteredApp, signInWith, startHarness } from './harness.ts';
+import {
+  authorize,
+  FormClient,
+  type Harness,
+  type RegisteredApp,
+  signInWith,
+  startHarness,
+} from './harness.ts';
 
 let h: Harness;
 let now = Date.now();
@@ -22,7 +30,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-type Flow = { app: RegisteredApp; client: oauth.Client; auth: oauth.ClientAuth; verifier: string; params: URLSearchParams };
+type Flow = {
+  app: RegisteredApp;
+  client: oauth.Client;
+  auth: oauth.ClientAuth;
+  verifier: string;
+  params: URLSearchParams;
+};
 
 /** Walks the authorization endpoint with PKCE, as oauth4webapi builds and checks it. */
 async function codeFor(app: RegisteredApp, scope: string, member?: string): Promise<Flow> {
@@ -47,12 +61,19 @@ async function codeFor(app: RegisteredApp, scope: string, member?: string): Prom
 
 async function exchange(flow: Flow) {
   const response = await oauth.authorizationCodeGrantRequest(
-    as, flow.client, flow.auth, flow.params, flow.app.redirectUri, flow.verifier, insecure,
+    as,
+    flow.client,
+    flow.auth,
+    flow.params,
+    flow.app.redirectUri,
+    flow.verifier,
+    insecure,
   );
   return oauth.processAuthorizationCodeResponse(as, flow.client, response);
 }
 
-const me = (token: string) => fetch(`${h.base}/api/pub/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+const me = (token: string) =>
+  fetch(`${h.base}/api/pub/v1/me`, { headers: { authorization: `Bearer ${token}` } });
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
 async function postToken(body: Record<string, string>, headers: Record<string, string> = {}) {
@@ -61,7 +82,11 @@ async function postToken(body: Record<string, string>, headers: Record<string, s
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(body).toString(),
   });
-  return { status: res.status, headers: res.headers, body: (await res.json().catch(() => null)) as Record<string, unknown> };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: (await res.json().catch(() => null)) as Record<string, unknown>,
+  };
 }
 
 describe('discovery', () => {
@@ -79,7 +104,9 @@ describe('discovery', () => {
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     });
-    expect(body.scopes_supported).toEqual(expect.arrayContaining(['tasks.create', 'offline_access', 'openid']));
+    expect(body.scopes_supported).toEqual(
+      expect.arrayContaining(['tasks.create', 'offline_access', 'openid']),
+    );
     expect(as.issuer).toBe(h.issuer);
   });
 });
@@ -90,13 +117,18 @@ describe('authorization code + PKCE with a standards client', () => {
     const flow = await codeFor(app, 'tasks.read staff.list offline_access');
     expect(flow.params.get('code')).toMatch(/^svc_ac_/);
     const tokens = await exchange(flow);
-    expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'tasks.read staff.list offline_access' });
+    expect(tokens).toMatchObject({
+      token_type: 'bearer',
+      expires_in: 3600,
+      scope: 'tasks.read staff.list offline_access',
+    });
     expect(tokens.access_token).toMatch(/^svc_at_[0-9A-Za-z]{43}$/);
     expect(tokens.refresh_token).toMatch(/^svc_rt_[0-9A-Za-z]{43}$/);
     expect((await me(tokens.access_token)).status).toBe(200);
 
     const refreshed = await oauth.processRefreshTokenResponse(
-      as, flow.client,
+      as,
+      flow.client,
       await oauth.refreshTokenGrantRequest(as, flow.client, flow.auth, tokens.refresh_token!, insecure),
     );
     expect(refreshed.access_token).not.toBe(tokens.access_token);
@@ -107,10 +139,22 @@ describe('authorization code + PKCE with a standards client', () => {
     expect(await errorCode(old)).toBe('api_key_revoked');
     expect((await me(refreshed.access_token)).status).toBe(200);
 
-    const revoked = await oauth.revocationRequest(as, flow.client, flow.auth, refreshed.refresh_token!, insecure);
+    const revoked = await oauth.revocationRequest(
+      as,
+      flow.client,
+      flow.auth,
+      refreshed.refresh_token!,
+      insecure,
+    );
     await oauth.processRevocationResponse(revoked);
     expect((await me(refreshed.access_token)).status).toBe(401);
-    const again = await oauth.refreshTokenGrantRequest(as, flow.client, flow.auth, refreshed.refresh_token!, insecure);
+    const again = await oauth.refreshTokenGrantRequest(
+      as,
+      flow.client,
+      flow.auth,
+      refreshed.refresh_token!,
+      insecure,
+    );
     await expect(oauth.processRefreshTokenResponse(as, flow.client, again)).rejects.toMatchObject({
       error: 'invalid_grant',
     });
@@ -156,13 +200,25 @@ describe('authorization code + PKCE with a standards client', () => {
     });
     expect(basicWrong.status).toBe(401);
     expect(basicWrong.headers.get('www-authenticate')).toMatch(/^Basic/);
-    const badVerifier = await postToken({ ...base, client_secret: app.clientSecret!, code_verifier: 'x'.repeat(43) });
+    const badVerifier = await postToken({
+      ...base,
+      client_secret: app.clientSecret!,
+      code_verifier: 'x'.repeat(43),
+    });
     expect(badVerifier.body).toMatchObject({ error: 'invalid_grant' });
-    const badRedirect = await postToken({ ...base, client_secret: app.clientSecret!, redirect_uri: 'http://localhost:8123/other' });
+    const badRedirect = await postToken({
+      ...base,
+      client_secret: app.clientSecret!,
+      redirect_uri: 'http://localhost:8123/other',
+    });
     expect(badRedirect.body).toMatchObject({ error: 'invalid_grant' });
     const implicit = await postToken({ grant_type: 'password', username: 'a', password: 'b' });
     expect(implicit).toMatchObject({ status: 400, body: { error: 'unsupported_grant_type' } });
-    const missing = await postToken({ grant_type: 'authorization_code', client_id: app.clientId, client_secret: app.clientSecret! });
+    const missing = await postToken({
+      grant_type: 'authorization_code',
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
     expect(missing).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     // The right verifier still works: failed attempts did not use the code up.
     const ok = await postToken({ ...base, client_secret: app.clientSecret! });
@@ -224,7 +280,9 @@ describe('replay and rotation', () => {
       ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
-    const pairs = new Set(results.map((r) => `${String(r.body.access_token)} ${String(r.body.refresh_token)}`));
+    const pairs = new Set(
+      results.map((r) => `${String(r.body.access_token)} ${String(r.body.refresh_token)}`),
+    );
     expect(pairs.size).toBe(1);
     const [pair] = results;
     expect(pair!.body.refresh_token).not.toBe(tokens.refresh_token);
@@ -243,14 +301,21 @@ describe('replay and rotation', () => {
     const app = await h.registerApp();
     const tokens = await exchange(await codeFor(app, 'tasks.read offline_access'));
     const refresh = (token: string) =>
-      postToken({ grant_type: 'refresh_token', refresh_token: token, client_id: app.clientId, client_secret: app.clientSecret! });
+      postToken({
+        grant_type: 'refresh_token',
+        refresh_token: token,
+        client_id: app.clientId,
+        client_secret: app.clientSecret!,
+      });
     const first = await refresh(tokens.refresh_token!);
     expect(first.status).toBe(200);
     now += graceMs + 1;
     const replay = await refresh(tokens.refresh_token!);
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect((await me(first.body.access_token as string)).status).toBe(401);
-    expect((await refresh(first.body.refresh_token as string)).body).toMatchObject({ error: 'invalid_grant' });
+    expect((await refresh(first.body.refresh_token as string)).body).toMatchObject({
+      error: 'invalid_grant',
+    });
     const grant = await h.t.deps.pool.one(sql.type(z.object({ revoked: z.boolean() }))`
       select bool_and(g.revoked_at is not null) as revoked from oauth_grants g join oauth_apps a on a.id = g.app_id
       where a.client_id = ${app.clientId}
@@ -280,7 +345,10 @@ describe('expiry on the injected clock', () => {
       client_id: app.clientId,
       client_secret: app.clientSecret!,
     });
-    expect(lateExchange.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('expired') });
+    expect(lateExchange.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: expect.stringContaining('expired'),
+    });
 
     now += 30 * 24 * 60 * 60_000;
     const stale = await postToken({
@@ -289,6 +357,25 @@ describe('expiry on the injected clock', () => {
       client_id: app.clientId,
       client_secret: app.clientSecret!,
     });
-    expect(stale.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('expired') });
+    expect(stale.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: expect.stringContaining('expired'),
+    });
+  });
+});
+
+describe('retention', () => {
+  it('deletes codes and tokens past expiry, withdrawn consents and expired sessions', async () => {
+    await h.t.deps.pool.query(sql.typeAlias('void')`
+      update oauth_tokens set expires_at = now() - interval '2 days'
+      where id = (select id from oauth_tokens order by created_at limit 1)
+    `);
+    const count = () =>
+      h.t.deps.pool.oneFirst(
+        sql.type(z.object({ n: z.number() }))`select count(*)::int as n from oauth_tokens`,
+      );
+    const before = await count();
+    await deleteExpiredOauthRows(h.t.deps.pool);
+    expect(await count()).toBeLessThan(before);
   });
 });
