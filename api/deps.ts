@@ -37,6 +37,11 @@ export type AppDeps = {
   /** Streamed uploads being received by this process and the bytes they hold. */
   uploads: UploadGauge;
   credentialResolvers: CredentialResolver[];
+  /**
+   * This process's cache of access-token lookups. The OAuth endpoints empty it themselves after
+   * ending tokens, so the very next call here sees it; other processes hear auth:changed.
+   */
+  accessTokenCache?: { clear(): void };
   /** Task stream hold, heartbeat and stall times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;
   /** Streaming POST /text keep-alive and stall times; tests shorten them. */

@@ -4,7 +4,7 @@ import { JobCreator } from '../shared/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
-import { accessTokenResolver } from './auth/accessTokens.ts';
+import { accessTokenAuth } from './auth/accessTokens.ts';
 import { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import { KeyCache } from './auth/keyCache.ts';
 import { CursorKeys } from './cursor.ts';
@@ -36,6 +36,7 @@ export async function makeAppDeps(
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
+  const accessTokens = accessTokenAuth(pool, hub, logger, options.oauth?.clock);
   const streamLeases = new StreamLeases(pool, logger, config.streamsPerWorkspace);
   return {
     config,
@@ -48,7 +49,8 @@ export async function makeAppDeps(
     jobWaiter,
     objectStore: new ObjectStore(services.s3),
     uploads: new UploadGauge(),
-    credentialResolvers: [accessTokenResolver(pool, hub, logger, options.oauth?.clock)],
+    credentialResolvers: [accessTokens.resolve],
+    accessTokenCache: accessTokens.cache,
     keyCache: new KeyCache(pool, hub),
     failedAuth: new FailedAuthLimiter(config.authFailuresPerMinute),
     jobs: new JobCreator(pool),

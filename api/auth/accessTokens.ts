@@ -46,15 +46,15 @@ export function toTokenPrincipal(row: AccessTokenAuthRow): Principal {
  * through a cache emptied by the same `auth:changed` notifications: a revoked token, a withdrawn
  * consent or a member removed from the workspace stop every api process at once.
  */
-export function accessTokenResolver(
+export function accessTokenAuth(
   pool: DatabasePool,
   hub: NotificationHub,
   logger: Logger,
   clock: Clock = systemClock,
-): CredentialResolver {
+): { resolve: CredentialResolver; cache: KeyCache<AccessTokenAuthRow> } {
   const cache = new KeyCache<AccessTokenAuthRow>(pool, hub, findAccessTokenForAuth);
   const touched = new Map<string, number>();
-  return async (credential) => {
+  const resolve: CredentialResolver = async (credential) => {
     if (!credential.startsWith('svc_at_')) return undefined;
     if (!isTokenOf('access', credential)) return undefined;
     const row = await cache.find(hashToken(credential));
@@ -73,4 +73,5 @@ export function accessTokenResolver(
     }
     return toTokenPrincipal(row);
   };
+  return { resolve, cache };
 }

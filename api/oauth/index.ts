@@ -39,7 +39,7 @@ const tokenHeaders: RequestHandler = (req, res, next) => {
 };
 
 /** RFC 6749 §5.2 bodies; anything unexpected is server_error, logged. */
-function tokenErrors(deps: AppDeps): ErrorRequestHandler {
+function tokenErrors(deps: AppDeps, forgetTokens: () => void): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     let oauth: OauthError;
     if (error instanceof OauthError) oauth = error;
@@ -53,6 +53,7 @@ function tokenErrors(deps: AppDeps): ErrorRequestHandler {
       deps.logger.error({ err: error, requestId: req.requestId }, 'oauth endpoint failed');
       oauth = new OauthError('server_error', 'The server failed; retry later.');
     }
+    if (oauth.endedTokens) forgetTokens();
     if (oauth instanceof InvalidClient && oauth.usedBasic) res.set('WWW-Authenticate', 'Basic realm="oauth"');
     res.status(oauth.status).json({ error: oauth.error, error_description: oauth.message });
   };
@@ -79,9 +80,9 @@ export function installOauthServer(app: Express, deps: AppDeps): void {
 
   const tokens = Router();
   tokens.use(['/token', '/revoke'], tokenHeaders, formBody, jsonBody);
-  tokens.post('/token', tokenEndpoint(deps, s.grants));
-  tokens.post('/revoke', revokeEndpoint(deps));
-  tokens.use(tokenErrors(deps));
+  tokens.post('/token', tokenEndpoint(deps, s.grants, s.forgetTokens));
+  tokens.post('/revoke', revokeEndpoint(deps, s.forgetTokens));
+  tokens.use(['/token', '/revoke'], tokenErrors(deps, s.forgetTokens));
   app.use('/oauth', tokens);
 
   // RFC 8414 §3: {oauth_url}/.well-known/… as the spec says, and the path-inserted form for an issuer

@@ -24,6 +24,8 @@ export type OauthServer = {
   sessions: BrowserSessions;
   csrf: CsrfKeys;
   logger: AppDeps['logger'];
+  /** Forgets this process's cached token lookups after tokens were ended (a rotation, a revocation, a cut-off). */
+  forgetTokens(): void;
 };
 
 // Long enough for a client's racing refreshes (two tabs, a retry after a timeout) to land inside it.
@@ -42,5 +44,6 @@ export function makeOauthServer(deps: AppDeps): OauthServer {
     sessions: new BrowserSessions(deps.pool, clock, deps.config.publicBaseUrl.startsWith('https:')),
     csrf: new CsrfKeys(deps.pool),
     logger: deps.logger,
+    forgetTokens: () => deps.accessTokenCache?.clear(),
   };
 }

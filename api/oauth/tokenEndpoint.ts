@@ -14,7 +14,11 @@ function param(body: Record<string, unknown>, name: string): string {
 }
 
 /** POST {oauth_url}/token: the authorization_code and refresh_token grants, nothing else (OAuth 2.1). */
-export function tokenEndpoint(deps: AppDeps, options: GrantOptions): RequestHandler {
+export function tokenEndpoint(
+  deps: AppDeps,
+  options: GrantOptions,
+  forgetTokens: () => void,
+): RequestHandler {
   return async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const grantType = param(body, 'grant_type');
@@ -43,6 +47,8 @@ export function tokenEndpoint(deps: AppDeps, options: GrantOptions): RequestHand
             },
             options,
           );
+    // A rotation ended the old pair: this process must not serve it from its cache even once more.
+    if (grantType === 'refresh_token') forgetTokens();
     res.json(response);
   };
 }

@@ -89,6 +89,7 @@ export function cutOffApp(s: OauthServer): RequestHandler {
       return grant !== null;
     });
     if (!found) return sendErrorPage(res, 404, 'Not found', 'No such connected app.');
+    s.forgetTokens();
     res.redirect(303, '/account');
   };
 }

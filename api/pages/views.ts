@@ -83,7 +83,7 @@ export function consentView(input: {
         ${input.workspaces.map(
           (w, i) =>
             html`<label
-              ><input type="radio" name="member" value="${w.memberId}" ${i === 0 ? html` checked` : ''} />
+              ><input type="radio" name="member" value="${w.memberId}" ${i === 0 ? html`checked` : ''} />
               ${w.name}</label
             >`,
         )}

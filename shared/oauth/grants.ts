@@ -32,7 +32,7 @@ async function settle(run: Promise<Outcome>): Promise<TokenResponse> {
   return outcome.ok;
 }
 
-const badCode = (why: string) => new OauthError('invalid_grant', why);
+const badCode = (why: string, endedTokens = false) => new OauthError('invalid_grant', why, { endedTokens });
 
 /**
  * grant_type=authorization_code: the code must be this client's, unused, unexpired, issued for this
@@ -56,7 +56,7 @@ export function exchangeCode(
       }
       if (code.used_at !== null) {
         await revokeFamily(tx, code.id);
-        return { refused: badCode('The authorization code was already used; its tokens are revoked.') };
+        return { refused: badCode('The authorization code was already used; its tokens are revoked.', true) };
       }
       if (Date.parse(code.expires_at) <= now) {
         return { refused: badCode('The authorization code has expired.') };
@@ -82,7 +82,8 @@ export function exchangeCode(
   );
 }
 
-const badRefresh = (why = 'The refresh token is not valid.') => new OauthError('invalid_grant', why);
+const badRefresh = (why = 'The refresh token is not valid.', endedTokens = false) =>
+  new OauthError('invalid_grant', why, { endedTokens });
 
 /**
  * grant_type=refresh_token: rotates. The old refresh token and its access token stop working; the
@@ -115,7 +116,7 @@ export function refreshTokens(
             : null;
         if (pair) return { ok: tokenResponse(pair, clock) };
         await revokeGrant(tx, token.grant_id);
-        return { refused: badRefresh('The refresh token was already used; the grant is revoked.') };
+        return { refused: badRefresh('The refresh token was already used; the grant is revoked.', true) };
       }
       if (token.revoked_at !== null) return { refused: badRefresh('The refresh token was revoked.') };
       if (Date.parse(token.expires_at) <= now) {
@@ -152,11 +153,12 @@ export function refreshTokens(
  * RFC 7009: ends the token when it is this client's; an unknown token, or another client's, changes
  * nothing and is not told apart (200 either way). Revoking a refresh token ends its access token too.
  */
-export async function revokeClientToken(pool: DatabasePool, client: Client, token: string): Promise<void> {
-  if (!isTokenOf('access', token) && !isTokenOf('refresh', token)) return;
-  await pool.transaction(async (tx) => {
+export async function revokeClientToken(pool: DatabasePool, client: Client, token: string): Promise<boolean> {
+  if (!isTokenOf('access', token) && !isTokenOf('refresh', token)) return false;
+  return pool.transaction(async (tx) => {
     const row = await lockToken(tx, hashToken(token));
-    if (!row || row.app_id !== client.appId) return;
+    if (!row || row.app_id !== client.appId) return false;
     await revokeToken(tx, row.id);
+    return true;
   });
 }

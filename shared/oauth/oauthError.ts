@@ -24,11 +24,14 @@ const statusOf: Record<OauthErrorCode, number> = {
 export class OauthError extends Error {
   readonly error: OauthErrorCode;
   readonly status: number;
+  /** The refusal ended tokens (a replayed code or refresh token): caches must forget them now. */
+  readonly endedTokens: boolean;
 
-  constructor(error: OauthErrorCode, description: string) {
+  constructor(error: OauthErrorCode, description: string, options: { endedTokens?: boolean } = {}) {
     super(description);
     this.name = 'OauthError';
     this.error = error;
     this.status = statusOf[error];
+    this.endedTokens = options.endedTokens ?? false;
   }
 }

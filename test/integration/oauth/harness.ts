@@ -197,7 +197,7 @@ export async function authorize(
     if (first.text.includes(`name="${name}"`)) fields[name] = inputValue(first.text, name);
   }
   fields.decision = options.decision ?? 'approve';
-  fields.member = options.member ?? /name="member" value="([^"]+)" checked/.exec(first.text)![1]!;
+  fields.member = options.member ?? /name="member" value="([^"]+)"\s+checked/.exec(first.text)![1]!;
   const second = await client.post('/oauth/authorize', fields);
   if (second.status !== 303) throw new Error(`consent answered ${second.status}: ${second.text}`);
   return new URL(second.location!);

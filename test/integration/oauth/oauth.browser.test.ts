@@ -146,7 +146,7 @@ describe('the authorization code flow in Chromium', () => {
     const section = page.locator('section', { hasText: 'Second workspace' });
     await expect(section.textContent()).resolves.toContain('Acme <Sync>');
     await expect(section.textContent()).resolves.toContain('List staff');
-    await expect(section.textContent()).resolves.toMatch(/last used \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+    await expect(section.innerText()).resolves.toMatch(/last used\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
     await section.getByRole('button', { name: 'Cut off Acme <Sync>' }).click();
     await page.waitForURL(`${h.base}/account`);
     await expect(page.locator('body').textContent()).resolves.toContain('No app is connected.');
