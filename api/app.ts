@@ -13,6 +13,7 @@ import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
 import { installStorableText } from './middleware/installStorableText.ts';
 import { installValidator } from './middleware/installValidator.ts';
+import { installOauthServer } from './oauth/index.ts';
 import { makeApiRouter } from './routes/index.ts';
 
 /**
@@ -39,6 +40,8 @@ export function makeApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  // 2b. The OAuth server and the account pages: outside the API base, with error bodies of their own.
+  installOauthServer(app, deps);
   // 3. The operation is resolved: unknown paths and wrong methods end here, nothing read.
   installOperation(app, deps.doc);
   // 4. Who is calling and may they, in the fixed order: the key (headers only), then the body

@@ -11,6 +11,7 @@ import type { KeyCache } from './auth/keyCache.ts';
 import type { CursorKeys } from './cursor.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { JobWaiter } from './jobWaiter.ts';
+import type { OauthOptions } from './oauth/oauthServer.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { RequestLogWriter } from './requestLog.ts';
@@ -36,6 +37,11 @@ export type AppDeps = {
   /** Streamed uploads being received by this process and the bytes they hold. */
   uploads: UploadGauge;
   credentialResolvers: CredentialResolver[];
+  /**
+   * This process's cache of access-token lookups. The OAuth endpoints empty it themselves after
+   * ending tokens, so the very next call here sees it; other processes hear auth:changed.
+   */
+  accessTokenCache?: { clear(): void };
   /** Task stream hold, heartbeat and stall times; tests and benches shorten them (default: 60 s hold). */
   taskStream?: Partial<TaskStreamOptions>;
   /** Streaming POST /text keep-alive and stall times; tests shorten them. */
@@ -57,6 +63,8 @@ export type AppDeps = {
   idempotency: IdempotencyStore;
   /** GET /status's snapshot, shared by every api process. */
   status: StatusSnapshots;
+  /** The OAuth server's clock, refresh grace window and sign-in limits; tests change them (defaults: real time, 30 s, 10/100 per 15 min). */
+  oauth?: OauthOptions;
   /** Aborts when the process begins to shut down: open streams end (with `done`) instead of holding on. */
   shutdown: AbortSignal;
 };

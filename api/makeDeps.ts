@@ -4,12 +4,14 @@ import { JobCreator } from '../shared/jobs.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
+import { accessTokenAuth } from './auth/accessTokens.ts';
 import { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import { KeyCache } from './auth/keyCache.ts';
 import { CursorKeys } from './cursor.ts';
 import type { AppDeps } from './deps.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import { JobWaiter } from './jobWaiter.ts';
+import type { OauthOptions } from './oauth/oauthServer.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';
@@ -24,6 +26,7 @@ export async function makeAppDeps(
   config: Config,
   services: { databaseUrl: string; directDatabaseUrl?: string; s3: ObjectStoreConfig },
   logger: Logger,
+  options: { oauth?: OauthOptions } = {},
 ): Promise<AppDeps & { drain(): void; close(): Promise<void> }> {
   const pool = await makePool(services.databaseUrl, { maxPoolSize: config.databasePoolSize, name: 'api' });
   // LISTEN needs a session of its own: never through a transaction-pooling proxy.
@@ -33,6 +36,7 @@ export async function makeAppDeps(
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
+  const accessTokens = accessTokenAuth(pool, hub, logger, options.oauth?.clock);
   const streamLeases = new StreamLeases(pool, logger, config.streamsPerWorkspace);
   return {
     config,
@@ -45,7 +49,8 @@ export async function makeAppDeps(
     jobWaiter,
     objectStore: new ObjectStore(services.s3),
     uploads: new UploadGauge(),
-    credentialResolvers: [],
+    credentialResolvers: [accessTokens.resolve],
+    accessTokenCache: accessTokens.cache,
     keyCache: new KeyCache(pool, hub),
     failedAuth: new FailedAuthLimiter(config.authFailuresPerMinute),
     jobs: new JobCreator(pool),
@@ -53,6 +58,7 @@ export async function makeAppDeps(
     taskReplyFeed: new TaskReplyFeed(pool, hub, logger),
     textDeltas: new TextDeltaRelay(hub),
     streamLeases,
+    oauth: options.oauth,
     cursorKeys: new CursorKeys(pool),
     idempotency: new IdempotencyStore(pool, logger),
     status: new StatusSnapshots(pool),

@@ -8,7 +8,7 @@ export const requestLogBodyBudgetBytes = 8192;
 
 const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier|cookie/i;
 // Our own credentials, wherever they appear (a key pasted into a prompt, a secret echoed back).
-const secretValue = /svc_sk_(?:test|live)_|svc_ocs_|whsec_/;
+const secretValue = /svc_sk_(?:test|live)_|svc_ocs_|svc_(?:at|rt|ac)_|whsec_/;
 const maxDepth = 6;
 const maxKeys = 50;
 const maxKeyChars = 64;

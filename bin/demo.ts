@@ -4,8 +4,9 @@ import { insertMember } from '../shared/db/queries/members.ts';
 import { insertProject } from '../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../shared/db/queries/workspaces.ts';
 import { type DatabasePool, sql } from '../shared/db/sql.ts';
-import { hashPassword, newId, randomBase62 } from '../shared/ids.ts';
+import { newId, randomBase62 } from '../shared/ids.ts';
 import { createApiKey, unrestricted } from '../shared/keys.ts';
+import { hashPassword } from '../shared/passwords.ts';
 
 export type DemoCredentials = {
   workspaceId: string;
@@ -41,7 +42,7 @@ export async function ensureDemoWorkspace(pool: DatabasePool): Promise<DemoCrede
       id: newId('mem'),
       workspaceId: workspace.id,
       email: 'demo@example.com',
-      passwordHash: hashPassword(password),
+      passwordHash: await hashPassword(password),
       hasDeveloperAccess: true,
     });
     const project = await insertProject(tx, {

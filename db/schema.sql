@@ -63,6 +63,21 @@ create table brain_words (
   constraint brain_words_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table browser_sessions (
+  id text not null,
+  secret_hash bytea not null,
+  email text not null,
+  member_ids text[] not null,
+  ip text,
+  user_agent text,
+  created_at timestamp with time zone not null default now(),
+  last_seen_at timestamp with time zone not null default now(),
+  expires_at timestamp with time zone not null,
+  constraint browser_sessions_member_ids_check CHECK ((cardinality(member_ids) > 0)),
+  constraint browser_sessions_pkey PRIMARY KEY (id),
+  constraint browser_sessions_secret_hash_key UNIQUE (secret_hash)
+);
+
 create table credit_holds (
   id text not null,
   workspace_id text not null,
@@ -75,6 +90,7 @@ create table credit_holds (
   request_id text,
   created_at timestamp with time zone not null default now(),
   closed_at timestamp with time zone,
+  oauth_app_id text,
   constraint credit_holds_amount_minor_check CHECK ((amount_minor >= 0)),
   constraint credit_holds_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
   constraint credit_holds_pkey PRIMARY KEY (id),
@@ -174,6 +190,7 @@ create table jobs (
   started_at timestamp with time zone,
   completed_at timestamp with time zone,
   queue_job_id bigint,
+  oauth_app_id text,
   constraint jobs_check CHECK (((status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text])) = (completed_at IS NOT NULL))),
   constraint jobs_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES credit_holds(id) ON DELETE SET NULL,
   constraint jobs_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
@@ -230,6 +247,7 @@ create table metering_records (
   currency text not null,
   request_id text,
   created_at timestamp with time zone not null default now(),
+  oauth_app_id text,
   constraint metering_records_cost_minor_check CHECK ((cost_minor >= 0)),
   constraint metering_records_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES credit_holds(id) ON DELETE SET NULL,
   constraint metering_records_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
@@ -262,6 +280,60 @@ create table oauth_apps (
   constraint oauth_apps_scopes_check CHECK ((cardinality(scopes) > 0)),
   constraint oauth_apps_type_check CHECK ((type = ANY (ARRAY['server'::text, 'public'::text]))),
   constraint oauth_apps_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
+
+create table oauth_codes (
+  id text not null,
+  code_hash bytea not null,
+  grant_id text not null,
+  redirect_uri text not null,
+  code_challenge text not null,
+  scopes text[] not null,
+  expires_at timestamp with time zone not null,
+  used_at timestamp with time zone,
+  created_at timestamp with time zone not null default now(),
+  constraint oauth_codes_code_hash_key UNIQUE (code_hash),
+  constraint oauth_codes_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES oauth_grants(id) ON DELETE CASCADE,
+  constraint oauth_codes_pkey PRIMARY KEY (id)
+);
+
+create table oauth_grants (
+  id text not null,
+  app_id text not null,
+  workspace_id text not null,
+  member_id text not null,
+  scopes text[] not null,
+  created_at timestamp with time zone not null default now(),
+  updated_at timestamp with time zone not null default now(),
+  last_used_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  constraint oauth_grants_app_id_fkey FOREIGN KEY (app_id) REFERENCES oauth_apps(id) ON DELETE CASCADE,
+  constraint oauth_grants_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE CASCADE,
+  constraint oauth_grants_pkey PRIMARY KEY (id),
+  constraint oauth_grants_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
+
+create table oauth_tokens (
+  id text not null,
+  kind text not null,
+  token_hash bytea not null,
+  hint text not null,
+  grant_id text not null,
+  family_id text not null,
+  refresh_token_id text,
+  scopes text[] not null,
+  expires_at timestamp with time zone not null,
+  revoked_at timestamp with time zone,
+  rotated_at timestamp with time zone,
+  successor_sealed bytea,
+  last_used_at timestamp with time zone,
+  created_at timestamp with time zone not null default now(),
+  constraint oauth_tokens_check CHECK (((kind = 'access'::text) OR (refresh_token_id IS NULL))),
+  constraint oauth_tokens_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES oauth_grants(id) ON DELETE CASCADE,
+  constraint oauth_tokens_kind_check CHECK ((kind = ANY (ARRAY['access'::text, 'refresh'::text]))),
+  constraint oauth_tokens_pkey PRIMARY KEY (id),
+  constraint oauth_tokens_refresh_token_id_fkey FOREIGN KEY (refresh_token_id) REFERENCES oauth_tokens(id) ON DELETE CASCADE,
+  constraint oauth_tokens_token_hash_key UNIQUE (token_hash)
 );
 
 create table projects (
@@ -298,6 +370,7 @@ create table request_logs (
   request_body jsonb,
   response_body jsonb,
   created_at timestamp with time zone not null default now(),
+  oauth_app_id text,
   constraint request_logs_pkey PRIMARY KEY (created_at, id),
   constraint request_logs_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 ) partition by range (created_at);
@@ -317,6 +390,14 @@ create table server_secrets (
   created_at timestamp with time zone not null default now(),
   constraint server_secrets_pkey PRIMARY KEY (name),
   constraint server_secrets_secret_check CHECK ((length(secret) >= 32))
+);
+
+create table sign_in_failures (
+  subject text not null,
+  failures integer not null,
+  window_started_at timestamp with time zone not null,
+  constraint sign_in_failures_failures_check CHECK ((failures >= 0)),
+  constraint sign_in_failures_pkey PRIMARY KEY (subject)
 );
 
 create table staff_members (
@@ -624,6 +705,8 @@ CREATE INDEX api_keys_member_idx ON public.api_keys USING btree (member_id);
 CREATE INDEX brain_pages_search_idx ON public.brain_pages USING gin (search);
 CREATE INDEX brain_pages_workspace_idx ON public.brain_pages USING btree (workspace_id);
 CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (word gist_trgm_ops);
+CREATE INDEX browser_sessions_expires_idx ON public.browser_sessions USING btree (expires_at);
+CREATE INDEX browser_sessions_member_ids_idx ON public.browser_sessions USING gin (member_ids);
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
 CREATE INDEX events_workspace_idx ON public.events USING btree (workspace_id, created_at);
 CREATE UNIQUE INDEX files_storage_key_idx ON public.files USING btree (storage_key);
@@ -635,6 +718,15 @@ CREATE INDEX jobs_unfinished_idx ON public.jobs USING btree (created_at) WHERE (
 CREATE INDEX jobs_workspace_idx ON public.jobs USING btree (workspace_id, created_at);
 CREATE INDEX metering_records_workspace_idx ON ONLY public.metering_records USING btree (workspace_id, created_at, id) INCLUDE (operation, cost_minor);
 CREATE INDEX oauth_apps_project_idx ON public.oauth_apps USING btree (project_id);
+CREATE INDEX oauth_codes_expires_idx ON public.oauth_codes USING btree (expires_at);
+CREATE INDEX oauth_codes_grant_idx ON public.oauth_codes USING btree (grant_id);
+CREATE UNIQUE INDEX oauth_grants_live_idx ON public.oauth_grants USING btree (app_id, member_id) WHERE (revoked_at IS NULL);
+CREATE INDEX oauth_grants_member_idx ON public.oauth_grants USING btree (member_id);
+CREATE INDEX oauth_grants_workspace_idx ON public.oauth_grants USING btree (workspace_id);
+CREATE INDEX oauth_tokens_expires_idx ON public.oauth_tokens USING btree (expires_at);
+CREATE INDEX oauth_tokens_family_idx ON public.oauth_tokens USING btree (family_id);
+CREATE INDEX oauth_tokens_grant_idx ON public.oauth_tokens USING btree (grant_id);
+CREATE INDEX oauth_tokens_refresh_idx ON public.oauth_tokens USING btree (refresh_token_id);
 CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id);
 CREATE INDEX request_logs_workspace_idx ON ONLY public.request_logs USING btree (workspace_id, created_at, id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
@@ -871,6 +963,9 @@ CREATE TRIGGER task_reply_ended AFTER UPDATE OF status ON public.jobs FOR EACH R
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER metering_records_claim BEFORE INSERT ON public.metering_records FOR EACH ROW EXECUTE FUNCTION metering_records_claim();
 CREATE TRIGGER metering_records_keep_keys BEFORE UPDATE ON public.metering_records FOR EACH ROW EXECUTE FUNCTION metering_records_keep_keys();
+CREATE TRIGGER oauth_apps_auth_changed AFTER DELETE OR UPDATE OF project_id, name ON public.oauth_apps FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
+CREATE TRIGGER oauth_grants_auth_changed AFTER DELETE OR UPDATE OF revoked_at, scopes, member_id ON public.oauth_grants FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
+CREATE TRIGGER oauth_tokens_auth_changed AFTER DELETE OR UPDATE OF revoked_at, expires_at ON public.oauth_tokens FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER projects_auth_changed AFTER DELETE OR UPDATE ON public.projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER task_messages_notify AFTER INSERT ON public.task_messages FOR EACH ROW EXECUTE FUNCTION task_messages_notify();
 CREATE TRIGGER task_reply_queue_changed AFTER INSERT OR DELETE ON public.task_reply_queue FOR EACH ROW EXECUTE FUNCTION task_reply_queue_changed();

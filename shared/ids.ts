@@ -1,4 +1,4 @@
-import { hash, randomBytes, randomFillSync, scryptSync, timingSafeEqual } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 
 const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -39,18 +39,4 @@ export function newKeySecret(livemode: boolean): string {
 // One-shot: every authenticated request hashes its key, and a Hash object per call costs more.
 export function sha256(value: string): Buffer {
   return hash('sha256', value, 'buffer');
-}
-
-export function hashPassword(password: string): string {
-  const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, 32);
-  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
-
-export function verifyPassword(password: string, stored: string): boolean {
-  const [scheme, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64');
-  const actual = scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
-  return timingSafeEqual(actual, expected);
 }

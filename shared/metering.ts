@@ -13,7 +13,8 @@ import { newId } from './ids.ts';
 import type { Principal } from './principal.ts';
 
 /** The parts of a principal that reserving credit reads. */
-export type Payer = Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'monthlySpendCapMinor'>;
+export type Payer = Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'monthlySpendCapMinor'> &
+  Partial<Pick<Principal, 'oauthAppId'>>;
 
 export type Reservation = { holdId: string; amountMinor: number } | null;
 
@@ -66,6 +67,7 @@ export async function reserveCredits(
     workspaceId: principal.workspaceId,
     projectId: input.projectId,
     keyId: principal.keyId,
+    oauthAppId: principal.oauthAppId ?? null,
     operation: input.operation,
     amountMinor: amount,
     month,

@@ -11,7 +11,9 @@ const ttlMs = 30_000;
 const unknownTtlMs = 10_000;
 const maxEntries = 10_000;
 
-type Entry = { row: KeyAuthRow | null; at: number };
+/** What the cache needs of a credential row: when it stopped or stops working. */
+type CachedRow = { revoked_at: string | null; expires_at: string | null };
+type Lookup<Row> = (pool: DatabasePool, secretHash: Buffer) => Promise<Row | null>;
 
 /**
  * Caches key lookups by secret hash in the api process: the auth query is the costliest part of a
@@ -20,14 +22,17 @@ type Entry = { row: KeyAuthRow | null; at: number };
  * empties the cache in every api process; so does a hub reconnect, since notifications may have been
  * missed. Expiry is still compared with the clock per request.
  */
-export class KeyCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<KeyAuthRow | null>>();
+export class KeyCache<Row extends CachedRow = KeyAuthRow> {
+  private readonly entries = new Map<string, { row: Row | null; at: number }>();
+  private readonly inflight = new Map<string, Promise<Row | null>>();
   private readonly pool: DatabasePool;
+  private readonly lookup: Lookup<Row>;
   private generation = 0;
 
-  constructor(pool: DatabasePool, hub: NotificationHub) {
+  /** `lookup` defaults to the API key query; OAuth access tokens bring theirs (same invalidation). */
+  constructor(pool: DatabasePool, hub: NotificationHub, lookup?: Lookup<Row>) {
     this.pool = pool;
+    this.lookup = lookup ?? (findKeyForAuth as unknown as Lookup<Row>);
     hub.subscribe('auth:changed', () => this.clear());
     hub.onReconnect(() => this.clear());
   }
@@ -49,14 +54,14 @@ export class KeyCache {
     );
   }
 
-  async find(secretHash: Buffer): Promise<KeyAuthRow | null> {
+  async find(secretHash: Buffer): Promise<Row | null> {
     const key = secretHash.toString('base64');
     const hit = this.fresh(key);
     if (hit) return hit.row;
     let pending = this.inflight.get(key);
     if (!pending) {
       const generation = this.generation;
-      pending = findKeyForAuth(this.pool, secretHash).finally(() => this.inflight.delete(key));
+      pending = this.lookup(this.pool, secretHash).finally(() => this.inflight.delete(key));
       this.inflight.set(key, pending);
       const row = await pending;
       // A change announced while the query ran may not be in its result: do not keep it.
@@ -66,14 +71,14 @@ export class KeyCache {
     return pending;
   }
 
-  private fresh(key: string): Entry | undefined {
+  private fresh(key: string): { row: Row | null; at: number } | undefined {
     const hit = this.entries.get(key);
     if (!hit) return undefined;
     const ttl = hit.row === null ? unknownTtlMs : ttlMs;
     return Date.now() - hit.at < ttl ? hit : undefined;
   }
 
-  private remember(key: string, row: KeyAuthRow | null): void {
+  private remember(key: string, row: Row | null): void {
     if (this.entries.size >= maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

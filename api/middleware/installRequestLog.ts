@@ -25,6 +25,7 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
         workspace_id: principal?.workspaceId ?? null,
         project_id: res.locals.projectId ?? null,
         key_id: principal?.credentialId ?? null,
+        oauth_app_id: principal?.oauthAppId ?? null,
         method: req.method,
         // originalUrl: inside mounted routers req.path is relative to the mount point.
         path: req.originalUrl.split('?')[0] ?? req.originalUrl,

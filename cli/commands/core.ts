@@ -1,12 +1,14 @@
 import { isValidCidr } from '../../api/auth/ipAllowlist.ts';
 import { loadApiDocument } from '../../api/openapi/document.ts';
 import { revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
+import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
 import { findProjects, insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace, workspaceExists } from '../../shared/db/queries/workspaces.ts';
-import { hashPassword, newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../shared/keys.ts';
+import { hashPassword } from '../../shared/passwords.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 
@@ -106,7 +108,7 @@ export const coreCommands: CommandTable = {
         id: newId('mem'),
         workspaceId,
         email,
-        passwordHash: hashPassword(password),
+        passwordHash: await hashPassword(password),
         hasDeveloperAccess: v['no-developer'] !== true,
       });
       return { member: { id: member.id, email: member.email } };
@@ -133,6 +135,19 @@ export const coreCommands: CommandTable = {
           developerAccess: member.has_developer_access,
         },
       };
+    },
+  },
+  'member sessions-revoke': {
+    summary:
+      'Signs a member out of every browser (account and consent pages); their OAuth tokens are untouched.',
+    flags: {
+      member: { type: 'string', value: 'M', required: true, description: 'Member id (mem_…).' },
+    },
+    run: async (pool, v) => {
+      const member = await findMember(pool, requireFlag(v, 'member'));
+      if (!member) throw new CliError('not_found', `no member ${String(v.member)}`);
+      const revoked = await deleteMemberSessions(pool, member.id);
+      return { member: { id: member.id }, revoked };
     },
   },
   'project create': {

@@ -1,10 +1,30 @@
 import { loadApiDocument } from '../../api/openapi/document.ts';
-import { insertOauthApp } from '../../shared/db/queries/oauthApps.ts';
+import {
+  insertOauthApp,
+  listOauthApps,
+  type OauthAppRow,
+  setOauthAppVerified,
+} from '../../shared/db/queries/oauthApps.ts';
 import { findProject } from '../../shared/db/queries/projects.ts';
 import { newId, randomBase62, sha256 } from '../../shared/ids.ts';
 import { identityScopes, redirectUriProblem } from '../../shared/oauth/registration.ts';
 import { CliError, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+
+/** What operators see of an app: everything but the secret's hash. */
+function toAppJson(app: OauthAppRow) {
+  return {
+    id: app.id,
+    clientId: app.client_id,
+    name: app.name,
+    projectId: app.project_id,
+    type: app.type,
+    redirectUris: app.redirect_uris,
+    scopes: app.scopes,
+    verified: app.verified,
+    createdAt: app.created_at,
+  };
+}
 
 export const oauthAppCommands: CommandTable = {
   'oauth-app create': {
@@ -83,6 +103,29 @@ export const oauthAppCommands: CommandTable = {
         verified,
       });
       return { app: { clientId: app.client_id, clientSecret } };
+    },
+  },
+  'oauth-app verify': {
+    summary:
+      'Marks an app verified, so it may ask for sensitive scopes (files, brain search, workflows, video).',
+    flags: {
+      client: { type: 'string', value: 'C', required: true, description: "The app's client id (svc_oc_…)." },
+    },
+    run: async (pool, v) => {
+      const app = await setOauthAppVerified(pool, requireFlag(v, 'client'));
+      if (!app) throw new CliError('not_found', `no OAuth app with client id ${String(v.client)}`);
+      return { app: toAppJson(app) };
+    },
+  },
+  'oauth-app list': {
+    summary: 'Lists the OAuth apps registered under a project, oldest first.',
+    flags: {
+      project: { type: 'string', value: 'P', required: true, description: 'Project id (prj_…).' },
+    },
+    run: async (pool, v) => {
+      const project = await findProject(pool, requireFlag(v, 'project'));
+      if (!project) throw new CliError('not_found', `no project ${String(v.project)}`);
+      return { apps: (await listOauthApps(pool, project.id)).map(toAppJson) };
     },
   },
 };

@@ -21,6 +21,8 @@ export type Actor = {
   workspaceId: string;
   projectId: string;
   keyId: string | null;
+  /** The OAuth app of a call made with an access token. */
+  oauthAppId?: string | null;
   livemode: boolean;
   requestId: string | null;
 };
@@ -101,6 +103,7 @@ export async function submitUserMessage(
       workspaceId: actor.workspaceId,
       projectId: actor.projectId,
       keyId: actor.keyId,
+      oauthAppId: actor.oauthAppId ?? null,
       livemode: actor.livemode,
       input: {
         taskId: input.taskId,

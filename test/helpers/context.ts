@@ -4,6 +4,7 @@ import supertest from 'supertest';
 import { makeApp } from '../../api/app.ts';
 import type { AppDeps } from '../../api/deps.ts';
 import { makeAppDeps } from '../../api/makeDeps.ts';
+import type { OauthOptions } from '../../api/oauth/oauthServer.ts';
 import { RateLimiter } from '../../api/rateLimiter.ts';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -42,7 +43,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
  */
 export async function setupTestContext(
   env: Record<string, string> = {},
-  options: { rateLimitClock?: () => number } = {},
+  options: { rateLimitClock?: () => number; oauth?: OauthOptions } = {},
 ): Promise<TestContext> {
   const db = await createTestDatabase();
   // A bucket per file as well: a file that asserts what the store holds sees only its own objects.
@@ -57,7 +58,7 @@ export async function setupTestContext(
     const clock = options.rateLimitClock;
     return clock ? { ...built, rateLimiter: new RateLimiter(built.pool, clock) } : built;
   };
-  const deps = withClock(await makeAppDeps(config, services, logger));
+  const deps = withClock(await makeAppDeps(config, services, logger, { oauth: options.oauth }));
   // Built on first use: a new app loads its OpenAPI validators in the background, seconds of CPU on a
   // busy machine, which would starve the connections a second instance opens right after setup.
   let app: Express | undefined;
@@ -76,7 +77,7 @@ export async function setupTestContext(
       return (http ??= supertest(appOf()));
     },
     secondApp: async () => {
-      const other = withClock(await makeAppDeps(config, services, logger));
+      const other = withClock(await makeAppDeps(config, services, logger, { oauth: options.oauth }));
       closers.push(() => other.close());
       const otherApp = makeApp(other);
       return { app: otherApp, http: supertest(otherApp), deps: other };

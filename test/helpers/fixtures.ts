@@ -4,8 +4,9 @@ import { insertMember } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
-import { hashPassword, newId, sha256 } from '../../shared/ids.ts';
+import { newId, sha256 } from '../../shared/ids.ts';
 import { createApiKey, type CreateKeyInput, unrestricted } from '../../shared/keys.ts';
+import { legacyScryptHash } from '../../shared/passwords.ts';
 import type { Principal } from '../../shared/principal.ts';
 
 export type Tenant = {
@@ -36,7 +37,7 @@ export async function createTenant(
     id: newId('mem'),
     workspaceId: workspace.id,
     email: `dev-${newId('x').toLowerCase()}@example.com`,
-    passwordHash: hashPassword('correct horse battery'),
+    passwordHash: legacyScryptHash('correct horse battery'),
     hasDeveloperAccess: true,
   });
   const project = await insertProject(pool, { id: newId('prj'), workspaceId: workspace.id, name: 'Main' });

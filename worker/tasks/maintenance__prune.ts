@@ -4,6 +4,7 @@ import { findReferencedFileKeys } from '../../shared/db/queries/files.ts';
 import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotencyKeys.ts';
 import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
 import { createMeteringPartitions } from '../../shared/db/queries/meteringRecords.ts';
+import { deleteExpiredOauthRows } from '../../shared/db/queries/oauthTokens.ts';
 import { deleteOldRateLimitWindows } from '../../shared/db/queries/rateLimits.ts';
 import {
   createRequestLogPartitions,
@@ -58,6 +59,7 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await step('status samples', () => deleteStatusSamplesBefore(ctx.pool, 100));
     await step('idempotency keys', () => deleteExpiredIdempotencyKeys(ctx.pool));
     await step('rate limit windows', () => deleteOldRateLimitWindows(ctx.pool));
+    await step('oauth codes, tokens, consents and sessions', () => deleteExpiredOauthRows(ctx.pool));
     // Job queues without jobs (every task's reply queue lives only while it has work). Not
     // GC_TASK_IDENTIFIERS: our identifiers are a small fixed set, and deleting one that a running
     // worker has cached would strand that task's new jobs until the worker restarts.

@@ -29,6 +29,7 @@ export function renderFile(deps: AppDeps): RequestHandler {
         workspaceId: principal.workspaceId,
         projectId,
         keyId: principal.keyId,
+        oauthAppId: principal.oauthAppId,
         type: 'deck.export',
         livemode: principal.livemode,
         input: { fileId: file.id },

@@ -45,6 +45,7 @@ export async function startBilledJob(
       workspaceId: principal.workspaceId,
       projectId: job.projectId,
       keyId: principal.keyId,
+      oauthAppId: principal.oauthAppId,
       type: job.type,
       livemode: principal.livemode,
       input: job.input,

@@ -14,6 +14,7 @@ export function actorFromRequest(req: Request): Actor {
     workspaceId: principal.workspaceId,
     projectId: resolveProject(req),
     keyId: principal.keyId,
+    oauthAppId: principal.oauthAppId,
     livemode: principal.livemode,
     requestId: req.requestId,
   };

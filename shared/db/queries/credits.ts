@@ -34,6 +34,7 @@ export type NewHold = {
   workspaceId: string;
   projectId: string;
   keyId: string | null;
+  oauthAppId?: string | null;
   operation: string;
   amountMinor: number;
   month: string;
@@ -51,9 +52,10 @@ export async function insertHold(db: Db, hold: NewHold): Promise<void> {
     `);
   }
   await db.query(sql.prepared('credit_holds_insert', noRows)`
-    insert into credit_holds (id, workspace_id, project_id, key_id, operation, amount_minor, month, request_id)
-    values (${hold.id}, ${hold.workspaceId}, ${hold.projectId}, ${hold.keyId}, ${hold.operation},
-            ${hold.amountMinor}, ${hold.month}::date, ${hold.requestId})
+    insert into credit_holds (id, workspace_id, project_id, key_id, oauth_app_id, operation, amount_minor, month,
+                              request_id)
+    values (${hold.id}, ${hold.workspaceId}, ${hold.projectId}, ${hold.keyId}, ${hold.oauthAppId ?? null},
+            ${hold.operation}, ${hold.amountMinor}, ${hold.month}::date, ${hold.requestId})
   `);
 }
 
@@ -110,9 +112,11 @@ export type NewMeteringRecord = {
 /** Inserts the record unless one exists for the same job (a retried job must not meter twice). */
 export function insertMeteringRecord(db: Db, r: NewMeteringRecord) {
   return db.maybeOne(sql.prepared('metering_records_insert', idRow)`
-    insert into metering_records (id, hold_id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
-                                  cost_minor, currency, request_id)
-    values (${r.id}, ${r.holdId}, ${r.jobId}, ${r.workspaceId}, ${r.projectId}, ${r.keyId}, ${r.operation},
+    insert into metering_records (id, hold_id, job_id, workspace_id, project_id, key_id, oauth_app_id, operation,
+                                  livemode, usage, cost_minor, currency, request_id)
+    values (${r.id}, ${r.holdId}, ${r.jobId}, ${r.workspaceId}, ${r.projectId}, ${r.keyId},
+            -- The app an OAuth call came through, as its job recorded it.
+            (select j.oauth_app_id from jobs j where j.id = ${r.jobId}), ${r.operation},
             ${r.livemode}, ${sql.jsonb(r.usage)}, ${r.costMinor}, ${r.currency}, ${r.requestId})
     on conflict do nothing
     returning id

@@ -75,6 +75,8 @@ export type NewJob = {
   workspaceId: string;
   projectId: string | null;
   keyId: string | null;
+  /** The OAuth app acting through an access token (metering attributes the call to it). */
+  oauthAppId?: string | null;
   type: string;
   livemode: boolean;
   input: Record<string, unknown>;
@@ -84,9 +86,9 @@ export type NewJob = {
 
 export function insertJob(db: Db, job: NewJob) {
   return db.one(sql.type(jobRow)`
-    insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
-    values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-            ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
+    insert into jobs (id, workspace_id, project_id, key_id, oauth_app_id, type, livemode, input, hold_id, request_id)
+    values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.oauthAppId ?? null}, ${job.type},
+            ${job.livemode}, ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
     returning ${columns}
   `);
 }
@@ -114,10 +116,10 @@ export function insertJobAndEnqueue(
         max_attempts => ${task.maxAttempts}, priority => ${task.priority}
       )).id
     ), j as (
-      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id,
-                        queue_job_id)
-      select ${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-             ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId}, queued.id
+      insert into jobs (id, workspace_id, project_id, key_id, oauth_app_id, type, livemode, input, hold_id,
+                        request_id, queue_job_id)
+      select ${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.oauthAppId ?? null}, ${job.type},
+             ${job.livemode}, ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId}, queued.id
       from queued
       returning ${columns}
     )
@@ -142,9 +144,10 @@ export function insertTaskReplyJob(
 ) {
   return db.one(sql.type(jobRow)`
     with j as (
-      insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id)
-      values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
-              ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
+      insert into jobs (id, workspace_id, project_id, key_id, oauth_app_id, type, livemode, input, hold_id,
+                        request_id)
+      values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.oauthAppId ?? null}, ${job.type},
+              ${job.livemode}, ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId})
       returning ${columns}
     ), queued as (
       insert into task_reply_queue (task_id, message_seq, job_id, task_identifier, payload, max_attempts, priority)
@@ -241,9 +244,10 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
 /** A job that is born finished (test-key fixtures answer with an already succeeded job). */
 export function insertFinishedJob(db: Db, job: NewJob & { result: unknown }) {
   return db.one(sql.type(jobRow)`
-    insert into jobs (id, workspace_id, project_id, key_id, type, livemode, input, hold_id, request_id,
+    insert into jobs (id, workspace_id, project_id, key_id, oauth_app_id, type, livemode, input, hold_id, request_id,
                       status, result, cost_minor, started_at, completed_at)
-    values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.type}, ${job.livemode},
+    values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.oauthAppId ?? null}, ${job.type},
+            ${job.livemode},
             ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId},
             'succeeded', ${sql.jsonb(job.result as never)}, 0, now(), now())
     returning ${columns}
@@ -343,12 +347,12 @@ export async function finishUnbilledJobs(db: Db, outcomes: UnbilledOutcome[]): P
         outcomes.map((o) => o.jobId),
         'text',
       )}) and j.id = g.id and j.status in ('queued', 'running') and j.hold_id is null
-      returning j.id, j.workspace_id, j.project_id, j.key_id, j.type, j.livemode, j.request_id
+      returning j.id, j.workspace_id, j.project_id, j.key_id, j.oauth_app_id, j.type, j.livemode, j.request_id
     ), metered as (
-      insert into metering_records (id, job_id, workspace_id, project_id, key_id, operation, livemode, usage,
-                                    cost_minor, currency, request_id)
-      select g.metering_id, d.id, d.workspace_id, d.project_id, d.key_id, d.type, d.livemode, g.usage, 0,
-             w.currency, d.request_id
+      insert into metering_records (id, job_id, workspace_id, project_id, key_id, oauth_app_id, operation, livemode,
+                                    usage, cost_minor, currency, request_id)
+      select g.metering_id, d.id, d.workspace_id, d.project_id, d.key_id, d.oauth_app_id, d.type, d.livemode,
+             g.usage, 0, w.currency, d.request_id
       from done d join given g on g.id = d.id join workspaces w on w.id = d.workspace_id
       where d.project_id is not null
       on conflict do nothing

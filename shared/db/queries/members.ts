@@ -33,3 +33,47 @@ export function setMemberDeveloperAccess(db: Db, memberId: string, on: boolean) 
     returning id, workspace_id, email, has_developer_access, created_at
   `);
 }
+
+const credentialRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  workspace_name: z.string(),
+  email: z.string(),
+  password_hash: z.string(),
+});
+
+/** Every member row of one person (one per workspace), matched case-insensitively on the email. */
+export function findMembersByEmail(db: Db, email: string) {
+  return db.any(sql.type(credentialRow)`
+    select m.id, m.workspace_id, w.name as workspace_name, m.email, m.password_hash
+    from members m join workspaces w on w.id = m.workspace_id
+    where lower(m.email) = lower(${email})
+    order by m.created_at, m.id
+  `);
+}
+
+export async function updateMemberPasswordHash(
+  db: Db,
+  memberId: string,
+  passwordHash: string,
+): Promise<void> {
+  await db.query(
+    sql.typeAlias('void')`update members set password_hash = ${passwordHash} where id = ${memberId}`,
+  );
+}
+
+const memberWorkspaceRow = z.object({
+  member_id: z.string(),
+  workspace_id: z.string(),
+  workspace_name: z.string(),
+});
+
+/** The workspaces these member rows belong to: what a signed-in person may pick at consent. */
+export function listMemberWorkspaces(db: Db, memberIds: string[]) {
+  return db.any(sql.type(memberWorkspaceRow)`
+    select m.id as member_id, w.id as workspace_id, w.name as workspace_name
+    from members m join workspaces w on w.id = m.workspace_id
+    where m.id = any(${sql.array(memberIds, 'text')})
+    order by w.name, w.id
+  `);
+}

@@ -27,3 +27,38 @@ export function insertOauthApp(db: Db, app: NewOauthApp) {
     returning id, client_id
   `);
 }
+
+const appRow = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  workspace_id: z.string(),
+  name: z.string(),
+  client_id: z.string(),
+  client_secret_hash: z.instanceof(Buffer).nullable(),
+  type: z.enum(['server', 'public']),
+  redirect_uris: z.array(z.string()),
+  scopes: z.array(z.string()),
+  verified: z.boolean(),
+  created_at: z.string(),
+});
+export type OauthAppRow = z.infer<typeof appRow>;
+
+const appColumns = sql.fragment`
+  id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris, scopes, verified, created_at
+`;
+
+export function findOauthAppByClientId(db: Db, clientId: string) {
+  return db.maybeOne(sql.type(appRow)`select ${appColumns} from oauth_apps where client_id = ${clientId}`);
+}
+
+export function setOauthAppVerified(db: Db, clientId: string) {
+  return db.maybeOne(sql.type(appRow)`
+    update oauth_apps set verified = true where client_id = ${clientId} returning ${appColumns}
+  `);
+}
+
+export function listOauthApps(db: Db, projectId: string) {
+  return db.any(sql.type(appRow)`
+    select ${appColumns} from oauth_apps where project_id = ${projectId} order by created_at, id
+  `);
+}

@@ -7,6 +7,8 @@ export type RequestLogEntry = {
   workspace_id: string | null;
   project_id: string | null;
   key_id: string | null;
+  /** The OAuth app of a call made with an access token (key_id then holds its consent). */
+  oauth_app_id?: string | null;
   method: string;
   path: string;
   status: number;
@@ -24,12 +26,13 @@ export type RequestLogEntry = {
  */
 export async function insertRequestLogs(db: Db, entries: RequestLogEntry[]): Promise<void> {
   await db.query(sql.prepared('request_logs_insert', noRows)`
-    insert into request_logs (request_id, workspace_id, project_id, key_id, method, path, status, latency_ms,
-                              cost_minor, ip, request_body, response_body, created_at)
-    select request_id, workspace_id, project_id, key_id, method, path, status, latency_ms, cost_minor, ip,
-           request_body, response_body, created_at
+    insert into request_logs (request_id, workspace_id, project_id, key_id, oauth_app_id, method, path, status,
+                              latency_ms, cost_minor, ip, request_body, response_body, created_at)
+    select request_id, workspace_id, project_id, key_id, oauth_app_id, method, path, status, latency_ms, cost_minor,
+           ip, request_body, response_body, created_at
     from jsonb_to_recordset(${sql.jsonb(entries as never)}) as t(
-      request_id text, workspace_id text, project_id text, key_id text, method text, path text, status int,
+      request_id text, workspace_id text, project_id text, key_id text, oauth_app_id text, method text, path text,
+      status int,
       latency_ms int, cost_minor bigint, ip text, request_body jsonb, response_body jsonb, created_at timestamptz)
     where workspace_id is null or exists (select 1 from workspaces w where w.id = t.workspace_id)
   `);

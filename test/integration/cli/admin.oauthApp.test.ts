@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { insertBrowserSession } from '../../../shared/db/queries/browserSessions.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { sha256 } from '../../../shared/ids.ts';
+import { newId, sha256 } from '../../../shared/ids.ts';
 import { admin } from '../../helpers/cli.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -123,6 +124,63 @@ describe('oauth-app create', () => {
       ],
       env,
     );
+    expect((missing.stderr as Json).error!.code).toBe('not_found');
+  });
+});
+
+describe('oauth-app verify and list', () => {
+  it("verifies an app by client id and lists a project's apps without secrets", async () => {
+    const created = await create([
+      '--redirect-uris',
+      'https://v.example/cb',
+      '--scopes',
+      'tasks.read',
+      '--type',
+      'server',
+    ]);
+    const clientId = (created.stdout as Json).app!.clientId!;
+    const verified = await admin(['oauth-app', 'verify', '--client', clientId], env);
+    expect(verified.code).toBe(0);
+    expect((verified.stdout as { app: Record<string, unknown> }).app).toMatchObject({
+      clientId,
+      name: 'Zapier-like',
+      projectId: tenant.projectId,
+      type: 'server',
+      redirectUris: ['https://v.example/cb'],
+      scopes: ['tasks.read'],
+      verified: true,
+    });
+    const listed = await admin(['oauth-app', 'list', '--project', tenant.projectId], env);
+    const apps = (listed.stdout as { apps: Record<string, unknown>[] }).apps;
+    expect(apps.map((a) => a.clientId)).toContain(clientId);
+    expect(JSON.stringify(apps)).not.toMatch(/secret/i);
+    const unknown = await admin(['oauth-app', 'verify', '--client', 'svc_oc_nope'], env);
+    expect(unknown.code).not.toBe(0);
+    expect((unknown.stderr as Json).error!.code).toBe('not_found');
+    expect(
+      ((await admin(['oauth-app', 'list', '--project', 'prj_nope'], env)).stderr as Json).error!.code,
+    ).toBe('not_found');
+  });
+});
+
+describe('member sessions-revoke', () => {
+  it('ends every browser session of the member and says how many', async () => {
+    for (let i = 0; i < 2; i++) {
+      await insertBrowserSession(t.deps.pool, {
+        id: newId('bss'),
+        secretHash: sha256(newId('secret')),
+        email: 'someone@example.com',
+        memberIds: [tenant.memberId],
+        ip: null,
+        userAgent: null,
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      });
+    }
+    const out = await admin(['member', 'sessions-revoke', '--member', tenant.memberId], env);
+    expect(out).toMatchObject({ code: 0, stdout: { member: { id: tenant.memberId }, revoked: 2 } });
+    const again = await admin(['member', 'sessions-revoke', '--member', tenant.memberId], env);
+    expect(again.stdout).toEqual({ member: { id: tenant.memberId }, revoked: 0 });
+    const missing = await admin(['member', 'sessions-revoke', '--member', 'mem_nope'], env);
     expect((missing.stderr as Json).error!.code).toBe('not_found');
   });
 });

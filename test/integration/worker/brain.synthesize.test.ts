@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { insertMember } from '../../../shared/db/queries/members.ts';
-import { hashPassword, newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys.ts';
+import { legacyScryptHash } from '../../../shared/passwords.ts';
 import { admin } from '../../helpers/cli.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -34,7 +35,7 @@ async function colleagueKey(): Promise<{ memberId: string; secret: string }> {
     id: newId('mem'),
     workspaceId: tenant.workspaceId,
     email: `colleague-${newId('x').toLowerCase()}@example.com`,
-    passwordHash: hashPassword('correct horse battery'),
+    passwordHash: legacyScryptHash('correct horse battery'),
     hasDeveloperAccess: true,
   });
   const key = await t.deps.pool.transaction((tx) =>

@@ -1,0 +1,109 @@
+import { findOauthAppByClientId, type OauthAppRow } from '../../shared/db/queries/oauthApps.ts';
+import type { Db } from '../../shared/db/sql.ts';
+import { isCodeChallenge } from '../../shared/oauth/pkce.ts';
+import { identityScopes } from '../../shared/oauth/registration.ts';
+import type { ApiDocument } from '../openapi/document.ts';
+
+/** A checked authorization request: every field comes from the registered app or was validated. */
+export type AuthorizeRequest = {
+  app: OauthAppRow;
+  redirectUri: string;
+  scopes: string[];
+  state: string | undefined;
+  codeChallenge: string;
+  /** prompt=consent: ask even when a remembered consent covers the request. */
+  forceConsent: boolean;
+};
+
+/** Errors the app's redirect_uri may hear about (RFC 6749 §4.1.2.1). */
+export type RedirectError = {
+  error: 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied';
+  description: string;
+};
+
+export type Parsed =
+  /** The client or redirect_uri cannot be trusted: show a page, never redirect (open-redirect guard). */
+  | { kind: 'page'; message: string }
+  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: RedirectError }
+  | { kind: 'ok'; request: AuthorizeRequest };
+
+const one = (params: Record<string, unknown>, name: string): string | undefined => {
+  const value = params[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * Validates GET and POST /oauth/authorize alike (the POST repeats the request in hidden fields, and
+ * is checked again: nothing a form carries is trusted).
+ */
+export async function parseAuthorizeRequest(
+  db: Db,
+  doc: ApiDocument,
+  params: Record<string, unknown>,
+): Promise<Parsed> {
+  for (const name of ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge']) {
+    if (Array.isArray(params[name])) return { kind: 'page', message: `${name} was given more than once.` };
+  }
+  const clientId = one(params, 'client_id');
+  const app =
+    clientId && /^svc_oc_[0-9A-Za-z]{1,64}$/.test(clientId)
+      ? await findOauthAppByClientId(db, clientId)
+      : null;
+  if (!app) return { kind: 'page', message: 'This app is not registered (unknown client_id).' };
+  const redirectUri = one(params, 'redirect_uri');
+  // Exact string match against the registered list: no prefix, no normalisation (spec, RFC 9700 §4.1.3).
+  if (!redirectUri || !app.redirect_uris.includes(redirectUri)) {
+    return { kind: 'page', message: 'The redirect_uri is not one this app registered.' };
+  }
+  const state = one(params, 'state');
+  const fail = (error: RedirectError['error'], description: string): Parsed => ({
+    kind: 'redirect',
+    redirectUri,
+    state,
+    error: { error, description },
+  });
+  if (one(params, 'response_type') !== 'code') {
+    return fail('unsupported_response_type', 'Only response_type=code is supported.');
+  }
+  const challenge = one(params, 'code_challenge');
+  if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE).');
+  if (one(params, 'code_challenge_method') !== 'S256') {
+    return fail('invalid_request', 'code_challenge_method must be S256.');
+  }
+  if (!isCodeChallenge(challenge)) {
+    return fail('invalid_request', 'code_challenge is not a base64url SHA-256.');
+  }
+  const scopes = [...new Set((one(params, 'scope') ?? '').split(' ').filter(Boolean))];
+  if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
+  const known = new Set<string>([...doc.scopes, ...identityScopes]);
+  const unknown = scopes.filter((s) => !known.has(s) || !app.scopes.includes(s));
+  if (unknown.length > 0) {
+    return fail('invalid_scope', `Scopes not available to this app: ${unknown.join(' ')}.`);
+  }
+  if (!app.verified) {
+    const sensitive = scopes.filter((s) => doc.operations.some((o) => o.scope === s && o.sensitive));
+    if (sensitive.length > 0) {
+      return fail('invalid_scope', `An unverified app may not ask for: ${sensitive.join(' ')}.`);
+    }
+  }
+  return {
+    kind: 'ok',
+    request: {
+      app,
+      redirectUri,
+      scopes,
+      state,
+      codeChallenge: challenge,
+      forceConsent: one(params, 'prompt') === 'consent',
+    },
+  };
+}
+
+/** The app's redirect_uri with the answer added to its query (its own query parameters kept). */
+export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) url.searchParams.append(name, value);
+  }
+  return url.toString();
+}

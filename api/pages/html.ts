@@ -1,0 +1,96 @@
+import type { Response } from 'express';
+
+/** Markup that is already safe: only `html` and `raw` make it. */
+export class SafeHtml {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
+const entities: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => entities[c]!);
+
+/** For constant markup written in this codebase only, never for anything a person or app supplied. */
+export const raw = (text: string) => new SafeHtml(text);
+
+type Part = SafeHtml | string | number | null | undefined | false | readonly Part[];
+
+function render(part: Part): string {
+  if (part === null || part === undefined || part === false) return '';
+  if (part instanceof SafeHtml) return part.text;
+  if (Array.isArray(part)) return part.map(render).join('');
+  return escapeHtml(String(part));
+}
+
+/** A template whose every interpolation is escaped unless it is SafeHtml: app names, emails, scopes, URLs. */
+export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
+  let out = strings[0]!;
+  values.forEach((value, i) => {
+    out += render(value) + strings[i + 1]!;
+  });
+  return new SafeHtml(out);
+}
+
+const style = raw(`
+  body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; color: #1a1a1a; }
+  h1 { font-size: 1.4rem; } .muted { color: #666; font-size: .9rem; } .error { color: #a00; }
+  label { display: block; margin: .75rem 0 .25rem; } input[type=email], input[type=password] { width: 100%; padding: .4rem; }
+  button { margin: 1rem .5rem 0 0; padding: .5rem 1rem; } ul { padding-left: 1.2rem; } code { font-size: .85rem; }
+  fieldset { border: 1px solid #ccc; margin: 1rem 0; } .app { border-top: 1px solid #ddd; padding: .75rem 0; }
+`);
+
+/**
+ * Sends a whole page: no script, no third-party resource, never cached, never framed (a consent
+ * page inside another site's frame would invite clickjacking).
+ */
+export function sendPage(res: Response, status: number, title: string, body: SafeHtml): void {
+  res
+    .status(status)
+    .set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Security-Policy':
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      'X-Frame-Options': 'DENY',
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .send(
+      html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <meta name="viewport" content="width=device-width, initial-scale=1" />
+            <title>${title}</title>
+            <style>
+              ${style}
+            </style>
+          </head>
+          <body>
+            ${body}
+          </body>
+        </html> `.text,
+    );
+}
+
+/** A page that only explains a problem (no redirect anywhere). */
+export function sendErrorPage(res: Response, status: number, title: string, message: string): void {
+  sendPage(
+    res,
+    status,
+    title,
+    html`<h1>${title}</h1>
+      <p class="error">${message}</p>`,
+  );
+}
