@@ -83,6 +83,8 @@ export type JobDefinition<P = undefined> = {
    * records when the kind words it its own way. The reconciler runs it too.
    */
   onFailed?(tx: Db, job: JobRow, error: PublicJobError): Promise<PublicJobError | void>;
+  /** Writes of a cancellation, in its transaction (a video that will never be ready says so). */
+  onCancelled?(tx: Db, job: RunningJob): Promise<void>;
   /** After the job reached its end, whoever ended it (removes an upload). Best effort. */
   afterFinished?(job: JobRow): Promise<void>;
 };
@@ -245,6 +247,7 @@ async function commitOutcome<P>(
     const current = await lockJob(tx, job.id);
     if (!current || !unfinished.has(current.status)) return;
     const holdId = current.hold_id;
+    if (outcome.cancelled) await definition.onCancelled?.(tx, job);
     if (outcome.cancelled && outcome.costMinor <= 0) {
       // Stopped before producing anything: released, not billed.
       if (holdId !== null) await releaseHold(tx, holdId);

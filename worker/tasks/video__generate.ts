@@ -30,6 +30,7 @@ const rendered = z.object({
 type Rendered = z.infer<typeof rendered>;
 
 const failedMessage = 'The video could not be rendered.';
+const cancelledMessage = 'The render was cancelled.';
 
 function isMissing(error: unknown): boolean {
   const code = (error as { code?: string }).code;
@@ -131,13 +132,18 @@ export function videoGenerate(ctx: WorkerContext): JobDefinition {
       const message = error.code === 'internal_error' ? failedMessage : error.message;
       await markVideoFailed(tx, input.data.videoId, message);
     },
+    onCancelled: async (tx, job) => {
+      const input = videoJobInput.safeParse(job.input);
+      if (input.success) await markVideoFailed(tx, input.data.videoId, cancelledMessage);
+    },
     afterFinished: async (job) => {
       const input = videoJobInput.safeParse(job.input);
       if (!input.success) return;
       const video = await findVideo(ctx.pool, input.data.videoId);
-      // A job cancelled (not failed) leaves its video generating: it will never be ready.
+      // A job ended as cancelled before its work ran (onCancelled never saw it) leaves its video
+      // generating: it will never be ready.
       if (video?.status === 'generating') {
-        await markVideoFailed(ctx.pool, video.id, 'The render was cancelled.');
+        await markVideoFailed(ctx.pool, video.id, cancelledMessage);
       }
       if (video?.status === 'ready') return;
       // Bytes uploaded by a render whose video did not become ready (gone, cancelled meanwhile).

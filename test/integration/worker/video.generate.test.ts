@@ -111,11 +111,13 @@ describe('video__generate', () => {
     await cancelJob(t.deps.pool, jobId);
     await run;
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect((await findJob(t.deps.pool, jobId))!.status).toBe('cancelled');
-    expect(await findVideo(t.deps.pool, videoId)).toMatchObject({
-      status: 'failed',
-      error: 'The render was cancelled.',
-    });
+    const job = (await findJob(t.deps.pool, jobId))!;
+    expect(job.status).toBe('cancelled');
+    const video = await findVideo(t.deps.pool, videoId);
+    expect(video).toMatchObject({ status: 'failed', error: 'The render was cancelled.' });
+    // Ended in the job's own transaction (now() is the transaction's time): no crash can leave the
+    // job cancelled and its video generating.
+    expect(new Date(video!.updated_at).getTime()).toBe(new Date(job.completed_at!).getTime());
     expect((await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!).toEqual(before);
     expect(await scratchDirsOf(videoId)).toEqual([]);
   });
