@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 
+import { findReferencedDocumentKeys } from '../../shared/db/queries/fileDocuments.ts';
 import { findReferencedFileKeys } from '../../shared/db/queries/files.ts';
 import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotencyKeys.ts';
 import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
@@ -73,6 +74,10 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     // Older than any upload (direct ones end within the hour, presigned sessions after it).
     await step('orphan file bytes', () =>
       sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000), 'files/', findReferencedFileKeys),
+    );
+    // Parsed forms, exports and PDFs of deleted files, and PDFs of a deck's earlier revisions.
+    await step('stale document objects', () =>
+      sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000), 'documents/', findReferencedDocumentKeys),
     );
     if (failures.length > 0) {
       throw new AggregateError(failures, `${failures.length} maintenance steps failed`);

@@ -71,3 +71,22 @@ export function currentDeckPdf(doc: FileDocumentRow): { key: string; pages: numb
   if (doc.kind !== 'deck' || doc.pdf_key === null || doc.pdf_revision !== doc.revision) return undefined;
   return { key: doc.pdf_key, pages: doc.pdf_pages ?? 0 };
 }
+
+const keyRow = z.object({ k: z.string() });
+
+/**
+ * Which of `keys` (under `documents/<fileId>/`) a document still uses: its parsed form, an export or
+ * its current PDF. A PDF of an earlier revision, or anything of a deleted file, is not.
+ */
+export function findReferencedDocumentKeys(db: Db, keys: string[]): Promise<readonly string[]> {
+  if (keys.length === 0) return Promise.resolve([]);
+  return db.anyFirst(sql.type(keyRow)`
+    select k from unnest(${sql.array(keys, 'text')}) as k
+    where exists (
+      select from file_documents d
+      where d.file_id = split_part(k, '/', 2)
+        and (k = d.parsed_key or k = d.pdf_key
+             or exists (select from jsonb_each_text(d.exports) e where e.value = k))
+    )
+  `);
+}

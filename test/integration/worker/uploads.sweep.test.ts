@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import {
+  findReferencedDocumentKeys,
+  recordDeckPdf,
+  upsertFileDocument,
+} from '../../../shared/db/queries/fileDocuments.ts';
 import { findReferencedFileKeys, insertFile } from '../../../shared/db/queries/files.ts';
 import { insertJob } from '../../../shared/db/queries/jobs.ts';
 import { newId } from '../../../shared/ids.ts';
@@ -73,5 +78,38 @@ describe('orphan upload sweep', () => {
     );
     expect(await ctx.objectStore.stat(orphan)).toBeUndefined();
     expect(await ctx.objectStore.stat(kept)).toBeDefined();
+  });
+
+  it("removes a document's objects it no longer uses (an earlier revision's PDF), and keeps the rest", async () => {
+    const ctx = workerContextFor(t);
+    const tenant = await createTenant(t.deps.pool);
+    const fileId = newId('file');
+    const prefix = `documents/${fileId}/`;
+    await insertFile(t.deps.pool, {
+      id: fileId,
+      workspaceId: tenant.workspaceId,
+      memberId: tenant.memberId,
+      filename: 'deck.pptx',
+      mimeType: 'application/octet-stream',
+      sizeBytes: 5,
+      kind: 'deck',
+      storageKey: `files/${tenant.workspaceId}/${fileId}`,
+    });
+    const keys = ['parsed.json', 'deck-r1.pdf', 'deck-r2.pdf'].map((name) => `${prefix}${name}`);
+    for (const key of keys) await ctx.objectStore.put(key, Buffer.from('bytes'));
+    await upsertFileDocument(t.deps.pool, {
+      fileId,
+      workspaceId: tenant.workspaceId,
+      kind: 'deck',
+      parsedKey: keys[0]!,
+      exports: {},
+      summary: {},
+    });
+    await recordDeckPdf(t.deps.pool, { fileId, pdfKey: keys[2]!, revision: 1, pages: 1 });
+    const sweep = () => sweepOrphanUploads(ctx, new Date(Date.now() + 60_000), prefix, findReferencedDocumentKeys);
+    expect(await sweep()).toBe(1);
+    expect(await ctx.objectStore.stat(keys[1]!)).toBeUndefined();
+    expect(await ctx.objectStore.stat(keys[0]!)).toBeDefined();
+    expect(await ctx.objectStore.stat(keys[2]!)).toBeDefined();
   });
 });
