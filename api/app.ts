@@ -7,6 +7,7 @@ import { installAuthentication, installScopes } from './middleware/installAuth.t
 import { installBodyParser } from './middleware/installBodyParsers.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installIdempotency } from './middleware/installIdempotency.ts';
+import { installMcpOrigin } from './middleware/installMcpOrigin.ts';
 import { installOperation } from './middleware/installOperation.ts';
 import { installRateLimit } from './middleware/installRateLimit.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
@@ -46,7 +47,14 @@ export function makeApp(deps: AppDeps): Express {
   installOperation(app, deps.doc);
   // 4. Who is calling and may they, in the fixed order: the key (headers only), then the body
   //    (its errors deferred), scopes, rate limit, schema.
-  installAuthentication(app, deps.keyCache, deps.credentialResolvers, deps.failedAuth);
+  installMcpOrigin(app, deps.config);
+  installAuthentication(
+    app,
+    deps.keyCache,
+    deps.credentialResolvers,
+    deps.failedAuth,
+    deps.config.publicBaseUrl,
+  );
   installBodyParser(app);
   installScopes(app);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);

@@ -6,6 +6,8 @@ import { scopeAllows } from '../../shared/principal.ts';
 import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';
+import { parentOf } from '../mcp/internalCall.ts';
+import { resourceMetadataUrl } from '../mcp/resource.ts';
 
 /**
  * Authenticates from the headers alone, before any body is read: an unauthenticated call costs a
@@ -18,15 +20,32 @@ export function installAuthentication(
   keys: KeyCache,
   resolvers: CredentialResolver[],
   failures: FailedAuthLimiter,
+  publicBaseUrl: string,
 ): void {
   app.use(apiBasePath, async (req, _res, next) => {
     if (!req.operation?.authenticated) return next();
+    // A tool call of POST /mcp acts as the /mcp request's credential, checked a moment ago.
+    const parent = parentOf(req);
+    if (parent) {
+      req.principal = parent.principal;
+      return next();
+    }
     const header = req.get('authorization');
     failures.check(req.ip, header, keys);
     try {
       req.principal = await authenticate(keys, header, req.ip, resolvers);
     } catch (error) {
-      if (error instanceof AppError && error.status === 401) failures.record(req.ip);
+      if (error instanceof AppError && error.status === 401) {
+        failures.record(req.ip);
+        // MCP authorization (RFC 9728 §5.1): the challenge tells a client where to start OAuth.
+        if (req.operation.id === 'platform.mcp') {
+          throw new AppError(error.code, error.message, {
+            headers: {
+              'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl(publicBaseUrl)}"`,
+            },
+          });
+        }
+      }
       throw error;
     }
     if (req.principal.projects.length === 0) {

@@ -1,0 +1,12 @@
+import { apiBasePath } from '../../shared/config.ts';
+
+/** The MCP server's resource identifier (RFC 8707): the canonical URL of POST /mcp. */
+export function mcpResource(publicBaseUrl: string): string {
+  return `${publicBaseUrl}${apiBasePath}/mcp`;
+}
+
+/** RFC 9728 §3.1: the metadata URL of a resource with a path inserts the well-known segment before it. */
+export function resourceMetadataUrl(publicBaseUrl: string): string {
+  const base = new URL(publicBaseUrl);
+  return `${base.origin}/.well-known/oauth-protected-resource${base.pathname.replace(/\/$/, '')}${apiBasePath}/mcp`;
+}
