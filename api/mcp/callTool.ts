@@ -40,6 +40,15 @@ function fromError(error: ApiError): ToolResult {
   return failure(lines.join('\n'));
 }
 
+function keepOwnMethods(target: object): void {
+  const proto = Object.getPrototypeOf(target) as Record<string, unknown>;
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    if (name !== 'constructor' && typeof proto[name] === 'function') {
+      (target as Record<string, unknown>)[name] = proto[name];
+    }
+  }
+}
+
 /** Splits tool arguments into the REST call: path parameters, query parameters, the JSON body. */
 function restCall(
   tool: Tool,
@@ -88,6 +97,10 @@ export async function callTool(
   const response = await inject(
     (inner, res) => {
       markInternal(inner, req);
+      // Express swaps the prototypes of what it handles for its own; the injected request and
+      // response keep their stream methods as own properties, or the answer is never captured.
+      keepOwnMethods(inner);
+      keepOwnMethods(res);
       app(inner as never, res as never);
     },
     {
