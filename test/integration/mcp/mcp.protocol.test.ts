@@ -91,8 +91,10 @@ describe('POST /mcp framing', () => {
   });
 
   it('answers GET and DELETE with 405', async () => {
-    await t.http.get(api('/mcp')).set(bearer(tenant.testKey)).expect(405);
-    await t.http.delete(api('/mcp')).set(bearer(tenant.testKey)).expect(405);
+    const get = await t.http.get(api('/mcp')).set(bearer(tenant.testKey)).expect(405);
+    expect(get.headers.allow).toBe('POST');
+    const del = await t.http.delete(api('/mcp')).set(bearer(tenant.testKey)).expect(405);
+    expect(del.body.error.code).toBe('method_not_allowed');
   });
 
   it('refuses a browser origin that is not allowed, and allows its own, a listed one and none', async () => {
