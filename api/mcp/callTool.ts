@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+
 import type { Request } from 'express';
 import { inject } from 'light-my-request';
 
@@ -34,8 +36,9 @@ export function failure(text: string): ToolResult {
 
 function fromError(error: ApiError): ToolResult {
   const lines = [`${error.message} (${error.code})`];
-  for (const issue of error.issues ?? [])
-    {lines.push(`- ${issue.path.replace(/^\/?body\/?/, '') || 'arguments'}: ${issue.message}`);}
+  for (const issue of error.issues ?? []) {
+    lines.push(`- ${issue.path.replace(/^\/?body\/?/, '') || 'arguments'}: ${issue.message}`);
+  }
   if (hints[error.code]) lines.push(hints[error.code]!);
   return failure(lines.join('\n'));
 }
@@ -47,6 +50,20 @@ function keepOwnMethods(target: object): void {
       (target as Record<string, unknown>)[name] = proto[name];
     }
   }
+}
+
+// light-my-request's end() emits 'finish' after Node's own: the request log and the idempotency
+// store listen for it, and would record the call twice.
+function finishOnce(res: ServerResponse): void {
+  const emit = res.emit.bind(res);
+  let finished = false;
+  res.emit = ((event: string | symbol, ...args: unknown[]) => {
+    if (event === 'finish') {
+      if (finished) return false;
+      finished = true;
+    }
+    return emit(event, ...args);
+  }) as typeof res.emit;
 }
 
 /** Splits tool arguments into the REST call: path parameters, query parameters, the JSON body. */
@@ -70,8 +87,9 @@ function restCall(
     query.set(name, typeof value === 'string' ? value : JSON.stringify(value));
     delete rest[name];
   }
-  if (bodyless && Object.keys(rest).length > 0)
-    {return `Unknown argument(s): ${Object.keys(rest).join(', ')}.`;}
+  if (bodyless && Object.keys(rest).length > 0) {
+    return `Unknown argument(s): ${Object.keys(rest).join(', ')}.`;
+  }
   const qs = query.toString();
   return { url: `${apiBasePath}${path}${qs ? `?${qs}` : ''}`, body: bodyless ? undefined : rest };
 }
@@ -101,6 +119,7 @@ export async function callTool(
       // response keep their stream methods as own properties, or the answer is never captured.
       keepOwnMethods(inner);
       keepOwnMethods(res);
+      finishOnce(res);
       app(inner as never, res as never);
     },
     {

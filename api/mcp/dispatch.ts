@@ -15,12 +15,13 @@ export async function dispatch(
 ): Promise<RpcResponse | undefined> {
   const { tools, seq, stateless } = context;
   const request = asRequest(message);
-  if (!request)
-    {return rpcError(
+  if (!request) {
+    return rpcError(
       idOf(message),
       rpcCodes.invalidRequest,
       'Invalid Request: expected a JSON-RPC 2.0 request with a method.',
-    );}
+    );
+  }
   if (request.id === undefined) return undefined;
   const { id } = request;
   const params = request.params ?? {};
@@ -50,12 +51,13 @@ export async function dispatch(
       });
     case 'tools/call': {
       const tool = typeof params.name === 'string' ? tools.get(params.name) : undefined;
-      if (!tool)
-        {return rpcError(
+      if (!tool) {
+        return rpcError(
           id,
           rpcCodes.invalidParams,
           `Unknown tool: ${String(params.name)}. Call tools/list for the tools.`,
-        );}
+        );
+      }
       const args = params.arguments ?? {};
       if (typeof args !== 'object' || args === null || Array.isArray(args)) {
         return rpcError(id, rpcCodes.invalidParams, 'params.arguments must be an object.');

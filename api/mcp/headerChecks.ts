@@ -51,8 +51,9 @@ export function checkHeaders(
     const request = asRequest(messages[0]);
     const method = req.get('mcp-method');
     const name = req.get('mcp-name');
-    if (request && stateless && method === undefined)
-      {return refuse(`A ${statelessVersion} request carries an Mcp-Method header.`);}
+    if (request && stateless && method === undefined) {
+      return refuse(`A ${statelessVersion} request carries an Mcp-Method header.`);
+    }
     if (request && method !== undefined && method !== request.method) {
       return refuse(`The Mcp-Method header (${method}) must equal the body's method (${request.method}).`);
     }
