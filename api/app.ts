@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import { apiBasePath } from '../shared/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
+import { installResourceMetadata } from './mcp/resourceMetadata.ts';
 import { installAuthentication, installScopes } from './middleware/installAuth.ts';
 import { installBodyParser } from './middleware/installBodyParsers.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
@@ -43,6 +44,7 @@ export function makeApp(deps: AppDeps): Express {
   });
   // 2b. The OAuth server and the account pages: outside the API base, with error bodies of their own.
   installOauthServer(app, deps);
+  installResourceMetadata(app, deps);
   // 3. The operation is resolved: unknown paths and wrong methods end here, nothing read.
   installOperation(app, deps.doc);
   // 4. Who is calling and may they, in the fixed order: the key (headers only), then the body
@@ -56,7 +58,7 @@ export function makeApp(deps: AppDeps): Express {
     deps.config.publicBaseUrl,
   );
   installBodyParser(app);
-  installScopes(app);
+  installScopes(app, deps.config.publicBaseUrl);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
   installValidator(app, deps.doc, deps.config.validateResponses, deps.logger);
   installStorableText(app);

@@ -7,7 +7,7 @@ import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';
 import { parentOf } from '../mcp/internalCall.ts';
-import { resourceMetadataUrl } from '../mcp/resource.ts';
+import { apiResourceMetadataUrl, resourceMetadataUrl } from '../mcp/resource.ts';
 
 /**
  * Authenticates from the headers alone, before any body is read: an unauthenticated call costs a
@@ -60,7 +60,7 @@ export function installAuthentication(
  * the operation scope: after the body is read, in DESIGN.md's order. Which project is billed is
  * decided later, after body validation.
  */
-export function installScopes(app: Express): void {
+export function installScopes(app: Express, publicBaseUrl: string): void {
   app.use(apiBasePath, (req, _res, next) => {
     const { operation, principal } = req;
     if (!operation?.authenticated || !principal) return next();
@@ -69,7 +69,15 @@ export function installScopes(app: Express): void {
       throw new AppError('api_key_project_scope', `Project '${projectId}' is outside this key's scope.`);
     }
     if (operation.scope !== undefined && !scopeAllows(principal.scope, operation.scope)) {
-      throw new AppError('api_key_operation_scope', `This key's scope does not cover ${operation.scope}.`);
+      // RFC 6750 §3.1: an OAuth client can ask the person for the missing scope (step-up).
+      const challenge = [
+        'Bearer error="insufficient_scope"',
+        `scope="${operation.scope}"`,
+        `resource_metadata="${apiResourceMetadataUrl(publicBaseUrl)}"`,
+      ].join(', ');
+      throw new AppError('api_key_operation_scope', `This key's scope does not cover ${operation.scope}.`, {
+        headers: { 'WWW-Authenticate': challenge },
+      });
     }
     next();
   });

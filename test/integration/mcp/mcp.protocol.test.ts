@@ -90,6 +90,25 @@ describe('POST /mcp framing', () => {
     );
   });
 
+  it('publishes protected resource metadata at the root and for /mcp', async () => {
+    const root = await t.http.get('/.well-known/oauth-protected-resource').expect(200);
+    expect(root.body).toMatchObject({
+      resource: 'http://127.0.0.1:1/api/pub/v1',
+      authorization_servers: ['http://127.0.0.1:1/oauth'],
+    });
+    const forMcp = await t.http.get('/.well-known/oauth-protected-resource/api/pub/v1/mcp').expect(200);
+    expect(forMcp.body.resource).toBe('http://127.0.0.1:1/api/pub/v1/mcp');
+    expect(forMcp.body.scopes_supported).toContain('tasks.read');
+  });
+
+  it('challenges a missing scope with insufficient_scope', async () => {
+    const narrow = await tenant.key({ livemode: false, scopeLevel: 'operation', operations: ['tasks.read'] });
+    const res = await t.http.get(api('/staff')).set(bearer(narrow.secret)).expect(403);
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="staff.list", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource"',
+    );
+  });
+
   it('answers GET and DELETE with 405', async () => {
     const get = await t.http.get(api('/mcp')).set(bearer(tenant.testKey)).expect(405);
     expect(get.headers.allow).toBe('POST');
