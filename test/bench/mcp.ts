@@ -51,6 +51,8 @@ export default async function mcpBench(ctx: BenchContext): Promise<void> {
       'GET /tasks/{id} p50 / p99 ms': `${r.p50Ms} / ${r.p99Ms}`,
       'tools/call get_task requests/s': m.requestsPerSecond,
       'tools/call get_task p50 / p99 ms': `${m.p50Ms} / ${m.p99Ms}`,
+      'server / postgres CPU ms per call (REST)': `${r.serverCpuMsPerCall} / ${r.postgresCpuMsPerCall}`,
+      'server / postgres CPU ms per call (MCP)': `${m.serverCpuMsPerCall} / ${m.postgresCpuMsPerCall}`,
       'errors / non-2xx (REST, MCP)': `${r.errors}/${r.non2xx}, ${m.errors}/${m.non2xx}`,
       'p50 ratio (target ≤ 1.2)': verdict(p50Ratio),
       'p99 ratio (target ≤ 1.2)': verdict(p99Ratio),
