@@ -260,8 +260,8 @@ create table metering_records_default partition of metering_records default;
 
 create table oauth_apps (
   id text not null,
-  project_id text not null,
-  workspace_id text not null,
+  project_id text,
+  workspace_id text,
   name text not null,
   client_id text not null,
   client_secret_hash bytea,
@@ -270,13 +270,16 @@ create table oauth_apps (
   scopes text[] not null,
   verified boolean not null default false,
   created_at timestamp with time zone not null default now(),
+  registration text not null default 'operator'::text,
   constraint oauth_apps_check CHECK (((type = 'server'::text) = (client_secret_hash IS NOT NULL))),
   constraint oauth_apps_client_id_check CHECK ((client_id ~ '^svc_oc_[0-9A-Za-z]+$'::text)),
   constraint oauth_apps_client_id_key UNIQUE (client_id),
   constraint oauth_apps_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  constraint oauth_apps_owner_check CHECK (((registration = 'operator'::text) = ((project_id IS NOT NULL) AND (workspace_id IS NOT NULL)))),
   constraint oauth_apps_pkey PRIMARY KEY (id),
   constraint oauth_apps_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
   constraint oauth_apps_redirect_uris_check CHECK ((cardinality(redirect_uris) > 0)),
+  constraint oauth_apps_registration_check CHECK ((registration = ANY (ARRAY['operator'::text, 'dynamic'::text]))),
   constraint oauth_apps_scopes_check CHECK ((cardinality(scopes) > 0)),
   constraint oauth_apps_type_check CHECK ((type = ANY (ARRAY['server'::text, 'public'::text]))),
   constraint oauth_apps_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE

@@ -1,5 +1,6 @@
 import { findOauthAppByClientId, type OauthAppRow } from '../../shared/db/queries/oauthApps.ts';
 import type { Db } from '../../shared/db/sql.ts';
+import { isLoopbackRedirect, withoutPort } from '../../shared/oauth/dynamicRegistration.ts';
 import { isCodeChallenge } from '../../shared/oauth/pkce.ts';
 import { identityScopes } from '../../shared/oauth/registration.ts';
 import type { ApiDocument } from '../openapi/document.ts';
@@ -14,6 +15,17 @@ export type AuthorizeRequest = {
   /** prompt=consent: ask even when a remembered consent covers the request. */
   forceConsent: boolean;
 };
+
+/**
+ * Exact match, but a self-registered native app's loopback redirect may come back on any port
+ * (RFC 8252 §7.3: the port is picked when the app starts listening).
+ */
+function redirectAllowed(app: OauthAppRow, uri: string): boolean {
+  if (app.redirect_uris.includes(uri)) return true;
+  if (app.registration !== 'dynamic' || !isLoopbackRedirect(uri)) return false;
+  const portless = withoutPort(uri);
+  return app.redirect_uris.some((r) => isLoopbackRedirect(r) && withoutPort(r) === portless);
+}
 
 /** Errors the app's redirect_uri may hear about (RFC 6749 §4.1.2.1). */
 export type RedirectError = {
@@ -52,7 +64,7 @@ export async function parseAuthorizeRequest(
   if (!app) return { kind: 'page', message: 'This app is not registered (unknown client_id).' };
   const redirectUri = one(params, 'redirect_uri');
   // Exact string match against the registered list: no prefix, no normalisation (spec, RFC 9700 §4.1.3).
-  if (!redirectUri || !app.redirect_uris.includes(redirectUri)) {
+  if (!redirectUri || !redirectAllowed(app, redirectUri)) {
     return { kind: 'page', message: 'The redirect_uri is not one this app registered.' };
   }
   const state = one(params, 'state');

@@ -14,6 +14,8 @@ export function metadataEndpoint(deps: AppDeps): RequestHandler {
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
     revocation_endpoint: `${issuer}/revoke`,
+    // RFC 7591: MCP clients register themselves (public clients, PKCE).
+    registration_endpoint: `${issuer}/register`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     // RFC 9207: redirects carry iss, so a client talking to several servers cannot be mixed up.

@@ -107,12 +107,17 @@ export function findAccessTokenForAuth(db: Db, tokenHash: Buffer) {
     select t.id, t.hint, t.grant_id, t.scopes, t.expires_at, coalesce(t.revoked_at, g.revoked_at) as revoked_at,
            t.created_at, g.workspace_id, g.member_id, a.id as app_id, a.name as app_name, w.currency,
            w.rate_limit_per_minute,
-           case when p.archived_at is null then json_build_array(json_build_object('id', p.id, 'name', p.name))
+           case when a.project_id is null then
+                  -- A self-registered app acts in every active project of the consenting workspace.
+                  (select coalesce(json_agg(json_build_object('id', wp.id, 'name', wp.name) order by wp.created_at, wp.id),
+                                   '[]'::json)
+                   from projects wp where wp.workspace_id = g.workspace_id and wp.archived_at is null)
+                when p.archived_at is null then json_build_array(json_build_object('id', p.id, 'name', p.name))
                 else '[]'::json end as projects
     from oauth_tokens t
     join oauth_grants g on g.id = t.grant_id
     join oauth_apps a on a.id = g.app_id
-    join projects p on p.id = a.project_id
+    left join projects p on p.id = a.project_id
     join members m on m.id = g.member_id
     join workspaces w on w.id = g.workspace_id
     where t.token_hash = ${sql.binary(tokenHash)} and t.kind = 'access'

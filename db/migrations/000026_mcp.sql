@@ -1,0 +1,10 @@
+-- The remote MCP server, issue 12: apps that register themselves (RFC 7591 dynamic client registration).
+
+-- A self-registered app belongs to no project or workspace: the person who consents picks the
+-- workspace, and its tokens act in that workspace's active projects. It starts unverified.
+alter table oauth_apps alter column project_id drop not null;
+alter table oauth_apps alter column workspace_id drop not null;
+alter table oauth_apps add column registration text not null default 'operator'
+  check (registration in ('operator', 'dynamic'));
+alter table oauth_apps add constraint oauth_apps_owner_check
+  check ((registration = 'operator') = (project_id is not null and workspace_id is not null));
