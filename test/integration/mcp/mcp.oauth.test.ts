@@ -1,0 +1,196 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { Browser } from 'playwright-core';
+
+import { commands } from '../../../cli/admin.ts';
+import { findOauthAppByClientId, setOauthAppVerified } from '../../../shared/db/queries/oauthApps.ts';
+import { freePort } from '../../../shared/embedded/freePort.ts';
+import { launchChromium } from '../../../worker/render/chromium.ts';
+import { type Harness, password, startHarness } from '../oauth/harness.ts';
+
+// An MCP client that knows nothing but the server's URL: the 401 leads it to the protected resource
+// metadata, then the authorization server's metadata, dynamic registration and PKCE; the person
+// consents in Chromium on the real pages.
+let h: Harness;
+let browser: Browser;
+let callback: Server;
+let callbackPort: number;
+
+const scopes = [
+  'tasks.create',
+  'tasks.read',
+  'tasks.listMessages',
+  'tasks.sendMessage',
+  'staff.list',
+  'workflows.run',
+  'brain.search',
+  'offline_access',
+];
+
+class MemoryProvider implements OAuthClientProvider {
+  info: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  get redirectUrl() {
+    return `http://127.0.0.1:${callbackPort}/callback`;
+  }
+  get clientMetadata() {
+    return {
+      client_name: 'SDK test client',
+      // Registered without a port: a native app's loopback redirect may come back on any (RFC 8252).
+      redirect_uris: ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: scopes.join(' '),
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+const mcpUrl = () => new URL(`${h.base}/api/pub/v1/mcp`);
+
+beforeAll(async () => {
+  h = await startHarness();
+  callbackPort = await freePort();
+  callback = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<p>Back at the client.</p>');
+  }).listen(callbackPort, '127.0.0.1');
+  await once(callback, 'listening');
+  await commands['brain add-page']!.run(h.t.deps.pool, {
+    workspace: h.tenant.workspaceId,
+    title: 'Holiday policy',
+    body: 'Everyone gets thirty days of holiday each year.',
+  });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  callback?.close();
+  await h.close();
+});
+
+describe('an MCP client authorizing itself', () => {
+  it('discovers, registers, gets consent in Chromium, and calls the tools with its token', async () => {
+    const provider = new MemoryProvider();
+    const first = new Client({ name: 'sdk-oauth', version: '1.0.0' });
+    await expect(
+      first.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider })),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
+    // Registered by itself: a public, unverified app in no project.
+    const clientId = provider.info!.client_id;
+    const app = await findOauthAppByClientId(h.t.deps.pool, clientId);
+    expect(app).toMatchObject({ type: 'public', verified: false, registration: 'dynamic', project_id: null });
+    const url = provider.authorizationUrl!;
+    expect(url.origin + url.pathname).toBe(`${h.base}/oauth/authorize`);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('resource')).toBe(mcpUrl().toString());
+    // Two of the scopes are sensitive: an operator verifies the app before the person is asked.
+    await setOauthAppVerified(h.t.deps.pool, clientId);
+
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(url.toString());
+    await page.fill('#email', h.email);
+    await page.fill('#password', password);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/oauth\/authorize\?/);
+    await page.getByLabel('Test workspace').check();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(`http://127.0.0.1:${callbackPort}/callback?**`);
+    const code = new URL(page.url()).searchParams.get('code')!;
+
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
+    await transport.finishAuth(code);
+    expect(provider.saved!.access_token).toMatch(/^svc_at_/);
+    const client = new Client({ name: 'sdk-oauth', version: '1.0.0' });
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'create_task',
+      'get_task',
+      'list_projects',
+      'list_staff',
+      'list_task_messages',
+      'run_workflow',
+      'search_brain',
+      'send_task_message',
+    ]);
+    const projects = await client.callTool({ name: 'list_projects', arguments: {} });
+    expect((projects.structuredContent as { projects: { id: string }[] }).projects.map((p) => p.id)).toEqual([
+      h.tenant.projectId,
+    ]);
+    const created = await client.callTool({
+      name: 'create_task',
+      arguments: { input: 'From an MCP client.' },
+    });
+    expect(created.isError).toBe(false);
+    const taskId = (created.structuredContent as { task: { id: string } }).task.id;
+    const read = await client.callTool({ name: 'get_task', arguments: { taskId } });
+    expect(read.isError).toBe(false);
+    const sent = await client.callTool({ name: 'send_task_message', arguments: { taskId, input: 'More.' } });
+    expect(sent.isError).toBe(false);
+    const messages = await client.callTool({ name: 'list_task_messages', arguments: { taskId } });
+    expect((messages.structuredContent as { data: unknown[] }).data).toHaveLength(2);
+    const staff = await client.callTool({ name: 'list_staff', arguments: {} });
+    expect(staff.isError).toBe(false);
+    const search = await client.callTool({ name: 'search_brain', arguments: { query: 'holiday' } });
+    expect((search.structuredContent as { results: unknown[] }).results).toHaveLength(1);
+    const run = await client.callTool({
+      name: 'run_workflow',
+      arguments: { workflowId: 'wf_missing', values: {} },
+    });
+    expect(run.isError).toBe(true);
+    await client.close();
+  });
+
+  it('refuses a registration that is not a public client or has a bad redirect', async () => {
+    const post = (body: object) =>
+      fetch(`${h.issuer}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const secretClient = await post({
+      redirect_uris: ['https://app.example/cb'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
+    expect(secretClient.status).toBe(400);
+    expect(((await secretClient.json()) as { error: string }).error).toBe('invalid_client_metadata');
+    const badRedirect = await post({ redirect_uris: ['http://evil.example/cb'] });
+    expect(((await badRedirect.json()) as { error: string }).error).toBe('invalid_redirect_uri');
+    const metadata = (await (
+      await fetch(`${h.base}/.well-known/oauth-authorization-server/oauth`)
+    ).json()) as {
+      registration_endpoint: string;
+    };
+    expect(metadata.registration_endpoint).toBe(`${h.issuer}/register`);
+  });
+});
