@@ -295,6 +295,7 @@ create table oauth_codes (
   expires_at timestamp with time zone not null,
   used_at timestamp with time zone,
   created_at timestamp with time zone not null default now(),
+  resource text,
   constraint oauth_codes_code_hash_key UNIQUE (code_hash),
   constraint oauth_codes_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES oauth_grants(id) ON DELETE CASCADE,
   constraint oauth_codes_pkey PRIMARY KEY (id)
@@ -331,6 +332,7 @@ create table oauth_tokens (
   successor_sealed bytea,
   last_used_at timestamp with time zone,
   created_at timestamp with time zone not null default now(),
+  resource text,
   constraint oauth_tokens_check CHECK (((kind = 'access'::text) OR (refresh_token_id IS NULL))),
   constraint oauth_tokens_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES oauth_grants(id) ON DELETE CASCADE,
   constraint oauth_tokens_kind_check CHECK ((kind = ANY (ARRAY['access'::text, 'refresh'::text]))),

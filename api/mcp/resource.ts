@@ -1,8 +1,9 @@
 import { apiBasePath } from '../../shared/config.ts';
+import { protectedResources } from '../../shared/oauth/resources.ts';
 
 /** The MCP server's resource identifier (RFC 8707): the canonical URL of POST /mcp. */
 export function mcpResource(publicBaseUrl: string): string {
-  return `${publicBaseUrl}${apiBasePath}/mcp`;
+  return protectedResources(publicBaseUrl).mcp;
 }
 
 /** The metadata of the whole API as a protected resource (RFC 9728 §3, no path). */

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
+import { protectedResources } from '../../shared/oauth/resources.ts';
 import { scopeAllows } from '../../shared/principal.ts';
 import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
@@ -47,6 +48,21 @@ export function installAuthentication(
         }
       }
       throw error;
+    }
+    const audience = req.principal.audience;
+    if (audience) {
+      // RFC 8707: a token minted for the MCP server works there only, one for the REST API there only.
+      const { api, mcp } = protectedResources(publicBaseUrl);
+      const isMcp = req.operation.id === 'platform.mcp';
+      if (audience !== (isMcp ? mcp : api)) {
+        throw new AppError('invalid_api_key', `This access token was issued for ${audience}, not this resource.`, {
+          headers: {
+            'WWW-Authenticate': isMcp
+              ? `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl(publicBaseUrl)}"`
+              : 'Bearer error="invalid_token"',
+          },
+        });
+      }
     }
     if (req.principal.projects.length === 0) {
       throw new AppError('api_key_project_scope', 'This key covers no active project.');

@@ -3,6 +3,7 @@ import type { Db } from '../../shared/db/sql.ts';
 import { isLoopbackRedirect, withoutPort } from '../../shared/oauth/dynamicRegistration.ts';
 import { isCodeChallenge } from '../../shared/oauth/pkce.ts';
 import { identityScopes } from '../../shared/oauth/registration.ts';
+import { resourceProblem } from '../../shared/oauth/resources.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 
 /** A checked authorization request: every field comes from the registered app or was validated. */
@@ -12,6 +13,8 @@ export type AuthorizeRequest = {
   scopes: string[];
   state: string | undefined;
   codeChallenge: string;
+  /** RFC 8707: the resource the tokens will be for; undefined = the whole API and /mcp. */
+  resource: string | undefined;
   /** prompt=consent: ask even when a remembered consent covers the request. */
   forceConsent: boolean;
 };
@@ -29,7 +32,7 @@ function redirectAllowed(app: OauthAppRow, uri: string): boolean {
 
 /** Errors the app's redirect_uri may hear about (RFC 6749 §4.1.2.1). */
 export type RedirectError = {
-  error: 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied';
+  error: 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'invalid_target';
   description: string;
 };
 
@@ -52,8 +55,9 @@ export async function parseAuthorizeRequest(
   db: Db,
   doc: ApiDocument,
   params: Record<string, unknown>,
+  publicBaseUrl: string,
 ): Promise<Parsed> {
-  for (const name of ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge']) {
+  for (const name of ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'resource']) {
     if (Array.isArray(params[name])) return { kind: 'page', message: `${name} was given more than once.` };
   }
   const clientId = one(params, 'client_id');
@@ -98,6 +102,9 @@ export async function parseAuthorizeRequest(
       return fail('invalid_scope', `An unverified app may not ask for: ${sensitive.join(' ')}.`);
     }
   }
+  const resource = one(params, 'resource');
+  const resourceIssue = resource === undefined ? null : resourceProblem(publicBaseUrl, resource);
+  if (resourceIssue) return fail('invalid_target', resourceIssue);
   return {
     kind: 'ok',
     request: {
@@ -106,6 +113,7 @@ export async function parseAuthorizeRequest(
       scopes,
       state,
       codeChallenge: challenge,
+      resource,
       forceConsent: one(params, 'prompt') === 'consent',
     },
   };

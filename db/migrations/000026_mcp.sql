@@ -8,3 +8,8 @@ alter table oauth_apps add column registration text not null default 'operator'
   check (registration in ('operator', 'dynamic'));
 alter table oauth_apps add constraint oauth_apps_owner_check
   check ((registration = 'operator') = (project_id is not null and workspace_id is not null));
+
+-- RFC 8707 resource indicators: the resource a code was asked for, and the one its tokens are for.
+-- Null = no resource named: the token works on the whole API, /mcp included.
+alter table oauth_codes add column resource text;
+alter table oauth_tokens add column resource text;

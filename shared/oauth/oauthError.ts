@@ -8,6 +8,8 @@ export type OauthErrorCode =
   | 'invalid_scope'
   | 'unsupported_token_type'
   | 'server_error'
+  // RFC 8707 §2: a resource this server does not protect, or not the one granted.
+  | 'invalid_target'
   // RFC 7591 §3.2.2, dynamic client registration.
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata';
@@ -21,6 +23,7 @@ const statusOf: Record<OauthErrorCode, number> = {
   invalid_scope: 400,
   unsupported_token_type: 400,
   server_error: 500,
+  invalid_target: 400,
   invalid_redirect_uri: 400,
   invalid_client_metadata: 400,
 };

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 
@@ -7,10 +8,10 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { commands } from '../../../cli/admin.ts';
-import { findOauthAppByClientId, setOauthAppVerified } from '../../../shared/db/queries/oauthApps.ts';
+import { findOauthAppByClientId } from '../../../shared/db/queries/oauthApps.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
@@ -22,6 +23,8 @@ let h: Harness;
 let browser: Browser;
 let callback: Server;
 let callbackPort: number;
+let page: Page;
+let mcpBoundToken: { access: string; refresh: string; clientId: string };
 
 const scopes = [
   'tasks.create',
@@ -113,10 +116,17 @@ describe('an MCP client authorizing itself', () => {
     expect(url.origin + url.pathname).toBe(`${h.base}/oauth/authorize`);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('resource')).toBe(mcpUrl().toString());
-    // Two of the scopes are sensitive: an operator verifies the app before the person is asked.
-    await setOauthAppVerified(h.t.deps.pool, clientId);
+    // It asked for the scopes the resource metadata lists: the tools an unverified app may use.
+    expect(url.searchParams.get('scope')!.split(' ').sort()).toEqual([
+      'offline_access',
+      'staff.list',
+      'tasks.create',
+      'tasks.listMessages',
+      'tasks.read',
+      'tasks.sendMessage',
+    ]);
 
-    const page = await (await browser.newContext()).newPage();
+    page = await (await browser.newContext()).newPage();
     await page.goto(url.toString());
     await page.fill('#email', h.email);
     await page.fill('#password', password);
@@ -139,8 +149,6 @@ describe('an MCP client authorizing itself', () => {
       'list_projects',
       'list_staff',
       'list_task_messages',
-      'run_workflow',
-      'search_brain',
       'send_task_message',
     ]);
     const projects = await client.callTool({ name: 'list_projects', arguments: {} });
@@ -161,14 +169,108 @@ describe('an MCP client authorizing itself', () => {
     expect((messages.structuredContent as { data: unknown[] }).data).toHaveLength(2);
     const staff = await client.callTool({ name: 'list_staff', arguments: {} });
     expect(staff.isError).toBe(false);
+    // Brain search is sensitive: not granted to an unverified app, so a tool failure naming the scope.
     const search = await client.callTool({ name: 'search_brain', arguments: { query: 'holiday' } });
-    expect((search.structuredContent as { results: unknown[] }).results).toHaveLength(1);
-    const run = await client.callTool({
-      name: 'run_workflow',
-      arguments: { workflowId: 'wf_missing', values: {} },
-    });
-    expect(run.isError).toBe(true);
+    expect(search.isError).toBe(true);
+    expect((search.content as { text: string }[])[0]!.text).toContain('brain.search');
     await client.close();
+    mcpBoundToken = {
+      access: provider.saved!.access_token,
+      refresh: provider.saved!.refresh_token!,
+      clientId,
+    };
+  });
+
+  it('binds tokens to the resource they were asked for (RFC 8707)', async () => {
+    const api = `${h.base}/api/pub/v1`;
+    const staff = (token: string) => fetch(`${api}/staff`, { headers: { authorization: `Bearer ${token}` } });
+    const ping = (token: string) =>
+      fetch(`${api}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+    // The SDK asked for the MCP server: the REST API refuses its token.
+    expect((await ping(mcpBoundToken.access)).status).toBe(200);
+    const refused = await staff(mcpBoundToken.access);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('issued for');
+    // Its refresh token cannot be turned into a token for another resource.
+    const refresh = await fetch(`${h.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: mcpBoundToken.refresh,
+        client_id: mcpBoundToken.clientId,
+        resource: api,
+      }).toString(),
+    });
+    expect(refresh.status).toBe(400);
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_target');
+
+    const app = await h.registerApp({
+      type: 'public',
+      scopes: ['staff.list', 'tasks.read'],
+      redirectUris: [`http://127.0.0.1:${callbackPort}/plain`],
+    });
+    const tokenFor = async (resource: string | undefined) => {
+      const verifier = randomBytes(32).toString('base64url');
+      const url = new URL(`${h.issuer}/authorize`);
+      url.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: app.redirectUri,
+        scope: 'staff.list tasks.read',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+        ...(resource ? { resource } : {}),
+      }).toString();
+      await page.goto(url.toString());
+      if (page.url().includes('/oauth/authorize')) {
+        await page.getByLabel('Test workspace').check();
+        await page.getByRole('button', { name: 'Allow' }).click();
+      }
+      await page.waitForURL(`${app.redirectUri}?**`);
+      const code = new URL(page.url()).searchParams.get('code')!;
+      const res = await fetch(`${h.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: app.redirectUri,
+          code_verifier: verifier,
+          client_id: app.clientId,
+        }).toString(),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    // Without a resource: both the REST API and /mcp.
+    const anywhere = await tokenFor(undefined);
+    expect((await staff(anywhere)).status).toBe(200);
+    expect((await ping(anywhere)).status).toBe(200);
+    // For the REST API: /mcp refuses it, pointing at its own metadata.
+    const apiOnly = await tokenFor(api);
+    expect((await staff(apiOnly)).status).toBe(200);
+    const wrong = await ping(apiOnly);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toContain('resource_metadata=');
+    // A resource this server does not protect is refused at authorization.
+    await page.goto(
+      `${h.issuer}/authorize?${new URLSearchParams({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: app.redirectUri,
+        scope: 'staff.list',
+        code_challenge: createHash('sha256').update('x'.repeat(43)).digest('base64url'),
+        code_challenge_method: 'S256',
+        resource: 'https://elsewhere.example/api',
+      }).toString()}`,
+    );
+    await page.waitForURL(`${app.redirectUri}?**`);
+    expect(new URL(page.url()).searchParams.get('error')).toBe('invalid_target');
   });
 
   it('refuses a registration that is not a public client or has a bad redirect', async () => {
