@@ -65,7 +65,13 @@ async function parse(
   params: Record<string, unknown>,
   status: 302 | 303,
 ): Promise<AuthorizeRequest | null> {
-  const parsed = await parseAuthorizeRequest(s.pool, s.doc, params, s.config.publicBaseUrl);
+  const parsed = await parseAuthorizeRequest(
+    s.pool,
+    s.doc,
+    params,
+    s.config.publicBaseUrl,
+    s.metadataClients,
+  );
   switch (parsed.kind) {
     case 'ok':
       return parsed.request;

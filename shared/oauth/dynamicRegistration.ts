@@ -75,8 +75,9 @@ export function parseDynamicClient(
   const known = new Set<string>([...available, ...identityScopes]);
   const requested = typeof body.scope === 'string' ? body.scope.split(' ').filter(Boolean) : undefined;
   const unknown = (requested ?? []).filter((s) => !known.has(s));
-  if (unknown.length > 0)
-    {throw new OauthError('invalid_client_metadata', `Unknown scopes: ${unknown.join(' ')}.`);}
+  if (unknown.length > 0) {
+    throw new OauthError('invalid_client_metadata', `Unknown scopes: ${unknown.join(' ')}.`);
+  }
   const scopes = requested ?? [...available.filter((s) => !sensitive.includes(s)), ...identityScopes];
   if (scopes.length === 0) throw new OauthError('invalid_client_metadata', 'scope names no scope.');
   const host = new URL(uris[0] as string).host;

@@ -14,7 +14,7 @@ export type NewOauthApp = {
   redirectUris: string[];
   scopes: string[];
   verified: boolean;
-  registration?: 'operator' | 'dynamic';
+  registration?: 'operator' | 'dynamic' | 'metadata';
 };
 
 const insertedAppRow = z.object({ id: z.string(), client_id: z.string() });
@@ -42,7 +42,7 @@ const appRow = z.object({
   redirect_uris: z.array(z.string()),
   scopes: z.array(z.string()),
   verified: z.boolean(),
-  registration: z.enum(['operator', 'dynamic']),
+  registration: z.enum(['operator', 'dynamic', 'metadata']),
   created_at: z.string(),
 });
 export type OauthAppRow = z.infer<typeof appRow>;
@@ -65,5 +65,22 @@ export function setOauthAppVerified(db: Db, clientId: string) {
 export function listOauthApps(db: Db, projectId: string) {
   return db.any(sql.type(appRow)`
     select ${appColumns} from oauth_apps where project_id = ${projectId} order by created_at, id
+  `);
+}
+
+/** A metadata-document app (client_id = its URL) as last fetched: inserted, or its document's changes kept. */
+export function upsertMetadataApp(
+  db: Db,
+  app: { id: string; clientId: string; name: string; redirectUris: string[]; scopes: string[] },
+) {
+  return db.one(sql.type(appRow)`
+    insert into oauth_apps (id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris,
+                            scopes, verified, registration)
+    values (${app.id}, null, null, ${app.name}, ${app.clientId}, null, 'public',
+            ${sql.array(app.redirectUris, 'text')}, ${sql.array(app.scopes, 'text')}, false, 'metadata')
+    on conflict (client_id) do update
+      set name = excluded.name, redirect_uris = excluded.redirect_uris, scopes = excluded.scopes
+      where oauth_apps.registration = 'metadata'
+    returning ${appColumns}
   `);
 }

@@ -13,6 +13,10 @@ import type { Browser, Page } from 'playwright-core';
 import { commands } from '../../../cli/admin.ts';
 import { findOauthAppByClientId } from '../../../shared/db/queries/oauthApps.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import {
+  defaultMetadataFetch,
+  fetchClientMetadataDocument,
+} from '../../../shared/oauth/clientMetadataDocument.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 
@@ -24,6 +28,8 @@ let browser: Browser;
 let callback: Server;
 let callbackPort: number;
 let page: Page;
+const documents = new Map<string, string>();
+const fetchedDocuments: string[] = [];
 let mcpBoundToken: { access: string; refresh: string; clientId: string };
 
 const scopes = [
@@ -82,9 +88,16 @@ class MemoryProvider implements OAuthClientProvider {
 const mcpUrl = () => new URL(`${h.base}/api/pub/v1/mcp`);
 
 beforeAll(async () => {
-  h = await startHarness();
+  // Client metadata documents are served by the test's loopback server, over http.
+  h = await startHarness({ clientMetadataFetch: { allowPrivate: true, allowHttp: true } });
   callbackPort = await freePort();
-  callback = createServer((_req, res) => {
+  callback = createServer((req, res) => {
+    const doc = documents.get(req.url ?? '');
+    if (doc !== undefined) {
+      fetchedDocuments.push(req.url!);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(doc);
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/html' }).end('<p>Back at the client.</p>');
   }).listen(callbackPort, '127.0.0.1');
   await once(callback, 'listening');
@@ -271,6 +284,107 @@ describe('an MCP client authorizing itself', () => {
     );
     await page.waitForURL(`${app.redirectUri}?**`);
     expect(new URL(page.url()).searchParams.get('error')).toBe('invalid_target');
+  });
+
+  it('accepts a client whose client_id is the URL of its metadata document, fetched once and cached', async () => {
+    const clientId = `http://127.0.0.1:${callbackPort}/client.json`;
+    const redirectUri = `http://127.0.0.1:${callbackPort}/cimd`;
+    documents.set(
+      '/client.json',
+      JSON.stringify({
+        client_id: clientId,
+        client_name: 'Metadata Client',
+        redirect_uris: [redirectUri],
+        token_endpoint_auth_method: 'none',
+        scope: 'tasks.read staff.list',
+      }),
+    );
+    const authorize = (verifier: string) =>
+      `${h.issuer}/authorize?${new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        scope: 'tasks.read staff.list',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString()}`;
+    const verifier = randomBytes(32).toString('base64url');
+    await page.goto(authorize(verifier));
+    await expect(page.locator('h1').textContent()).resolves.toBe('Allow Metadata Client to act for you?');
+    await page.getByLabel('Test workspace').check();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(`${redirectUri}?**`);
+    const code = new URL(page.url()).searchParams.get('code')!;
+    const res = await fetch(`${h.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+        client_id: clientId,
+      }).toString(),
+    });
+    expect(res.status).toBe(200);
+    const token = ((await res.json()) as { access_token: string }).access_token;
+    const list = await fetch(`${h.base}/api/pub/v1/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    const names = ((await list.json()) as { result: { tools: { name: string }[] } }).result.tools.map(
+      (t) => t.name,
+    );
+    expect(names.sort()).toEqual(['get_task', 'list_projects', 'list_staff']);
+    // A second authorization within the cache time does not fetch the document again.
+    await page.goto(authorize(randomBytes(32).toString('base64url')));
+    await page.waitForURL(`${redirectUri}?**`);
+    expect(fetchedDocuments.filter((u) => u === '/client.json')).toHaveLength(1);
+    const app = await findOauthAppByClientId(h.t.deps.pool, clientId);
+    expect(app).toMatchObject({ registration: 'metadata', verified: false, type: 'public' });
+  });
+
+  it('refuses a metadata document that names another client, is too large, or is private by default', async () => {
+    const other = `http://127.0.0.1:${callbackPort}/liar.json`;
+    documents.set(
+      '/liar.json',
+      JSON.stringify({ client_id: 'https://someone.example/c', redirect_uris: ['https://a.example/cb'] }),
+    );
+    documents.set(
+      '/big.json',
+      JSON.stringify({
+        client_id: `http://127.0.0.1:${callbackPort}/big.json`,
+        redirect_uris: ['https://a.example/cb'],
+        pad: 'x'.repeat(10_000),
+      }),
+    );
+    const pageFor = async (clientId: string) => {
+      const res = await fetch(
+        `${h.issuer}/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'https://a.example/cb' }).toString()}`,
+        { redirect: 'manual' },
+      );
+      expect(res.status).toBe(400);
+      return res.text();
+    };
+    expect(await pageFor(other)).toContain('names another client_id');
+    expect(await pageFor(`http://127.0.0.1:${callbackPort}/big.json`)).toContain('larger than 5120 bytes');
+    await expect(
+      fetchClientMetadataDocument(
+        `https://127.0.0.1:${callbackPort}/client.json`,
+        ['tasks.read'],
+        [],
+        defaultMetadataFetch,
+      ),
+    ).rejects.toThrow(/private, loopback or reserved/);
+    await expect(
+      fetchClientMetadataDocument(
+        `http://127.0.0.1:${callbackPort}/client.json`,
+        ['tasks.read'],
+        [],
+        defaultMetadataFetch,
+      ),
+    ).rejects.toThrow(/must use https/);
   });
 
   it('refuses a registration that is not a public client or has a bad redirect', async () => {
