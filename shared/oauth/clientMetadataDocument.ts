@@ -105,7 +105,9 @@ export async function fetchClientMetadataDocument(
   try {
     text = await fetchBounded(new URL(clientId), options);
   } catch (error) {
-    throw new Error(`The client metadata document could not be fetched: it ${(error as Error).message}.`);
+    throw new Error(`The client metadata document could not be fetched: it ${(error as Error).message}.`, {
+      cause: error,
+    });
   }
   let body: unknown;
   try {
@@ -121,6 +123,8 @@ export async function fetchClientMetadataDocument(
   try {
     return parseDynamicClient(doc, available, sensitive);
   } catch (error) {
-    throw new Error(`The client metadata document is not acceptable: ${(error as Error).message}`);
+    throw new Error(`The client metadata document is not acceptable: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
