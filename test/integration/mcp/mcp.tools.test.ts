@@ -160,6 +160,48 @@ describe('every tool through the SDK client with an API key', () => {
     await client.close();
   });
 
+  it('meters the reply of a task made by the tool as the REST call is metered', async () => {
+    await h.t.startWorker();
+    const client = await connect(h.tenant.liveKey);
+    const viaTool = await client.callTool({
+      name: 'create_task',
+      arguments: { input: 'Summarise the week.' },
+    });
+    await client.close();
+    const toolTask = (structured(viaTool).task as { id: string }).id;
+    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.tenant.liveKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Summarise the week.' }),
+    });
+    const restTask = ((await rest.json()) as { task: { id: string } }).task.id;
+    const record = z.object({
+      operation: z.string(),
+      cost_minor: z.number(),
+      currency: z.string(),
+      project_id: z.string(),
+      key_id: z.string().nullable(),
+      livemode: z.boolean(),
+    });
+    const meteredFor = (taskId: string) =>
+      h.t.deps.pool.maybeOne(sql.type(record)`
+        select m.operation, m.cost_minor::int, m.currency, m.project_id, m.key_id, m.livemode
+        from metering_records m join jobs j on j.id = m.job_id
+        where j.input ->> 'taskId' = ${taskId} or j.input ->> 'messageId' in (
+          select id from task_messages where task_id = ${taskId})
+      `);
+    const deadline = Date.now() + 20_000;
+    let pair: [unknown, unknown] = [null, null];
+    while (Date.now() < deadline) {
+      pair = [await meteredFor(toolTask), await meteredFor(restTask)];
+      if (pair[0] && pair[1]) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(pair[0]).not.toBeNull();
+    expect(pair[0]).toEqual(pair[1]);
+    expect((pair[0] as { cost_minor: number }).cost_minor).toBeGreaterThan(0);
+  });
+
   it('writes the request-log entry the REST call writes', async () => {
     const client = await connect(h.tenant.testKey);
     const created = await client.callTool({ name: 'create_task', arguments: { input: 'Log me.' } });
