@@ -43,13 +43,18 @@ function fromError(error: ApiError): ToolResult {
   return failure(lines.join('\n'));
 }
 
+const methodsOf = new WeakMap<object, [string, unknown][]>();
+
 function keepOwnMethods(target: object): void {
   const proto = Object.getPrototypeOf(target) as Record<string, unknown>;
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    if (name !== 'constructor' && typeof proto[name] === 'function') {
-      (target as Record<string, unknown>)[name] = proto[name];
-    }
+  let methods = methodsOf.get(proto);
+  if (!methods) {
+    methods = Object.getOwnPropertyNames(proto)
+      .filter((name) => name !== 'constructor' && typeof proto[name] === 'function')
+      .map((name) => [name, proto[name]]);
+    methodsOf.set(proto, methods);
   }
+  for (const [name, method] of methods) (target as Record<string, unknown>)[name] = method;
 }
 
 // light-my-request's end() emits 'finish' after Node's own: the request log and the idempotency
@@ -73,7 +78,7 @@ function restCall(
 ): { url: string; body?: Record<string, unknown> } | string {
   const rest = { ...args };
   let path = tool.op.path;
-  for (const name of [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!)) {
+  for (const name of tool.pathParams) {
     const value = rest[name];
     if (typeof value !== 'string' || value === '') return `Argument ${name} is required: a non-empty string.`;
     path = path.replace(`{${name}}`, encodeURIComponent(value));
@@ -112,8 +117,10 @@ export async function callTool(
   };
   if (call.body !== undefined) headers['content-type'] = 'application/json';
   const app = req.app;
+  let answered: ServerResponse | undefined;
   const response = await inject(
     (inner, res) => {
+      answered = res;
       markInternal(inner, req);
       // Express swaps the prototypes of what it handles for its own; the injected request and
       // response keep their stream methods as own properties, or the answer is never captured.
@@ -126,11 +133,15 @@ export async function callTool(
       method: tool.op.method as 'GET' | 'POST',
       url: call.url,
       headers,
-      remoteAddress: req.socket.remoteAddress ?? '127.0.0.1',
+      // The caller's address as the api sees it (trust proxy applied), for the request log.
+      remoteAddress: req.ip ?? req.socket.remoteAddress ?? '127.0.0.1',
       ...(call.body === undefined ? {} : { payload: JSON.stringify(call.body) }),
     },
   );
-  const body = response.json() as Record<string, unknown>;
+  // The object the handler answered with (kept by installRequestLog), not its JSON parsed again.
+  const kept = (answered as unknown as { locals?: { responseBody?: unknown } } | undefined)?.locals
+    ?.responseBody;
+  const body = (kept ?? response.json()) as Record<string, unknown>;
   if (response.statusCode >= 400) return fromError(body.error as ApiError);
   const structured = tool.pick ? { [tool.pick]: body[tool.pick] } : body;
   return {

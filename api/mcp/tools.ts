@@ -6,6 +6,8 @@ import { inputSchemaOf, outputSchemaOf } from './toolSchemas.ts';
 
 export type Tool = ToolEntry & {
   op: Operation;
+  /** The REST path's template parameters, in order. */
+  pathParams: string[];
   /** As tools/list shows it. */
   definition: Record<string, unknown>;
 };
@@ -41,7 +43,8 @@ export function toolsOf(doc: ApiDocument): Map<string, Tool> {
         openWorldHint: false,
       },
     };
-    tools.set(entry.name, { ...entry, op, definition });
+    const pathParams = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    tools.set(entry.name, { ...entry, op, definition, pathParams });
   }
   built.set(doc, tools);
   return tools;
