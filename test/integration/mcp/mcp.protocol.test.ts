@@ -90,6 +90,29 @@ describe('POST /mcp framing', () => {
     );
   });
 
+  it('answers rate_limited in the envelope, a batch of tool calls counting as one request', async () => {
+    const slow = await createTenant(t.deps.pool, { rateLimitPerMinute: 1 });
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'list_projects', arguments: {} },
+    });
+    const batch = await t.http
+      .post(api('/mcp'))
+      .set(bearer(slow.testKey))
+      .send([call(1), call(2), call(3)])
+      .expect(200);
+    expect(batch.body.map((r: { result: { isError: boolean } }) => r.result.isError)).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    const limited = await t.http.post(api('/mcp')).set(bearer(slow.testKey)).send(call(4)).expect(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(limited.headers['retry-after']).toBeDefined();
+  });
+
   it('publishes protected resource metadata at the root and for /mcp', async () => {
     const root = await t.http.get('/.well-known/oauth-protected-resource').expect(200);
     expect(root.body).toMatchObject({
