@@ -27,6 +27,7 @@ const hints: Record<string, string> = {
   not_found: 'Check the id (list tools return valid ones).',
   invalid_request_body: 'Fix the arguments named above and call again.',
   invalid_workflow_values: 'Fix the values named above and call again.',
+  rate_limited: 'The workspace is over its request rate; wait a minute and call again.',
   invalid_cursor: 'Pass nextCursor exactly as returned, or omit cursor to start over.',
 };
 

@@ -5,8 +5,8 @@ import type { Request } from 'express';
 /**
  * A tool call runs its REST operation through this same app, in process: the inner request carries
  * the /mcp request it serves, under a symbol no HTTP caller can set. The inner request reuses the
- * outer one's principal (already checked, headers and IP alike) and its rate-limit token: one
- * POST /mcp is one request of the workspace's budget.
+ * outer one's principal (already checked, headers and IP alike); a lone tool call shares the /mcp
+ * request's rate-limit token, each call of a batch takes its own (installRateLimit).
  */
 const parentKey = Symbol('mcp parent request');
 

@@ -9,8 +9,10 @@ import type { RateLimiter } from '../rateLimiter.ts';
 export function installRateLimit(app: Express, limiter: RateLimiter, defaultPerMinute: number): void {
   app.use(apiBasePath, async (req, _res, next) => {
     const principal = req.principal;
-    // A tool call of POST /mcp (internalCall.ts): the /mcp request already took its token.
-    if (!principal || parentOf(req)) return next();
+    // A tool call of POST /mcp (internalCall.ts): a lone one is covered by the /mcp request's own
+    // token; in a batch each takes one, so a batch cannot buy many calls for one request.
+    const parent = parentOf(req);
+    if (!principal || (parent && !Array.isArray(parent.body))) return next();
     const decision = await limiter.take(
       principal.workspaceId,
       principal.rateLimitPerMinute ?? defaultPerMinute,

@@ -7,6 +7,9 @@ import { checkHeaders } from '../../mcp/headerChecks.ts';
 import { rpcCodes, rpcError, type RpcResponse } from '../../mcp/jsonRpc.ts';
 import { toolsOf } from '../../mcp/tools.ts';
 
+// Each tool call is a whole API request: a batch stays a handful of them.
+const maxBatch = 20;
+
 /**
  * POST /mcp, stateless Streamable HTTP: answers in JSON (never SSE: nothing here streams). Framing
  * errors of the whole body answer 400 with a JSON-RPC error; anything per message answers 200.
@@ -23,8 +26,9 @@ export function postMcp({ doc }: AppDeps): RequestHandler {
     const body: unknown = req.body;
     const batch = Array.isArray(body);
     const messages = batch ? body : [body];
-    if (messages.length === 0) {
-      res.status(400).json(rpcError(null, rpcCodes.invalidRequest, 'Invalid Request: an empty batch.'));
+    if (messages.length === 0 || messages.length > maxBatch) {
+      const why = messages.length === 0 ? 'an empty batch' : `a batch holds at most ${maxBatch} messages`;
+      res.status(400).json(rpcError(null, rpcCodes.invalidRequest, `Invalid Request: ${why}.`));
       return;
     }
     const checked = checkHeaders(req, messages);

@@ -69,6 +69,8 @@ describe('POST /mcp framing', () => {
     const invalid = await mcp().send({ jsonrpc: '1.0', id: 1, method: 'ping' }).expect(400);
     expect(invalid.body).toMatchObject({ id: 1, error: { code: -32600 } });
     await mcp().send([]).expect(400);
+    const tooMany = Array.from({ length: 21 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+    await mcp().send(tooMany).expect(400);
     const unknownMethod = await mcp().send({ jsonrpc: '2.0', id: 2, method: 'resources/list' }).expect(200);
     expect(unknownMethod.body.error.code).toBe(-32601);
     const unknownTool = await mcp()
@@ -90,8 +92,8 @@ describe('POST /mcp framing', () => {
     );
   });
 
-  it('answers rate_limited in the envelope, a batch of tool calls counting as one request', async () => {
-    const slow = await createTenant(t.deps.pool, { rateLimitPerMinute: 1 });
+  it('answers rate_limited in the envelope; each tool call of a batch takes its own token', async () => {
+    const slow = await createTenant(t.deps.pool, { rateLimitPerMinute: 3 });
     const call = (id: number) => ({
       jsonrpc: '2.0',
       id,
@@ -103,11 +105,13 @@ describe('POST /mcp framing', () => {
       .set(bearer(slow.testKey))
       .send([call(1), call(2), call(3)])
       .expect(200);
+    // The /mcp request and two calls fit in 3 a minute; the third call is a tool failure.
     expect(batch.body.map((r: { result: { isError: boolean } }) => r.result.isError)).toEqual([
       false,
       false,
-      false,
+      true,
     ]);
+    expect(batch.body[2].result.content[0].text).toContain('rate_limited');
     const limited = await t.http.post(api('/mcp')).set(bearer(slow.testKey)).send(call(4)).expect(429);
     expect(limited.body.error.code).toBe('rate_limited');
     expect(limited.headers['retry-after']).toBeDefined();
