@@ -131,6 +131,11 @@ export function showAuthorize(s: OauthServer): RequestHandler {
         csrf,
         appName: r.app.name,
         verified: r.app.verified,
+        // A self-registered app chose its own name: where the answer goes is what can be trusted.
+        selfRegistered:
+          r.app.registration === 'operator'
+            ? null
+            : { sendsTo: new URL(r.redirectUri).host, clientId: r.app.client_id },
         email: person.email,
         scopes: r.scopes,
         workspaces: workspaces.map((w) => ({ memberId: w.member_id, name: w.workspace_name })),

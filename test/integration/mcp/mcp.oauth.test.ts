@@ -311,6 +311,8 @@ describe('an MCP client authorizing itself', () => {
     const verifier = randomBytes(32).toString('base64url');
     await page.goto(authorize(verifier));
     await expect(page.locator('h1').textContent()).resolves.toBe('Allow Metadata Client to act for you?');
+    const notice = (await page.getByText('It registered itself').textContent())!.replace(/\s+/g, ' ');
+    expect(notice).toContain(`your answer goes to 127.0.0.1:${callbackPort}`);
     await page.getByLabel('Test workspace').check();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${redirectUri}?**`);
