@@ -35,14 +35,19 @@ export default async function mcpBench(ctx: BenchContext): Promise<void> {
     await ctx.load({ ...rest, connections: 8, seconds: 2 });
     await ctx.load({ ...mcp, connections: 8, seconds: 2 });
     await ctx.analyze();
+    // ping: the /mcp request alone (auth, body, JSON-RPC, request log), without a tool's REST call.
+    const ping = { ...mcp, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) };
     const restRuns: LoadResult[] = [];
     const mcpRuns: LoadResult[] = [];
+    const pingRuns: LoadResult[] = [];
     for (let i = 0; i < rounds; i++) {
       restRuns.push(await ctx.load({ ...rest, connections: 16, seconds: 4 }));
       mcpRuns.push(await ctx.load({ ...mcp, connections: 16, seconds: 4 }));
+      pingRuns.push(await ctx.load({ ...ping, connections: 16, seconds: 2 }));
     }
     const r = medianResult(restRuns);
     const m = medianResult(mcpRuns);
+    const p = medianResult(pingRuns);
     const p50Ratio = m.p50Ms / Math.max(1, r.p50Ms);
     const p99Ratio = m.p99Ms / Math.max(1, r.p99Ms);
     const verdict = (ratio: number) => `${ratio.toFixed(2)} ${ratio <= 1.2 ? 'PASS' : 'FAIL'}`;
@@ -51,6 +56,8 @@ export default async function mcpBench(ctx: BenchContext): Promise<void> {
       'GET /tasks/{id} p50 / p99 ms': `${r.p50Ms} / ${r.p99Ms}`,
       'tools/call get_task requests/s': m.requestsPerSecond,
       'tools/call get_task p50 / p99 ms': `${m.p50Ms} / ${m.p99Ms}`,
+      'ping (the /mcp layer alone) p50 / p99 ms': `${p.p50Ms} / ${p.p99Ms}`,
+      'ping server CPU ms per call': p.serverCpuMsPerCall,
       'server / postgres CPU ms per call (REST)': `${r.serverCpuMsPerCall} / ${r.postgresCpuMsPerCall}`,
       'server / postgres CPU ms per call (MCP)': `${m.serverCpuMsPerCall} / ${m.postgresCpuMsPerCall}`,
       'errors / non-2xx (REST, MCP)': `${r.errors}/${r.non2xx}, ${m.errors}/${m.non2xx}`,
