@@ -3,10 +3,12 @@ import express, { type Express } from 'express';
 import { apiBasePath } from '../shared/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
+import { installResourceMetadata } from './mcp/resourceMetadata.ts';
 import { installAuthentication, installScopes } from './middleware/installAuth.ts';
 import { installBodyParser } from './middleware/installBodyParsers.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installIdempotency } from './middleware/installIdempotency.ts';
+import { installMcpOrigin } from './middleware/installMcpOrigin.ts';
 import { installOperation } from './middleware/installOperation.ts';
 import { installRateLimit } from './middleware/installRateLimit.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
@@ -42,13 +44,21 @@ export function makeApp(deps: AppDeps): Express {
   });
   // 2b. The OAuth server and the account pages: outside the API base, with error bodies of their own.
   installOauthServer(app, deps);
+  installResourceMetadata(app, deps);
   // 3. The operation is resolved: unknown paths and wrong methods end here, nothing read.
   installOperation(app, deps.doc);
   // 4. Who is calling and may they, in the fixed order: the key (headers only), then the body
   //    (its errors deferred), scopes, rate limit, schema.
-  installAuthentication(app, deps.keyCache, deps.credentialResolvers, deps.failedAuth);
+  installMcpOrigin(app, deps.config);
+  installAuthentication(
+    app,
+    deps.keyCache,
+    deps.credentialResolvers,
+    deps.failedAuth,
+    deps.config.publicBaseUrl,
+  );
   installBodyParser(app);
-  installScopes(app);
+  installScopes(app, deps.config.publicBaseUrl);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
   installValidator(app, deps.doc, deps.config.validateResponses, deps.logger);
   installStorableText(app);

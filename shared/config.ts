@@ -68,6 +68,8 @@ const envSchema = z.object({
   DATABASE_DIRECT_URL: z.string().url().optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Browser origins besides PUBLIC_BASE_URL's that may call POST /mcp (comma-separated). */
+  MCP_ALLOWED_ORIGINS: z.string().default(''),
   S3_ENDPOINT: z.string().url().optional(),
   S3_ACCESS_KEY: z.string().default('S3RVER'),
   S3_SECRET_KEY: z.string().default('S3RVER'),
@@ -144,6 +146,8 @@ export type Config = Readonly<{
   databaseDirectUrl: string | undefined;
   databasePoolSize: number;
   publicBaseUrl: string;
+  /** Origins POST /mcp accepts besides the server's own (DNS-rebinding defence). */
+  mcpAllowedOrigins: readonly string[];
   s3: Readonly<{
     endpoint: string | undefined;
     accessKey: string;
@@ -214,6 +218,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter((o) => o !== ''),
     s3: Object.freeze({
       endpoint: e.S3_ENDPOINT,
       accessKey: e.S3_ACCESS_KEY,

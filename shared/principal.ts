@@ -22,6 +22,8 @@ export type Principal = {
   rateLimitPerMinute: number | null;
   createdAt: string;
   expiresAt: string | null;
+  /** An access token's RFC 8707 resource (see shared/oauth/resources.ts); absent for keys. */
+  audience?: string | null;
 };
 
 /** Does the scope cover the capability `operationId` (`<package>.<operation>`)? */

@@ -38,6 +38,7 @@ export function toTokenPrincipal(row: AccessTokenAuthRow): Principal {
     rateLimitPerMinute: row.rate_limit_per_minute,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
+    audience: row.resource,
   };
 }
 

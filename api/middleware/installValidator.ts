@@ -143,7 +143,8 @@ export function installValidator(
   }
   const validatedOperations = new Set(validated);
   app.use(apiBasePath, (req: Request, _res: Response, next: NextFunction) => {
-    if (req.bodyError !== undefined) return next(req.bodyError);
+    // An operation that validates its own body (POST /mcp answers bad JSON in JSON-RPC) reads the error itself.
+    if (req.bodyError !== undefined && req.operation?.validateBody !== false) return next(req.bodyError);
     next();
   });
   // Mounted at the root, as the validator expects: it reads the full path from the request.

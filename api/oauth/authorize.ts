@@ -19,6 +19,7 @@ function formParams(r: AuthorizeRequest): Record<string, string> {
     code_challenge: r.codeChallenge,
     code_challenge_method: 'S256',
     ...(r.state !== undefined ? { state: r.state } : {}),
+    ...(r.resource !== undefined ? { resource: r.resource } : {}),
   };
 }
 
@@ -50,6 +51,7 @@ async function approve(
       scopes: r.scopes,
       redirectUri: r.redirectUri,
       codeChallenge: r.codeChallenge,
+      resource: r.resource ?? null,
     },
     s.clock,
   );
@@ -63,7 +65,13 @@ async function parse(
   params: Record<string, unknown>,
   status: 302 | 303,
 ): Promise<AuthorizeRequest | null> {
-  const parsed = await parseAuthorizeRequest(s.pool, s.doc, params);
+  const parsed = await parseAuthorizeRequest(
+    s.pool,
+    s.doc,
+    params,
+    s.config.publicBaseUrl,
+    s.metadataClients,
+  );
   switch (parsed.kind) {
     case 'ok':
       return parsed.request;
@@ -123,6 +131,11 @@ export function showAuthorize(s: OauthServer): RequestHandler {
         csrf,
         appName: r.app.name,
         verified: r.app.verified,
+        // A self-registered app chose its own name: where the answer goes is what can be trusted.
+        selfRegistered:
+          r.app.registration === 'operator'
+            ? null
+            : { sendsTo: new URL(r.redirectUri).host, clientId: r.app.client_id },
         email: person.email,
         scopes: r.scopes,
         workspaces: workspaces.map((w) => ({ memberId: w.member_id, name: w.workspace_name })),

@@ -1,8 +1,12 @@
 import { findOauthAppByClientId, type OauthAppRow } from '../../shared/db/queries/oauthApps.ts';
 import type { Db } from '../../shared/db/sql.ts';
+import { isMetadataClientId } from '../../shared/oauth/clientMetadataDocument.ts';
+import { isLoopbackRedirect, withoutPort } from '../../shared/oauth/dynamicRegistration.ts';
 import { isCodeChallenge } from '../../shared/oauth/pkce.ts';
 import { identityScopes } from '../../shared/oauth/registration.ts';
+import { resourceProblem } from '../../shared/oauth/resources.ts';
 import type { ApiDocument } from '../openapi/document.ts';
+import type { MetadataClients } from './metadataClients.ts';
 
 /** A checked authorization request: every field comes from the registered app or was validated. */
 export type AuthorizeRequest = {
@@ -11,13 +15,27 @@ export type AuthorizeRequest = {
   scopes: string[];
   state: string | undefined;
   codeChallenge: string;
+  /** RFC 8707: the resource the tokens will be for; undefined = the whole API and /mcp. */
+  resource: string | undefined;
   /** prompt=consent: ask even when a remembered consent covers the request. */
   forceConsent: boolean;
 };
 
+/**
+ * Exact match, but a self-registered native app's loopback redirect may come back on any port
+ * (RFC 8252 §7.3: the port is picked when the app starts listening).
+ */
+function redirectAllowed(app: OauthAppRow, uri: string): boolean {
+  if (app.redirect_uris.includes(uri)) return true;
+  if (app.registration === 'operator' || !isLoopbackRedirect(uri)) return false;
+  const portless = withoutPort(uri);
+  return app.redirect_uris.some((r) => isLoopbackRedirect(r) && withoutPort(r) === portless);
+}
+
 /** Errors the app's redirect_uri may hear about (RFC 6749 §4.1.2.1). */
 export type RedirectError = {
-  error: 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied';
+  error:
+    'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'invalid_target';
   description: string;
 };
 
@@ -40,19 +58,34 @@ export async function parseAuthorizeRequest(
   db: Db,
   doc: ApiDocument,
   params: Record<string, unknown>,
+  publicBaseUrl: string,
+  metadataClients: MetadataClients,
 ): Promise<Parsed> {
-  for (const name of ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge']) {
+  for (const name of [
+    'client_id',
+    'redirect_uri',
+    'response_type',
+    'scope',
+    'state',
+    'code_challenge',
+    'resource',
+  ]) {
     if (Array.isArray(params[name])) return { kind: 'page', message: `${name} was given more than once.` };
   }
   const clientId = one(params, 'client_id');
-  const app =
-    clientId && /^svc_oc_[0-9A-Za-z]{1,64}$/.test(clientId)
-      ? await findOauthAppByClientId(db, clientId)
-      : null;
+  let app: OauthAppRow | null = null;
+  if (clientId && isMetadataClientId(clientId)) {
+    // Client ID Metadata Document: the URL is the client; its document says what it may do.
+    const resolved = await metadataClients.resolve(clientId);
+    if ('error' in resolved) return { kind: 'page', message: resolved.error };
+    app = resolved.app;
+  } else if (clientId && /^svc_oc_[0-9A-Za-z]{1,64}$/.test(clientId)) {
+    app = await findOauthAppByClientId(db, clientId);
+  }
   if (!app) return { kind: 'page', message: 'This app is not registered (unknown client_id).' };
   const redirectUri = one(params, 'redirect_uri');
   // Exact string match against the registered list: no prefix, no normalisation (spec, RFC 9700 §4.1.3).
-  if (!redirectUri || !app.redirect_uris.includes(redirectUri)) {
+  if (!redirectUri || !redirectAllowed(app, redirectUri)) {
     return { kind: 'page', message: 'The redirect_uri is not one this app registered.' };
   }
   const state = one(params, 'state');
@@ -86,6 +119,9 @@ export async function parseAuthorizeRequest(
       return fail('invalid_scope', `An unverified app may not ask for: ${sensitive.join(' ')}.`);
     }
   }
+  const resource = one(params, 'resource');
+  const resourceIssue = resource === undefined ? null : resourceProblem(publicBaseUrl, resource);
+  if (resourceIssue) return fail('invalid_target', resourceIssue);
   return {
     kind: 'ok',
     request: {
@@ -94,6 +130,7 @@ export async function parseAuthorizeRequest(
       scopes,
       state,
       codeChallenge: challenge,
+      resource,
       forceConsent: one(params, 'prompt') === 'consent',
     },
   };

@@ -17,6 +17,7 @@ import { decideAuthorize, showAuthorize } from './authorize.ts';
 import { InvalidClient } from './clientAuth.ts';
 import { metadataEndpoint } from './metadata.ts';
 import { makeOauthServer } from './oauthServer.ts';
+import { registerEndpoint } from './registerEndpoint.ts';
 import { revokeEndpoint } from './revokeEndpoint.ts';
 import { tokenEndpoint } from './tokenEndpoint.ts';
 
@@ -79,10 +80,11 @@ export function installOauthServer(app: Express, deps: AppDeps): void {
   const metadata = metadataEndpoint(deps);
 
   const tokens = Router();
-  tokens.use(['/token', '/revoke'], tokenHeaders, formBody, jsonBody);
+  tokens.use(['/token', '/revoke', '/register'], tokenHeaders, formBody, jsonBody);
   tokens.post('/token', tokenEndpoint(deps, s.grants, s.forgetTokens));
   tokens.post('/revoke', revokeEndpoint(deps, s.forgetTokens));
-  tokens.use(['/token', '/revoke'], tokenErrors(deps, s.forgetTokens));
+  tokens.post('/register', registerEndpoint(deps));
+  tokens.use(['/token', '/revoke', '/register'], tokenErrors(deps, s.forgetTokens));
   app.use('/oauth', tokens);
 
   // RFC 8414 §3: {oauth_url}/.well-known/… as the spec says, and the path-inserted form for an issuer

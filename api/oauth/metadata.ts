@@ -14,6 +14,10 @@ export function metadataEndpoint(deps: AppDeps): RequestHandler {
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
     revocation_endpoint: `${issuer}/revoke`,
+    // RFC 7591: MCP clients register themselves (public clients, PKCE).
+    registration_endpoint: `${issuer}/register`,
+    // draft-ietf-oauth-client-id-metadata-document: a client_id may be the https URL of its metadata.
+    client_id_metadata_document_supported: true,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     // RFC 9207: redirects carry iss, so a client talking to several servers cannot be mixed up.

@@ -2,15 +2,23 @@ import type { DatabasePool } from 'slonik';
 
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
+import type { MetadataFetchOptions } from '../../shared/oauth/clientMetadataDocument.ts';
 import type { GrantOptions } from '../../shared/oauth/grants.ts';
 import { defaultSignInLimits, type SignInLimits } from '../../shared/oauth/signIn.ts';
 import type { AppDeps } from '../deps.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import { CsrfKeys } from '../pages/csrf.ts';
 import { BrowserSessions } from '../pages/sessions.ts';
+import { MetadataClients } from './metadataClients.ts';
 
 /** What tests may change about the authorization server: its clock, the refresh grace window, sign-in limits. */
-export type OauthOptions = { clock?: Clock; refreshGraceMs?: number; signInLimits?: SignInLimits };
+export type OauthOptions = {
+  clock?: Clock;
+  refreshGraceMs?: number;
+  signInLimits?: SignInLimits;
+  /** How client metadata documents are fetched (tests serve them on loopback). */
+  clientMetadataFetch?: Partial<MetadataFetchOptions>;
+};
 
 /** The authorization server's collaborators, built once per app. */
 export type OauthServer = {
@@ -23,6 +31,7 @@ export type OauthServer = {
   signInLimits: SignInLimits;
   sessions: BrowserSessions;
   csrf: CsrfKeys;
+  metadataClients: MetadataClients;
   logger: AppDeps['logger'];
   /** Forgets this process's cached token lookups after tokens were ended (a rotation, a revocation, a cut-off). */
   forgetTokens(): void;
@@ -43,6 +52,7 @@ export function makeOauthServer(deps: AppDeps): OauthServer {
     signInLimits: deps.oauth?.signInLimits ?? defaultSignInLimits,
     sessions: new BrowserSessions(deps.pool, clock, deps.config.publicBaseUrl.startsWith('https:')),
     csrf: new CsrfKeys(deps.pool),
+    metadataClients: new MetadataClients(deps.pool, deps.doc, deps.oauth?.clientMetadataFetch),
     logger: deps.logger,
     forgetTokens: () => deps.accessTokenCache?.clear(),
   };

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 
 import { exchangeCode, type GrantOptions, refreshTokens } from '../../shared/oauth/grants.ts';
 import { OauthError } from '../../shared/oauth/oauthError.ts';
+import { resourceProblem } from '../../shared/oauth/resources.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticateClient } from './clientAuth.ts';
 
@@ -10,6 +11,16 @@ function param(body: Record<string, unknown>, name: string): string {
   if (typeof value !== 'string' || value === '') {
     throw new OauthError('invalid_request', `${name} is required.`);
   }
+  return value;
+}
+
+/** RFC 8707 `resource`: one absolute URI this server protects, or none. */
+function resourceParam(deps: AppDeps, body: Record<string, unknown>): string | undefined {
+  const value = body.resource;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new OauthError('invalid_target', 'Name one resource.');
+  const problem = resourceProblem(deps.config.publicBaseUrl, value);
+  if (problem) throw new OauthError('invalid_target', problem);
   return value;
 }
 
@@ -26,6 +37,7 @@ export function tokenEndpoint(
       throw new OauthError('unsupported_grant_type', 'Use authorization_code or refresh_token.');
     }
     const client = await authenticateClient(deps.pool, req);
+    const resource = resourceParam(deps, body);
     const response =
       grantType === 'authorization_code'
         ? await exchangeCode(
@@ -35,6 +47,7 @@ export function tokenEndpoint(
               code: param(body, 'code'),
               redirectUri: param(body, 'redirect_uri'),
               codeVerifier: param(body, 'code_verifier'),
+              resource,
             },
             options,
           )
@@ -44,6 +57,7 @@ export function tokenEndpoint(
             {
               refreshToken: param(body, 'refresh_token'),
               scope: typeof body.scope === 'string' ? body.scope : undefined,
+              resource,
             },
             options,
           );

@@ -60,6 +60,8 @@ export function consentView(input: {
   csrf: string;
   appName: string;
   verified: boolean;
+  /** For an app that registered itself (RFC 7591 or a metadata document): where the code goes, and its id. */
+  selfRegistered: { sendsTo: string; clientId: string } | null;
   email: string;
   scopes: string[];
   workspaces: { memberId: string; name: string }[];
@@ -73,6 +75,14 @@ export function consentView(input: {
     <p class="muted">
       Signed in as ${input.email}. ${input.verified ? 'This app is verified.' : 'This app is not verified.'}
     </p>
+    ${
+      input.selfRegistered
+        ? html`<p class="muted">
+            It registered itself (client ${input.selfRegistered.clientId}); your answer goes to
+            ${input.selfRegistered.sendsTo}.
+          </p>`
+        : ''
+    }
     <form method="post" action="/oauth/authorize">
       <input type="hidden" name="_csrf" value="${input.csrf}" />
       ${hidden}

@@ -11,6 +11,7 @@ import { getMe } from './platform/getMe.ts';
 import { getOpenapi } from './platform/getOpenapi.ts';
 import { getReference } from './platform/getReference.ts';
 import { getStatus } from './platform/getStatus.ts';
+import { postMcp } from './platform/postMcp.ts';
 import { taskHandlers } from './tasks/index.ts';
 import { videoHandlers } from './videos/index.ts';
 
@@ -23,6 +24,7 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     'platform.status': getStatus(deps),
     'platform.me': getMe,
     'platform.reference': getReference(deps),
+    'platform.mcp': postMcp(deps),
     'jobs.read': getJob(deps),
     ...generationHandlers(deps),
     ...taskHandlers(deps),

@@ -31,6 +31,8 @@ export const errorStatus = {
   key_spend_limit_reached: 402,
   insufficient_credits: 402,
   storage_quota_exceeded: 507,
+  /** Beyond the spec: POST /mcp from a browser origin that is not allowed (MCP transport rule). */
+  origin_not_allowed: 403,
   rate_limited: 429,
   internal_error: 500,
 } as const;

@@ -32,6 +32,18 @@ async function settle(run: Promise<Outcome>): Promise<TokenResponse> {
   return outcome.ok;
 }
 
+/**
+ * RFC 8707 at the token endpoint: a code or refresh token bound to a resource mints tokens for that
+ * one only; one bound to none may be narrowed to a resource (the endpoint checked it is ours).
+ */
+function narrowedResource(bound: string | null, asked: string | undefined): string | null | OauthError {
+  if (asked === undefined) return bound;
+  if (bound !== null && asked !== bound) {
+    return new OauthError('invalid_target', `This grant is for ${bound}, not ${asked}.`);
+  }
+  return asked;
+}
+
 const badCode = (why: string, endedTokens = false) => new OauthError('invalid_grant', why, { endedTokens });
 
 /**
@@ -43,7 +55,7 @@ const badCode = (why: string, endedTokens = false) => new OauthError('invalid_gr
 export function exchangeCode(
   pool: DatabasePool,
   client: Client,
-  input: { code: string; redirectUri: string; codeVerifier: string },
+  input: { code: string; redirectUri: string; codeVerifier: string; resource: string | undefined },
   options: GrantOptions,
 ): Promise<TokenResponse> {
   if (!isTokenOf('code', input.code)) return Promise.reject(badCode('The authorization code is not valid.'));
@@ -70,11 +82,14 @@ export function exchangeCode(
       if (!verifierMatches(input.codeVerifier, code.code_challenge)) {
         return { refused: badCode('code_verifier does not match the code_challenge.') };
       }
+      const resource = narrowedResource(code.resource, input.resource);
+      if (resource instanceof OauthError) return { refused: resource };
       await markCodeUsed(tx, code.id, isoAt(options.clock));
       const { response } = await issueTokens(tx, {
         grantId: code.grant_id,
         familyId: code.id,
         scopes: code.scopes,
+        resource,
         clock: options.clock,
       });
       return { ok: response };
@@ -94,7 +109,7 @@ const badRefresh = (why = 'The refresh token is not valid.', endedTokens = false
 export function refreshTokens(
   pool: DatabasePool,
   client: Client,
-  input: { refreshToken: string; scope: string | undefined },
+  input: { refreshToken: string; scope: string | undefined; resource: string | undefined },
   options: GrantOptions,
 ): Promise<TokenResponse> {
   if (!isTokenOf('refresh', input.refreshToken)) return Promise.reject(badRefresh());
@@ -132,10 +147,13 @@ export function refreshTokens(
         // Narrowing keeps offline_access only when asked for again (RFC 6749 §6).
         scopes = asked;
       }
+      const resource = narrowedResource(token.resource, input.resource);
+      if (resource instanceof OauthError) return { refused: resource };
       const issued = await issueTokens(tx, {
         grantId: token.grant_id,
         familyId: token.family_id,
         scopes,
+        resource,
         clock,
       });
       await markRotated(

@@ -20,6 +20,7 @@ export async function issueCode(
     scopes: string[];
     redirectUri: string;
     codeChallenge: string;
+    resource: string | null;
   },
   clock: Clock,
 ): Promise<string> {
@@ -40,6 +41,7 @@ export async function issueCode(
       codeChallenge: input.codeChallenge,
       scopes: input.scopes,
       expiresAt: isoAt(clock, lifetimeMs.code),
+      resource: input.resource,
     });
   });
   return code;

@@ -22,7 +22,7 @@ export const wantsRefresh = (scopes: string[]) => scopes.includes('offline_acces
  */
 export async function issueTokens(
   tx: Db,
-  input: { grantId: string; familyId: string; scopes: string[]; clock: Clock },
+  input: { grantId: string; familyId: string; scopes: string[]; resource: string | null; clock: Clock },
 ): Promise<{ response: TokenResponse; pair: SealedPair }> {
   const { clock } = input;
   const createdAt = isoAt(clock);
@@ -42,6 +42,7 @@ export async function issueTokens(
       scopes: input.scopes,
       expiresAt: isoAt(clock, lifetimeMs.refresh),
       createdAt,
+      resource: input.resource,
     });
   }
   const accessToken = newOpaqueToken('access');
@@ -57,6 +58,7 @@ export async function issueTokens(
     scopes: input.scopes,
     expiresAt: accessExpiresAt,
     createdAt,
+    resource: input.resource,
   });
   const scope = input.scopes.join(' ');
   return {

@@ -7,7 +7,12 @@ export type OauthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'unsupported_token_type'
-  | 'server_error';
+  | 'server_error'
+  // RFC 8707 §2: a resource this server does not protect, or not the one granted.
+  | 'invalid_target'
+  // RFC 7591 §3.2.2, dynamic client registration.
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 const statusOf: Record<OauthErrorCode, number> = {
   invalid_request: 400,
@@ -18,6 +23,9 @@ const statusOf: Record<OauthErrorCode, number> = {
   invalid_scope: 400,
   unsupported_token_type: 400,
   server_error: 500,
+  invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
 };
 
 /** A refusal of the token or revoke endpoint, answered as `{ error, error_description }`. */

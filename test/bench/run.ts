@@ -2,6 +2,7 @@ import brainSearchBench from './brainSearch.ts';
 import filesBench from './files.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
+import mcpBench from './mcp.ts';
 import meBench from './me.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
@@ -17,6 +18,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'jobs', run: jobsBench },
   { name: 'brain search', run: brainSearchBench },
   { name: 'files', run: filesBench },
+  { name: 'mcp get_task', run: mcpBench },
 ];
 
 const only = process.argv[2];

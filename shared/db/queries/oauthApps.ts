@@ -4,8 +4,9 @@ import { type Db, sql } from '../sql.ts';
 
 export type NewOauthApp = {
   id: string;
-  projectId: string;
-  workspaceId: string;
+  /** Null for a self-registered app (RFC 7591): it belongs to no project until a person consents. */
+  projectId: string | null;
+  workspaceId: string | null;
   name: string;
   clientId: string;
   clientSecretHash: Buffer | null;
@@ -13,6 +14,7 @@ export type NewOauthApp = {
   redirectUris: string[];
   scopes: string[];
   verified: boolean;
+  registration?: 'operator' | 'dynamic' | 'metadata';
 };
 
 const insertedAppRow = z.object({ id: z.string(), client_id: z.string() });
@@ -20,18 +22,19 @@ const insertedAppRow = z.object({ id: z.string(), client_id: z.string() });
 export function insertOauthApp(db: Db, app: NewOauthApp) {
   return db.one(sql.type(insertedAppRow)`
     insert into oauth_apps (id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris,
-                            scopes, verified)
+                            scopes, verified, registration)
     values (${app.id}, ${app.projectId}, ${app.workspaceId}, ${app.name}, ${app.clientId},
             ${app.clientSecretHash === null ? null : sql.binary(app.clientSecretHash)}, ${app.type},
-            ${sql.array(app.redirectUris, 'text')}, ${sql.array(app.scopes, 'text')}, ${app.verified})
+            ${sql.array(app.redirectUris, 'text')}, ${sql.array(app.scopes, 'text')}, ${app.verified},
+            ${app.registration ?? 'operator'})
     returning id, client_id
   `);
 }
 
 const appRow = z.object({
   id: z.string(),
-  project_id: z.string(),
-  workspace_id: z.string(),
+  project_id: z.string().nullable(),
+  workspace_id: z.string().nullable(),
   name: z.string(),
   client_id: z.string(),
   client_secret_hash: z.instanceof(Buffer).nullable(),
@@ -39,12 +42,14 @@ const appRow = z.object({
   redirect_uris: z.array(z.string()),
   scopes: z.array(z.string()),
   verified: z.boolean(),
+  registration: z.enum(['operator', 'dynamic', 'metadata']),
   created_at: z.string(),
 });
 export type OauthAppRow = z.infer<typeof appRow>;
 
 const appColumns = sql.fragment`
-  id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris, scopes, verified, created_at
+  id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris, scopes, verified, registration,
+  created_at
 `;
 
 export function findOauthAppByClientId(db: Db, clientId: string) {
@@ -60,5 +65,22 @@ export function setOauthAppVerified(db: Db, clientId: string) {
 export function listOauthApps(db: Db, projectId: string) {
   return db.any(sql.type(appRow)`
     select ${appColumns} from oauth_apps where project_id = ${projectId} order by created_at, id
+  `);
+}
+
+/** A metadata-document app (client_id = its URL) as last fetched: inserted, or its document's changes kept. */
+export function upsertMetadataApp(
+  db: Db,
+  app: { id: string; clientId: string; name: string; redirectUris: string[]; scopes: string[] },
+) {
+  return db.one(sql.type(appRow)`
+    insert into oauth_apps (id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris,
+                            scopes, verified, registration)
+    values (${app.id}, null, null, ${app.name}, ${app.clientId}, null, 'public',
+            ${sql.array(app.redirectUris, 'text')}, ${sql.array(app.scopes, 'text')}, false, 'metadata')
+    on conflict (client_id) do update
+      set name = excluded.name, redirect_uris = excluded.redirect_uris, scopes = excluded.scopes
+      where oauth_apps.registration = 'metadata'
+    returning ${appColumns}
   `);
 }

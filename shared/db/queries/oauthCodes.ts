@@ -10,13 +10,14 @@ export type NewCode = {
   codeChallenge: string;
   scopes: string[];
   expiresAt: string;
+  resource: string | null;
 };
 
 export async function insertCode(db: Db, c: NewCode): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    insert into oauth_codes (id, code_hash, grant_id, redirect_uri, code_challenge, scopes, expires_at)
+    insert into oauth_codes (id, code_hash, grant_id, redirect_uri, code_challenge, scopes, expires_at, resource)
     values (${c.id}, ${sql.binary(c.codeHash)}, ${c.grantId}, ${c.redirectUri}, ${c.codeChallenge},
-            ${sql.array(c.scopes, 'text')}, ${c.expiresAt})
+            ${sql.array(c.scopes, 'text')}, ${c.expiresAt}, ${c.resource})
   `);
 }
 
@@ -31,6 +32,7 @@ const lockedCodeRow = z.object({
   scopes: z.array(z.string()),
   expires_at: z.string(),
   used_at: z.string().nullable(),
+  resource: z.string().nullable(),
 });
 export type LockedCode = z.infer<typeof lockedCodeRow>;
 
@@ -38,7 +40,7 @@ export type LockedCode = z.infer<typeof lockedCodeRow>;
 export function lockCode(db: Db, codeHash: Buffer) {
   return db.maybeOne(sql.type(lockedCodeRow)`
     select c.id, c.grant_id, g.app_id, g.workspace_id, g.revoked_at as grant_revoked_at, c.redirect_uri,
-           c.code_challenge, c.scopes, c.expires_at, c.used_at
+           c.code_challenge, c.scopes, c.expires_at, c.used_at, c.resource
     from oauth_codes c join oauth_grants g on g.id = c.grant_id
     where c.code_hash = ${sql.binary(codeHash)}
     for update of c

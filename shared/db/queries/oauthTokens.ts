@@ -13,14 +13,15 @@ export type NewToken = {
   scopes: string[];
   expiresAt: string;
   createdAt: string;
+  resource: string | null;
 };
 
 export async function insertToken(db: Db, t: NewToken): Promise<void> {
   await db.query(sql.typeAlias('void')`
     insert into oauth_tokens (id, kind, token_hash, hint, grant_id, family_id, refresh_token_id, scopes, expires_at,
-                              created_at)
+                              created_at, resource)
     values (${t.id}, ${t.kind}, ${sql.binary(t.tokenHash)}, ${t.hint}, ${t.grantId}, ${t.familyId},
-            ${t.refreshTokenId}, ${sql.array(t.scopes, 'text')}, ${t.expiresAt}, ${t.createdAt})
+            ${t.refreshTokenId}, ${sql.array(t.scopes, 'text')}, ${t.expiresAt}, ${t.createdAt}, ${t.resource})
   `);
 }
 
@@ -36,6 +37,7 @@ const lockedTokenRow = z.object({
   revoked_at: z.string().nullable(),
   rotated_at: z.string().nullable(),
   successor_sealed: z.instanceof(Buffer).nullable(),
+  resource: z.string().nullable(),
 });
 export type LockedToken = z.infer<typeof lockedTokenRow>;
 
@@ -46,7 +48,7 @@ export type LockedToken = z.infer<typeof lockedTokenRow>;
 export function lockToken(db: Db, tokenHash: Buffer) {
   return db.maybeOne(sql.type(lockedTokenRow)`
     select t.id, t.kind, t.grant_id, t.family_id, g.app_id, g.revoked_at as grant_revoked_at, t.scopes,
-           t.expires_at, t.revoked_at, t.rotated_at, t.successor_sealed
+           t.expires_at, t.revoked_at, t.rotated_at, t.successor_sealed, t.resource
     from oauth_tokens t join oauth_grants g on g.id = t.grant_id
     where t.token_hash = ${sql.binary(tokenHash)}
     for update of t
@@ -95,6 +97,7 @@ const accessAuthRow = z.object({
   currency: z.string(),
   rate_limit_per_minute: z.number().nullable(),
   projects: z.array(z.object({ id: z.string(), name: z.string() })),
+  resource: z.string().nullable(),
 });
 export type AccessTokenAuthRow = z.infer<typeof accessAuthRow>;
 
@@ -107,12 +110,18 @@ export function findAccessTokenForAuth(db: Db, tokenHash: Buffer) {
     select t.id, t.hint, t.grant_id, t.scopes, t.expires_at, coalesce(t.revoked_at, g.revoked_at) as revoked_at,
            t.created_at, g.workspace_id, g.member_id, a.id as app_id, a.name as app_name, w.currency,
            w.rate_limit_per_minute,
-           case when p.archived_at is null then json_build_array(json_build_object('id', p.id, 'name', p.name))
-                else '[]'::json end as projects
+           case when a.project_id is null then
+                  -- A self-registered app acts in every active project of the consenting workspace.
+                  (select coalesce(json_agg(json_build_object('id', wp.id, 'name', wp.name) order by wp.created_at, wp.id),
+                                   '[]'::json)
+                   from projects wp where wp.workspace_id = g.workspace_id and wp.archived_at is null)
+                when p.archived_at is null then json_build_array(json_build_object('id', p.id, 'name', p.name))
+                else '[]'::json end as projects,
+           t.resource
     from oauth_tokens t
     join oauth_grants g on g.id = t.grant_id
     join oauth_apps a on a.id = g.app_id
-    join projects p on p.id = a.project_id
+    left join projects p on p.id = a.project_id
     join members m on m.id = g.member_id
     join workspaces w on w.id = g.workspace_id
     where t.token_hash = ${sql.binary(tokenHash)} and t.kind = 'access'

@@ -1,0 +1,54 @@
+import type { RequestHandler } from 'express';
+
+import type { AppError } from '../../../shared/errors/appError.ts';
+import type { AppDeps } from '../../deps.ts';
+import { dispatch } from '../../mcp/dispatch.ts';
+import { checkHeaders } from '../../mcp/headerChecks.ts';
+import { rpcCodes, rpcError, type RpcResponse } from '../../mcp/jsonRpc.ts';
+import { toolsOf } from '../../mcp/tools.ts';
+
+// Each tool call is a whole API request: a batch stays a handful of them.
+const maxBatch = 20;
+
+/**
+ * POST /mcp, stateless Streamable HTTP: answers in JSON (never SSE: nothing here streams). Framing
+ * errors of the whole body answer 400 with a JSON-RPC error; anything per message answers 200.
+ */
+export function postMcp({ doc }: AppDeps): RequestHandler {
+  const tools = toolsOf(doc);
+  return async (req, res) => {
+    if (req.bodyError !== undefined) {
+      const type = ((req.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
+      if (type !== 'entity.parse.failed') throw req.bodyError;
+      res.status(400).json(rpcError(null, rpcCodes.parseError, 'Parse error: the body is not valid JSON.'));
+      return;
+    }
+    const body: unknown = req.body;
+    const batch = Array.isArray(body);
+    const messages = batch ? body : [body];
+    if (messages.length === 0 || messages.length > maxBatch) {
+      const why = messages.length === 0 ? 'an empty batch' : `a batch holds at most ${maxBatch} messages`;
+      res.status(400).json(rpcError(null, rpcCodes.invalidRequest, `Invalid Request: ${why}.`));
+      return;
+    }
+    const checked = checkHeaders(req, messages);
+    if ('error' in checked) {
+      res.status(400).json(checked.error);
+      return;
+    }
+    const answers: RpcResponse[] = [];
+    for (const [seq, message] of messages.entries()) {
+      const answer = await dispatch(req, message, { tools, seq, stateless: checked.stateless });
+      if (answer) answers.push(answer);
+    }
+    if (answers.length === 0) {
+      res.status(202).end();
+      return;
+    }
+    if (!batch && 'error' in answers[0]! && answers[0].error.code === rpcCodes.invalidRequest) {
+      res.status(400).json(answers[0]);
+      return;
+    }
+    res.json(batch ? answers : answers[0]);
+  };
+}

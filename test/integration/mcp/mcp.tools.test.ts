@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+
+import { commands } from '../../../cli/admin.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Harness, startHarness } from '../oauth/harness.ts';
+
+// The official SDK client, over real HTTP, as Claude, Cursor or the Inspector would connect.
+let h: Harness;
+let staffId: string;
+let workflowId: string;
+let broke: Tenant;
+
+const allTools = [
+  'create_task',
+  'get_task',
+  'list_task_messages',
+  'send_task_message',
+  'list_staff',
+  'run_workflow',
+  'list_projects',
+  'search_brain',
+];
+
+async function connect(secret: string): Promise<Client> {
+  const client = new Client({ name: 'mcp-tools-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.base}/api/pub/v1/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${secret}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+type Structured = Record<string, unknown>;
+const structured = (r: unknown) => (r as { structuredContent: Structured }).structuredContent;
+const text = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
+
+beforeAll(async () => {
+  h = await startHarness();
+  const staff = (await commands['staff create']!.run(h.t.deps.pool, {
+    workspace: h.tenant.workspaceId,
+    name: 'Writer',
+    role: 'You write notes.',
+  })) as { staff: { id: string } };
+  staffId = staff.staff.id;
+  const wf = (await commands['workflow create']!.run(h.t.deps.pool, {
+    workspace: h.tenant.workspaceId,
+    name: 'Team note',
+    prompt: 'Write a note about {{topic}}.',
+    fields: JSON.stringify([{ key: 'topic', type: 'text', required: true, maxLength: 40 }]),
+    staff: staffId,
+  })) as { workflow: { id: string } };
+  workflowId = wf.workflow.id;
+  await commands['brain add-page']!.run(h.t.deps.pool, {
+    workspace: h.tenant.workspaceId,
+    title: 'Holiday policy',
+    body: 'Everyone gets thirty days of holiday each year.',
+  });
+  broke = await createTenant(h.t.deps.pool, { credits: 0 });
+});
+afterAll(() => h.close());
+
+describe('every tool through the SDK client with an API key', () => {
+  it('lists the eight tools with descriptions and input and output schemas', async () => {
+    const client = await connect(h.tenant.testKey);
+    expect(client.getServerVersion()?.name).toBe('svc-platform');
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual([...allTools].sort());
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+    }
+    const getTask = tools.find((x) => x.name === 'get_task')!;
+    expect(getTask.inputSchema.required).toEqual(['taskId']);
+    await client.close();
+  });
+
+  it('calls every tool, with structured content and a text rendering', async () => {
+    const client = await connect(h.tenant.testKey);
+    const projects = await client.callTool({ name: 'list_projects', arguments: {} });
+    expect(structured(projects).projects).toEqual([expect.objectContaining({ id: h.tenant.projectId })]);
+    const staff = await client.callTool({ name: 'list_staff', arguments: {} });
+    expect(JSON.stringify(structured(staff))).toContain(staffId);
+    const created = await client.callTool({
+      name: 'create_task',
+      arguments: { input: 'Draft the release notes.', staffId },
+    });
+    expect(created.isError).toBe(false);
+    const task = structured(created).task as { id: string; title: string };
+    expect(JSON.parse(text(created))).toEqual(structured(created));
+    const read = await client.callTool({ name: 'get_task', arguments: { taskId: task.id } });
+    expect((structured(read).task as { id: string }).id).toBe(task.id);
+    const sent = await client.callTool({
+      name: 'send_task_message',
+      arguments: { taskId: task.id, input: 'Keep it short.' },
+    });
+    expect(sent.isError).toBe(false);
+    const messages = await client.callTool({
+      name: 'list_task_messages',
+      arguments: { taskId: task.id, limit: 10 },
+    });
+    const data = structured(messages).data as { text: string }[];
+    expect(data.map((m) => m.text)).toEqual(
+      expect.arrayContaining(['Draft the release notes.', 'Keep it short.']),
+    );
+    const run = await client.callTool({
+      name: 'run_workflow',
+      arguments: { workflowId, values: { topic: 'launch' } },
+    });
+    expect(run.isError).toBe(false);
+    expect((structured(run).task as { id: string }).id).toMatch(/./);
+    const search = await client.callTool({ name: 'search_brain', arguments: { query: 'holiday' } });
+    expect((structured(search).results as { title: string }[])[0]!.title).toBe('Holiday policy');
+    await client.close();
+  });
+
+  it('answers failures as isError results the model can act on', async () => {
+    const client = await connect(h.tenant.testKey);
+    const missing = await client.callTool({ name: 'get_task', arguments: { taskId: 'task_nope' } });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toContain('not_found');
+    const invalid = await client.callTool({ name: 'create_task', arguments: { input: '', colour: 'red' } });
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toContain('invalid_request_body');
+    const noId = await client.callTool({ name: 'get_task', arguments: {} });
+    expect(text(noId)).toContain('taskId is required');
+    const values = await client.callTool({ name: 'run_workflow', arguments: { workflowId, values: {} } });
+    expect(text(values)).toContain('invalid_workflow_values');
+    await client.close();
+    const poor = await connect(broke.liveKey);
+    const noCredit = await poor.callTool({ name: 'create_task', arguments: { input: 'Anything' } });
+    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${broke.liveKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Anything' }),
+    });
+    // Task work is billed when the reply runs, so POST /tasks accepts without credit; the tool
+    // answers as the REST call does (an empty balance shows on the reply, not here).
+    expect(rest.status).toBe(202);
+    expect(noCredit.isError).toBe(false);
+    await poor.close();
+  });
+
+  it('shows only the tools a key may call, and refuses the others as a tool failure', async () => {
+    const narrow = await h.tenant.key({
+      livemode: false,
+      scopeLevel: 'operation',
+      operations: ['tasks.read'],
+    });
+    const client = await connect(narrow.secret);
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual(['get_task', 'list_projects']);
+    const refused = await client.callTool({ name: 'list_staff', arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain('api_key_operation_scope');
+    await client.close();
+  });
+
+  it('meters the reply of a task made by the tool as the REST call is metered', async () => {
+    await h.t.startWorker();
+    const client = await connect(h.tenant.liveKey);
+    const viaTool = await client.callTool({
+      name: 'create_task',
+      arguments: { input: 'Summarise the week.' },
+    });
+    await client.close();
+    const toolTask = (structured(viaTool).task as { id: string }).id;
+    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.tenant.liveKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Summarise the week.' }),
+    });
+    const restTask = ((await rest.json()) as { task: { id: string } }).task.id;
+    const record = z.object({
+      operation: z.string(),
+      cost_minor: z.number(),
+      currency: z.string(),
+      project_id: z.string(),
+      key_id: z.string().nullable(),
+      livemode: z.boolean(),
+    });
+    const meteredFor = (taskId: string) =>
+      h.t.deps.pool.maybeOne(sql.type(record)`
+        select m.operation, m.cost_minor::int, m.currency, m.project_id, m.key_id, m.livemode
+        from metering_records m join jobs j on j.id = m.job_id
+        where j.input ->> 'taskId' = ${taskId} or j.input ->> 'messageId' in (
+          select id from task_messages where task_id = ${taskId})
+      `);
+    const deadline = Date.now() + 20_000;
+    let pair: [unknown, unknown] = [null, null];
+    while (Date.now() < deadline) {
+      pair = [await meteredFor(toolTask), await meteredFor(restTask)];
+      if (pair[0] && pair[1]) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(pair[0]).not.toBeNull();
+    expect(pair[0]).toEqual(pair[1]);
+    expect((pair[0] as { cost_minor: number }).cost_minor).toBeGreaterThan(0);
+  });
+
+  it('writes the request-log entry the REST call writes', async () => {
+    const client = await connect(h.tenant.testKey);
+    const created = await client.callTool({ name: 'create_task', arguments: { input: 'Log me.' } });
+    const taskId = (structured(created).task as { id: string }).id;
+    await client.callTool({ name: 'get_task', arguments: { taskId } });
+    await client.close();
+    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.tenant.testKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Log me.' }),
+    });
+    expect(rest.status).toBe(202);
+    await h.t.deps.requestLog.flush();
+    const row = z.object({
+      path: z.string(),
+      status: z.number(),
+      cost_minor: z.number(),
+      project_id: z.string().nullable(),
+      key_id: z.string().nullable(),
+      request_id: z.string(),
+    });
+    const rows = await h.t.deps.pool.any(sql.type(row)`
+      select path, status, cost_minor::int, project_id, key_id, request_id from request_logs
+      where workspace_id = ${h.tenant.workspaceId} and method = 'POST' and path = '/api/pub/v1/tasks'
+        and request_body ->> 'input' = 'Log me.'
+      order by created_at
+    `);
+    expect(rows).toHaveLength(2);
+    const [viaMcp, viaRest] = rows;
+    const { request_id: mcpId, ...mcpEntry } = viaMcp!;
+    const { request_id: _restId, ...restEntry } = viaRest!;
+    expect(mcpEntry).toEqual(restEntry);
+    // The tool call's entry names the /mcp request it served.
+    expect(mcpId).toMatch(/^req_[A-Za-z0-9]+\.0$/);
+  });
+});
