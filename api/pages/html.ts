@@ -48,13 +48,28 @@ const style = raw(`
   label { display: block; margin: .75rem 0 .25rem; } input[type=email], input[type=password] { width: 100%; padding: .4rem; }
   button { margin: 1rem .5rem 0 0; padding: .5rem 1rem; } ul { padding-left: 1.2rem; } code { font-size: .85rem; }
   fieldset { border: 1px solid #ccc; margin: 1rem 0; } .app { border-top: 1px solid #ddd; padding: .75rem 0; }
+  body.wide { max-width: 72rem; } table { border-collapse: collapse; width: 100%; font-size: .9rem; }
+  th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+  nav a { margin-right: 1rem; } a:focus, button:focus, input:focus, select:focus { outline: 3px solid #36c; }
+  input[type=text], input[type=number], input[type=datetime-local], select { padding: .3rem; }
+  .secret { font: 1rem monospace; background: #ffd; padding: .5rem; word-break: break-all; }
+  pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; font-size: .8rem; white-space: pre-wrap; }
+  .bars { display: flex; align-items: flex-end; gap: 1px; height: 3rem; } .bars span { flex: 1; min-width: 2px; }
+  .up { background: #2a2; } .partial { background: #da2; } .down { background: #c22; } .none { background: #ccc; }
+  form.inline { display: inline; } form.inline button { margin: 0; padding: .2rem .5rem; }
 `);
 
 /**
  * Sends a whole page: no script, no third-party resource, never cached, never framed (a consent
  * page inside another site's frame would invite clickjacking).
  */
-export function sendPage(res: Response, status: number, title: string, body: SafeHtml): void {
+export function sendPage(
+  res: Response,
+  status: number,
+  title: string,
+  body: SafeHtml,
+  options: { wide?: boolean } = {},
+): void {
   res
     .status(status)
     .set({
@@ -77,7 +92,7 @@ export function sendPage(res: Response, status: number, title: string, body: Saf
               ${style}
             </style>
           </head>
-          <body>
+          <body class="${options.wide ? 'wide' : ''}">
             ${body}
           </body>
         </html> `.text,
