@@ -1,0 +1,142 @@
+import { mkdir } from 'node:fs/promises';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+
+import { launchChromium } from '../../../worker/render/chromium.ts';
+import { type Harness, password, startHarness } from '../oauth/harness.ts';
+
+// The console as a member meets it: real Chromium on the real pages, keys used with plain fetch.
+let h: Harness;
+let browser: Browser;
+let page: Page;
+const artifacts = 'test/artifacts/console';
+const xss = '<img src=x onerror="window.__xss=1">';
+
+const shot = (name: string) => page.screenshot({ path: `${artifacts}/${name}.png`, fullPage: true });
+const staff = async (secret: string) =>
+  (await fetch(`${h.base}/api/pub/v1/staff`, { headers: { authorization: `Bearer ${secret}` } })).status;
+
+beforeAll(async () => {
+  await mkdir(artifacts, { recursive: true });
+  h = await startHarness();
+  browser = await launchChromium();
+  page = await (await browser.newContext({ javaScriptEnabled: true })).newPage();
+});
+afterAll(async () => {
+  await browser?.close();
+  await h.close();
+});
+
+let secret = '';
+let keyName = '';
+
+describe('the web console in Chromium', () => {
+  it('signs in and lists keys', async () => {
+    await page.goto(`${h.base}/console`);
+    expect(await page.title()).toBe('Sign in');
+    await page.fill('#email', h.email);
+    await page.fill('#password', password);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${h.base}/console/${h.tenant.memberId}/keys`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('API keys');
+    await shot('keys-empty');
+  });
+
+  it('creates a key scoped to one operation; its secret is shown once and works only there', async () => {
+    await page.getByRole('link', { name: 'Create a key' }).click();
+    keyName = `CI key ${xss}`;
+    await page.fill('#name', keyName);
+    await page.check('input[name=scope_level][value=operation]');
+    await page.check('input[name=operations][value="staff.list"]');
+    await page.fill('#cap', '500');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    secret = await page.locator('#secret').inputValue();
+    expect(secret).toMatch(/^svc_sk_test_/);
+    await expect(page.locator('h1').textContent()).resolves.toBe(keyName);
+    await shot('key-created');
+    expect(await staff(secret)).toBe(200);
+    const other = await fetch(`${h.base}/api/pub/v1/tasks/task_nope`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(other.status).toBe(403);
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
+    const row = page.locator('tr', { hasText: 'CI key' });
+    await expect(row.textContent()).resolves.toContain('of 5.00 USD');
+    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.locator('img').count()).toBe(0);
+    // Screenshots last: a full-page capture of a long page leaves later clicks near its foot unreliable.
+    await shot('keys');
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/keys/new`);
+    await shot('key-new');
+  });
+
+  it('shows the calls in the request log, filtered, and one call in full', async () => {
+    await h.t.deps.requestLog.flush();
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/logs`);
+    await page.selectOption('#f-op', 'staff.list');
+    await page.fill('#f-status', '2xx');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/operation=staff.list/);
+    const rows = page.locator('tbody tr');
+    await expect(rows.count()).resolves.toBe(1);
+    await expect(rows.first().textContent()).resolves.toContain('/api/pub/v1/staff');
+    await shot('logs');
+    await rows.first().locator('a').click();
+    await expect(page.locator('dl').textContent()).resolves.toMatch(/Request id\s*req_/);
+    await shot('log-call');
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/logs?status=403`);
+    await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+  });
+
+  it('rolls the key: the old secret works for the overlap, then stops', async () => {
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
+    const row = page.locator('tr', { hasText: 'CI key' });
+    await row.locator('input[name=overlap_seconds]').fill('2');
+    await row.getByRole('button', { name: /^Roll / }).click();
+    const rolled = await page.locator('#secret').inputValue();
+    expect(rolled).not.toBe(secret);
+    await shot('key-rolled');
+    expect(await staff(rolled)).toBe(200);
+    expect(await staff(secret)).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await staff(secret)).toBe(401);
+    expect(await staff(rolled)).toBe(200);
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
+    await page
+      .locator('tr', { hasText: 'CI key' })
+      .getByRole('button', { name: /^Revoke / })
+      .click();
+    await page.waitForURL(`${h.base}/console/${h.tenant.memberId}/keys`);
+    expect(await staff(rolled)).toBe(401);
+  });
+
+  it('keeps workspaces apart; a member without developer access cannot create keys', async () => {
+    await page.goto(`${h.base}/console/${h.second.memberId}/keys`);
+    const body = (await page.locator('main').textContent()) ?? '';
+    expect(body).toContain('cannot create keys');
+    expect(body).not.toContain('CI key');
+    await shot('keys-second-workspace');
+    const form = await page.goto(`${h.base}/console/${h.second.memberId}/keys/new`);
+    expect(form?.status()).toBe(403);
+    await page.goto(`${h.base}/console/${h.second.memberId}/logs`);
+    await expect(page.locator('tbody tr').count()).resolves.toBe(0);
+    const stranger = await page.goto(`${h.base}/console/mem_someone_else/keys`);
+    expect(stranger?.status()).toBe(404);
+  });
+
+  it('refuses a form without this session’s CSRF token', async () => {
+    const res = await page.request.post(`${h.base}/console/${h.tenant.memberId}/keys`, {
+      form: { _csrf: 'forged', name: 'x', projects: h.tenant.projectId },
+    });
+    expect(res.status()).toBe(403);
+  });
+
+  it('serves the public status page', async () => {
+    const res = await page.goto(`${h.base}/status`);
+    expect(res?.status()).toBe(200);
+    await expect(page.locator('section').count()).resolves.toBe(5);
+    await expect(page.locator('section').first().locator('.bars span').count()).resolves.toBe(90);
+    await shot('status');
+  });
+});
