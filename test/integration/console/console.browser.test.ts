@@ -11,7 +11,7 @@ let h: Harness;
 let browser: Browser;
 let page: Page;
 const artifacts = 'test/artifacts/console';
-const xss = '<img src=x onerror="window.__xss=1">';
+const xss = '<img src=x onerror="globalThis.__xss=1">';
 
 const shot = (name: string) => page.screenshot({ path: `${artifacts}/${name}.png`, fullPage: true });
 const staff = async (secret: string) =>
@@ -63,7 +63,7 @@ describe('the web console in Chromium', () => {
     await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
     const row = page.locator('tr', { hasText: 'CI key' });
     await expect(row.textContent()).resolves.toContain('of 5.00 USD');
-    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
     expect(await page.locator('img').count()).toBe(0);
     // Screenshots last: a full-page capture of a long page leaves later clicks near its foot unreliable.
     await shot('keys');
