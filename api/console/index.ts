@@ -6,6 +6,7 @@ import { consoleContext } from './context.ts';
 import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
 import { showLog, showLogs } from './logsPages.ts';
 import { showStatusPage } from './statusPage.ts';
+import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
 
 const formBody = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 500 });
 
@@ -31,4 +32,7 @@ export function installConsole(pages: Router, s: OauthServer, deps: AppDeps): vo
   pages.post('/console/:memberId/keys/:keyId/roll', formBody, rollKey(s));
   pages.get('/console/:memberId/logs', showLogs(s));
   pages.get('/console/:memberId/logs/:call', showLog(s));
+  pages.get('/console/:memberId/usage', showUsage(s));
+  pages.get('/console/:memberId/usage/records', showSpendRecords(s));
+  pages.get('/console/:memberId/usage.csv', downloadSpendCsv(s));
 }

@@ -4,6 +4,7 @@ import type { ConsoleContext } from './context.ts';
 const sections = [
   ['keys', 'API keys'],
   ['logs', 'Request log'],
+  ['usage', 'Usage and spend'],
 ] as const;
 
 /** Every console page's frame: the workspace, its sections as plain links, and sign-out. */

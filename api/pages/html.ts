@@ -56,6 +56,9 @@ const style = raw(`
   pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; font-size: .8rem; white-space: pre-wrap; }
   .bars { display: flex; align-items: flex-end; gap: 1px; height: 3rem; } .bars span { flex: 1; min-width: 2px; }
   .up { background: #2a2; } .partial { background: #da2; } .down { background: #c22; } .none { background: #ccc; }
+  .chart { display: flex; align-items: stretch; gap: 1px; height: 10rem; border-bottom: 1px solid #999; }
+  .chart .day { flex: 1; display: flex; flex-direction: column-reverse; } .chart a { display: block; min-height: 1px; }
+  .legend { list-style: none; padding: 0; } .legend li { display: inline-block; margin-right: 1rem; }
   form.inline { display: inline; } form.inline button { margin: 0; padding: .2rem .5rem; }
 `);
 

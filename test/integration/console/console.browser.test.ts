@@ -2,7 +2,9 @@ import { mkdir } from 'node:fs/promises';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
+import { z } from 'zod';
 
+import { sql } from '../../../shared/db/sql.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 
@@ -87,6 +89,34 @@ describe('the web console in Chromium', () => {
     await shot('log-call');
     await page.goto(`${h.base}/console/${h.tenant.memberId}/logs?status=403`);
     await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+  });
+
+  it('shows spend per day by key, the metering records behind a bar, and a CSV', async () => {
+    const keyId = await h.t.deps.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      select id from api_keys where workspace_id = ${h.tenant.workspaceId} and name like 'CI key%'
+    `);
+    // Test keys are free: the spend a live call would meter is written as the metering code writes it.
+    await h.t.deps.pool.query(sql.typeAlias('void')`
+      insert into metering_records (id, workspace_id, project_id, key_id, operation, livemode, usage, cost_minor,
+                                    currency, request_id, created_at)
+      values ('mr_console_1', ${h.tenant.workspaceId}, ${h.tenant.projectId}, ${keyId}, 'text.generate', true,
+              '{"input_tokens": 12}', 1234, 'USD', 'req_console_1', now() - interval '1 day'),
+             ('mr_console_2', ${h.second.workspaceId}, ${h.tenant.projectId}, null, 'text.generate', true,
+              '{}', 999, 'USD', 'req_elsewhere', now())
+    `);
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/usage?split=key`);
+    const main = (await page.locator('main').textContent()) ?? '';
+    expect(main).toContain('Spend in the last 90 days: 12.34 USD');
+    expect(main).not.toContain('9.99');
+    await shot('usage');
+    await page.locator(`.chart a[href*="part=${keyId}"]`).click();
+    await expect(page.locator('tbody').textContent()).resolves.toContain('req_console_1');
+    await shot('usage-records');
+    const csv = await page.request.get(`${h.base}/console/${h.tenant.memberId}/usage.csv?split=key`);
+    expect(csv.headers()['content-type']).toContain('text/csv');
+    const text = await csv.text();
+    expect(text).toContain('mr_console_1');
+    expect(text).not.toContain('mr_console_2');
   });
 
   it('rolls the key: the old secret works for the overlap, then stops', async () => {
