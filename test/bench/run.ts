@@ -1,4 +1,5 @@
 import brainSearchBench from './brainSearch.ts';
+import consoleLogBench from './consoleLog.ts';
 import filesBench from './files.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
@@ -17,6 +18,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'jobs', run: jobsBench },
   { name: 'brain search', run: brainSearchBench },
   { name: 'files', run: filesBench },
+  { name: 'console request log', run: consoleLogBench },
 ];
 
 const only = process.argv[2];
