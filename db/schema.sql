@@ -637,11 +637,13 @@ create table webhook_delivery_attempts (
   error text,
   duration_ms integer not null,
   created_at timestamp with time zone not null default now(),
+  response_excerpt text,
   constraint webhook_delivery_attempts_attempt_check CHECK ((attempt > 0)),
   constraint webhook_delivery_attempts_delivery_id_attempt_key UNIQUE (delivery_id, attempt),
   constraint webhook_delivery_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
   constraint webhook_delivery_attempts_duration_ms_check CHECK ((duration_ms >= 0)),
-  constraint webhook_delivery_attempts_pkey PRIMARY KEY (id)
+  constraint webhook_delivery_attempts_pkey PRIMARY KEY (id),
+  constraint webhook_delivery_attempts_response_excerpt_check CHECK ((octet_length(response_excerpt) <= 2048))
 );
 
 create table webhook_endpoints (

@@ -7,6 +7,14 @@ import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages
 import { showLog, showLogs } from './logsPages.ts';
 import { showStatusPage } from './statusPage.ts';
 import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
+import {
+  createWebhook,
+  resendWebhookDelivery,
+  rotateWebhook,
+  showDeliveries,
+  showWebhooks,
+  toggleWebhook,
+} from './webhooksPages.ts';
 
 const formBody = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 500 });
 
@@ -35,4 +43,14 @@ export function installConsole(pages: Router, s: OauthServer, deps: AppDeps): vo
   pages.get('/console/:memberId/usage', showUsage(s));
   pages.get('/console/:memberId/usage/records', showSpendRecords(s));
   pages.get('/console/:memberId/usage.csv', downloadSpendCsv(s));
+  pages.get('/console/:memberId/webhooks', showWebhooks(s));
+  pages.post('/console/:memberId/webhooks', formBody, createWebhook(s));
+  pages.get('/console/:memberId/webhooks/:endpointId', showDeliveries(s));
+  pages.post('/console/:memberId/webhooks/:endpointId/rotate', formBody, rotateWebhook(s));
+  pages.post('/console/:memberId/webhooks/:endpointId/enabled', formBody, toggleWebhook(s));
+  pages.post(
+    '/console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend',
+    formBody,
+    resendWebhookDelivery(s),
+  );
 }

@@ -5,6 +5,7 @@ const sections = [
   ['keys', 'API keys'],
   ['logs', 'Request log'],
   ['usage', 'Usage and spend'],
+  ['webhooks', 'Webhooks'],
 ] as const;
 
 /** Every console page's frame: the workspace, its sections as plain links, and sign-out. */

@@ -14,3 +14,8 @@ create index request_logs_workspace_key_idx on request_logs (workspace_id, key_i
 -- Calls made by an OAuth app, filtered the same way.
 create index request_logs_workspace_app_idx on request_logs (workspace_id, oauth_app_id, created_at, id)
   where oauth_app_id is not null;
+
+-- The start of a receiver's answer to a webhook attempt (at most 512 bytes), shown in the console's
+-- delivery log so a failing receiver's own explanation is visible.
+alter table webhook_delivery_attempts
+  add column response_excerpt text check (octet_length(response_excerpt) <= 2048);

@@ -1,11 +1,17 @@
+import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
+import { recordEvent } from '../../../shared/events.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
+import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
+import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 
 // The console as a member meets it: real Chromium on the real pages, keys used with plain fetch.
@@ -21,15 +27,35 @@ const staff = async (secret: string) =>
 
 beforeAll(async () => {
   await mkdir(artifacts, { recursive: true });
-  h = await startHarness();
+  h = await startHarness({}, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+  worker = await startStandaloneWorker(h.t, (ctx) => ({
+    webhook__deliver: webhookDeliver(ctx, { retryDelaysMs: [], timeoutMs: 2000 }),
+  }));
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      received.push(body);
+      // The first delivery fails with an explanation; the resend succeeds.
+      if (received.length === 1) res.writeHead(503).end('<b>busy</b> try later');
+      else res.writeHead(204).end();
+    });
+  }).listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
   browser = await launchChromium();
   page = await (await browser.newContext({ javaScriptEnabled: true })).newPage();
 });
 afterAll(async () => {
   await browser?.close();
+  await worker?.stop();
+  receiver?.closeAllConnections();
+  receiver?.close();
   await h.close();
 });
 
+let worker: StandaloneWorker;
+let receiver: Server;
+const received: string[] = [];
 let secret = '';
 let keyName = '';
 
@@ -141,11 +167,54 @@ describe('the web console in Chromium', () => {
     expect(await staff(rolled)).toBe(401);
   });
 
+  it('registers a webhook, shows a failed delivery with the answer, and resends it', async () => {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook?x="><script>alert(1)</script>`;
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/webhooks`);
+    await page.fill('#wh-url', url);
+    await page.check('input[name=events][value="job.failed"]');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect(page.locator('#secret').inputValue()).resolves.toMatch(/^whsec_/);
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/webhooks`);
+    await expect(page.locator('tbody').textContent()).resolves.toContain('/hook?x=');
+    expect(await page.locator('script').count()).toBe(0);
+    await shot('webhooks');
+    await h.t.deps.pool.transaction((tx) =>
+      recordEvent(tx, {
+        workspaceId: h.tenant.workspaceId,
+        projectId: h.tenant.projectId,
+        type: 'job.failed',
+        data: { job: { id: 'job_console' } },
+      }),
+    );
+    await waitUntil(async () => (received.length >= 1 ? true : undefined));
+    const endpointLink = page.locator('tbody a').first();
+    await endpointLink.click();
+    const delivery = page.locator('tr[data-delivery]');
+    await waitUntil(async () => {
+      await page.reload();
+      return (await delivery.textContent())?.includes('HTTP 503') ? true : undefined;
+    });
+    await expect(delivery.textContent()).resolves.toContain('failed');
+    // The receiver's answer is shown as text.
+    await expect(delivery.locator('pre').textContent()).resolves.toBe('<b>busy</b> try later');
+    await delivery.getByRole('button', { name: 'Resend' }).click();
+    await waitUntil(async () => (received.length >= 2 ? true : undefined));
+    expect(received[1]).toBe(received[0]);
+    await waitUntil(async () => {
+      await page.reload();
+      return (await delivery.textContent())?.includes('HTTP 204') ? true : undefined;
+    });
+    await expect(delivery.textContent()).resolves.toContain('succeeded');
+    await shot('webhook-deliveries');
+  });
+
   it('keeps workspaces apart; a member without developer access cannot create keys', async () => {
     await page.goto(`${h.base}/console/${h.second.memberId}/keys`);
     const body = (await page.locator('main').textContent()) ?? '';
     expect(body).toContain('cannot create keys');
     expect(body).not.toContain('CI key');
+    await page.goto(`${h.base}/console/${h.second.memberId}/webhooks`);
+    expect(await page.locator('main').textContent()).not.toContain('/hook');
     await shot('keys-second-workspace');
     const form = await page.goto(`${h.base}/console/${h.second.memberId}/keys/new`);
     expect(form?.status()).toBe(403);
