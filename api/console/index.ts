@@ -6,6 +6,7 @@ import { consoleContext } from './context.ts';
 import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
 import { showLog, showLogs } from './logsPages.ts';
 import { showStatusPage } from './statusPage.ts';
+import { fileContent, showTask, showTasks, videoFile } from './tasksPages.ts';
 import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
 import {
   createWebhook,
@@ -43,6 +44,10 @@ export function installConsole(pages: Router, s: OauthServer, deps: AppDeps): vo
   pages.get('/console/:memberId/usage', showUsage(s));
   pages.get('/console/:memberId/usage/records', showSpendRecords(s));
   pages.get('/console/:memberId/usage.csv', downloadSpendCsv(s));
+  pages.get('/console/:memberId/tasks', showTasks(s));
+  pages.get('/console/:memberId/tasks/:taskId', showTask(s));
+  pages.get('/console/:memberId/videos/:videoId/file', videoFile(s, deps));
+  pages.get('/console/:memberId/files/:fileId/content', fileContent(s, deps));
   pages.get('/console/:memberId/webhooks', showWebhooks(s));
   pages.post('/console/:memberId/webhooks', formBody, createWebhook(s));
   pages.get('/console/:memberId/webhooks/:endpointId', showDeliveries(s));

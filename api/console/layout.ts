@@ -6,6 +6,7 @@ const sections = [
   ['logs', 'Request log'],
   ['usage', 'Usage and spend'],
   ['webhooks', 'Webhooks'],
+  ['tasks', 'Tasks'],
 ] as const;
 
 /** Every console page's frame: the workspace, its sections as plain links, and sign-out. */

@@ -87,8 +87,9 @@ export function rotateWebhook(s: OauthServer): RequestHandler {
       c.member.workspace_id,
     );
     const rotated = endpoint ? await rotateWebhookSecret(s.pool, endpoint.id, c.member.workspace_id) : null;
-    if (!endpoint || !rotated)
-      {return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');}
+    if (!endpoint || !rotated) {
+      return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+    }
     sendPage(
       res,
       200,

@@ -71,15 +71,15 @@ export function sendPage(
   status: number,
   title: string,
   body: SafeHtml,
-  options: { wide?: boolean } = {},
+  options: { wide?: boolean; media?: boolean } = {},
 ): void {
   res
     .status(status)
     .set({
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy':
-        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      // Media from this origin only where a page plays it (the console's media board).
+      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline';${options.media ? " media-src 'self';" : ''} frame-ancestors 'none'; base-uri 'none'`,
       'X-Frame-Options': 'DENY',
       'Referrer-Policy': 'no-referrer',
       'X-Content-Type-Options': 'nosniff',

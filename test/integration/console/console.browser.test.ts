@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,6 +9,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events.ts';
+import { newId } from '../../../shared/ids.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
@@ -208,11 +209,75 @@ describe('the web console in Chromium', () => {
     await shot('webhook-deliveries');
   });
 
+  it("opens a task's media board: messages, a video played by range, files to download; payloads inert", async () => {
+    const { pool, objectStore } = h.t.deps;
+    const mp4 = await readFile('shared/videos/fixtures/16x9-720p.mp4');
+    const taskId = newId('task');
+    const videoFileId = newId('file');
+    const docId = newId('file');
+    await objectStore.put(`console-test/${videoFileId}`, mp4, mp4.length, 'video/mp4');
+    await objectStore.put(`console-test/${docId}`, Buffer.from('<script>alert(1)</script>'), 25, 'text/html');
+    await pool.query(sql.typeAlias('void')`
+      insert into tasks (id, workspace_id, project_id, title) values (${taskId}, ${h.tenant.workspaceId}, ${h.tenant.projectId}, ${`Launch ${xss}`})
+    `);
+    await pool.query(sql.typeAlias('void')`
+      insert into task_messages (id, workspace_id, task_id, seq, role, text)
+      values (${newId('msg')}, ${h.tenant.workspaceId}, ${taskId}, 1, 'user', ${`Make a clip ${xss}`})
+    `);
+    await pool.query(sql.typeAlias('void')`
+      insert into files (id, workspace_id, filename, mime_type, size_bytes, kind, storage_key, task_id)
+      values (${videoFileId}, ${h.tenant.workspaceId}, 'clip.mp4', 'video/mp4', ${mp4.length}, 'video',
+              ${`console-test/${videoFileId}`}, ${taskId}),
+             (${docId}, ${h.tenant.workspaceId}, ${`notes ${xss}.html`}, 'text/html', 25, 'file',
+              ${`console-test/${docId}`}, ${taskId})
+    `);
+    const videoId = newId('vid');
+    await pool.query(sql.typeAlias('void')`
+      insert into videos (id, workspace_id, task_id, project_id, file_id, title, prompt, status, aspect_ratio,
+                          resolution, requested_duration_seconds, duration_seconds, livemode)
+      values (${videoId}, ${h.tenant.workspaceId}, ${taskId}, ${h.tenant.projectId}, ${videoFileId}, 'Teaser',
+              'a teaser', 'ready', '16:9', '720p', 2, 2, false)
+    `);
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/tasks`);
+    const mediaFetch = page
+      .waitForResponse(
+        (r) => r.url().endsWith(`/videos/${videoId}/file`) && r.request().headers().range !== undefined,
+      )
+      .then((r) => r.status());
+    await page.getByRole('link', { name: /^Launch / }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe(`Launch ${xss}`);
+    await expect(page.locator('.messages').textContent()).resolves.toContain(`Make a clip ${xss}`);
+    await expect(page.locator(`li[data-file="${docId}"]`).textContent()).resolves.toContain(
+      `notes ${xss}.html`,
+    );
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.locator('script').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
+    const video = page.locator(`li[data-video="${videoId}"] video`);
+    await expect(video.count()).resolves.toBe(1);
+    // The browser's own media stack fetches the clip by Range (preload="metadata"): answered 206.
+    await expect(mediaFetch).resolves.toBe(206);
+    await shot('task-board');
+    const src = await video.getAttribute('src');
+    const range = await page.request.get(`${h.base}${src!}`, { headers: { range: 'bytes=100-199' } });
+    expect(range.status()).toBe(206);
+    expect(range.headers()['content-range']).toBe(`bytes 100-199/${mp4.length}`);
+    expect(Buffer.compare(await range.body(), mp4.subarray(100, 200))).toBe(0);
+    const doc = await page.request.get(`${h.base}/console/${h.tenant.memberId}/files/${docId}/content`);
+    expect(doc.headers()['content-disposition']).toMatch(/^attachment/);
+    expect(doc.headers()['content-security-policy']).toBe('sandbox');
+    // Another workspace's member cannot reach the bytes through their own console path.
+    const elsewhere = await page.request.get(`${h.base}/console/${h.second.memberId}/videos/${videoId}/file`);
+    expect(elsewhere.status()).toBe(404);
+  });
+
   it('keeps workspaces apart; a member without developer access cannot create keys', async () => {
     await page.goto(`${h.base}/console/${h.second.memberId}/keys`);
     const body = (await page.locator('main').textContent()) ?? '';
     expect(body).toContain('cannot create keys');
     expect(body).not.toContain('CI key');
+    await page.goto(`${h.base}/console/${h.second.memberId}/tasks`);
+    expect(await page.locator('main').textContent()).not.toContain('Launch');
     await page.goto(`${h.base}/console/${h.second.memberId}/webhooks`);
     expect(await page.locator('main').textContent()).not.toContain('/hook');
     await shot('keys-second-workspace');
