@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 
 import type { AppDeps } from '../deps.ts';
 import type { OauthServer } from '../oauth/oauthServer.ts';
+import { registerApp, showApps } from './appsPages.ts';
 import { consoleContext } from './context.ts';
 import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
 import { showLog, showLogs } from './logsPages.ts';
@@ -48,6 +49,8 @@ export function installConsole(pages: Router, s: OauthServer, deps: AppDeps): vo
   pages.get('/console/:memberId/tasks/:taskId', showTask(s));
   pages.get('/console/:memberId/videos/:videoId/file', videoFile(s, deps));
   pages.get('/console/:memberId/files/:fileId/content', fileContent(s, deps));
+  pages.get('/console/:memberId/apps', showApps(s));
+  pages.post('/console/:memberId/apps', formBody, registerApp(s));
   pages.get('/console/:memberId/webhooks', showWebhooks(s));
   pages.post('/console/:memberId/webhooks', formBody, createWebhook(s));
   pages.get('/console/:memberId/webhooks/:endpointId', showDeliveries(s));

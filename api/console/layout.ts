@@ -7,6 +7,7 @@ const sections = [
   ['usage', 'Usage and spend'],
   ['webhooks', 'Webhooks'],
   ['tasks', 'Tasks'],
+  ['apps', 'OAuth apps'],
 ] as const;
 
 /** Every console page's frame: the workspace, its sections as plain links, and sign-out. */

@@ -269,8 +269,9 @@ export const coreCommands: CommandTable = {
     },
     run: async (pool, v) => {
       const key = await findApiKey(pool, requireFlag(v, 'key'));
-      if (!key || key.revoked_at !== null)
-        {throw new CliError('not_found', `no unrevoked key ${String(v.key)}`);}
+      if (!key || key.revoked_at !== null) {
+        throw new CliError('not_found', `no unrevoked key ${String(v.key)}`);
+      }
       const overlapSeconds = integerFlag(v, 'overlap') ?? 3600;
       if (overlapSeconds * 1000 > maxRollOverlapMs) {
         throw new CliError('invalid_arguments', '--overlap is at most 86400 seconds (24 h)');

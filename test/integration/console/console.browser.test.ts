@@ -271,6 +271,27 @@ describe('the web console in Chromium', () => {
     expect(elsewhere.status()).toBe(404);
   });
 
+  it('registers an OAuth app through the same rules as the CLI; sensitive scopes need verification', async () => {
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/apps`);
+    await page.fill('#app-name', `Sync ${xss}`);
+    await page.fill('#app-redirects', 'https://sync.example/cb');
+    await page.check('input[name=scopes][value="files.upload"]');
+    await page.getByRole('button', { name: 'Register app' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('verified app: files.upload');
+    await page.fill('#app-name', `Sync ${xss}`);
+    await page.fill('#app-redirects', 'https://sync.example/cb');
+    await page.check('input[name=scopes][value="tasks.read"]');
+    await page.getByRole('button', { name: 'Register app' }).click();
+    await expect(page.locator('#secret').inputValue()).resolves.toMatch(/^svc_ocs_/);
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/apps`);
+    const row = page.locator('tr[data-app]');
+    await expect(row.textContent()).resolves.toContain(`Sync ${xss}`);
+    await expect(row.textContent()).resolves.toContain('not verified');
+    await expect(row.textContent()).resolves.toContain('Read a task');
+    expect(await page.locator('img').count()).toBe(0);
+    await shot('apps');
+  });
+
   it('keeps workspaces apart; a member without developer access cannot create keys', async () => {
     await page.goto(`${h.base}/console/${h.second.memberId}/keys`);
     const body = (await page.locator('main').textContent()) ?? '';
