@@ -65,7 +65,7 @@ export function registerApp(s: OauthServer): RequestHandler {
         'apps',
         appSecretView(c, field(req, 'name'), registered.app.clientId, registered.app.clientSecret),
       ),
-      { wide: true },
+      { wide: true, copy: true },
     );
   };
 }

@@ -1,7 +1,7 @@
 import type { listWorkspaceOauthApps } from '../../shared/db/queries/oauthApps.ts';
 import { identityScopes } from '../../shared/oauth/registration.ts';
 import type { ApiDocument } from '../openapi/document.ts';
-import { html, type SafeHtml } from '../pages/html.ts';
+import { copyButton, html, type SafeHtml } from '../pages/html.ts';
 import { scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
 
@@ -103,7 +103,14 @@ export function appSecretView(
         ? html`<p>Copy the client secret now: it will not be shown again.</p>
             <p>
               <label for="secret">Client secret</label
-              ><input id="secret" class="secret" type="text" readonly value="${clientSecret}" size="60" />
+              ><input
+                id="secret"
+                class="secret"
+                type="text"
+                readonly
+                value="${clientSecret}"
+                size="60"
+              />${copyButton('secret')}
             </p>`
         : html`<p>A public app has no secret: it proves itself with PKCE.</p>`
     }

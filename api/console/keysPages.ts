@@ -74,7 +74,7 @@ export function createKey(s: OauthServer): RequestHandler {
       201,
       'Key created',
       consoleFrame(c, 'keys', secretView(c, resolved.input.name, key.secret, 'Your new key’s secret.')),
-      wide,
+      { wide: true, copy: true },
     );
   };
 }
@@ -128,7 +128,7 @@ export function rollKey(s: OauthServer): RequestHandler {
           `The key has a new secret; the old one works until ${rolled.previousUntil.replace('T', ' ').slice(0, 19)} UTC.`,
         ),
       ),
-      wide,
+      { wide: true, copy: true },
     );
   };
 }

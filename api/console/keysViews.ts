@@ -1,6 +1,6 @@
 import type { ListedKey } from '../../shared/db/queries/apiKeys.ts';
 import type { ApiDocument } from '../openapi/document.ts';
-import { html, type SafeHtml } from '../pages/html.ts';
+import { copyButton, html, type SafeHtml } from '../pages/html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
 
 function keyState(k: ListedKey, now: number): string {
@@ -156,7 +156,14 @@ export function secretView(c: ConsoleContext, name: string, secret: string, note
     <p>${note} Copy it now: it will not be shown again.</p>
     <p>
       <label for="secret">Secret</label
-      ><input id="secret" class="secret" type="text" readonly value="${secret}" size="60" />
+      ><input
+        id="secret"
+        class="secret"
+        type="text"
+        readonly
+        value="${secret}"
+        size="60"
+      />${copyButton('secret')}
     </p>
     <p><a href="${c.base}/keys">Back to keys</a></p>`;
 }

@@ -72,7 +72,7 @@ export function createWebhook(s: OauthServer): RequestHandler {
     });
     if ('problem' in created) return sendList(s, c, res, '', 400, created.problem.message);
     const secretPage = webhookSecretView(c, field(req, 'url'), created.endpoint.secret);
-    sendPage(res, 201, 'Webhook added', consoleFrame(c, 'webhooks', secretPage), wide);
+    sendPage(res, 201, 'Webhook added', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
   };
 }
 
@@ -95,7 +95,7 @@ export function rotateWebhook(s: OauthServer): RequestHandler {
       200,
       'Secret rotated',
       consoleFrame(c, 'webhooks', webhookSecretView(c, endpoint.url, rotated.secret)),
-      wide,
+      { wide: true, copy: true },
     );
   };
 }

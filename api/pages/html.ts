@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import type { Response } from 'express';
 
 /** Markup that is already safe: only `html` and `raw` make it. */
@@ -62,6 +64,20 @@ const style = raw(`
   form.inline { display: inline; } form.inline button { margin: 0; padding: .2rem .5rem; }
 `);
 
+// The only script any page runs: a copy button for a secret shown once. It ships hidden, so without
+// JavaScript there is no dead button (the secret's field is readonly and selectable). Allowed by its
+// hash alone, so an injected script still could not run.
+const copyScript = raw(
+  "for (const b of document.querySelectorAll('button[data-copy]')) { b.hidden = false; b.addEventListener('click', () => { const f = document.getElementById(b.dataset.copy); f.select(); navigator.clipboard.writeText(f.value).then(() => { b.textContent = 'Copied'; }, () => { b.textContent = 'Press Ctrl+C'; }); }); }",
+);
+// Built outside any template Prettier formats: the hash covers the script's exact text.
+const copyScriptTag = raw(`<script>${copyScript.text}</script>`);
+const copyScriptHash = `'sha256-${createHash('sha256').update(copyScript.text).digest('base64')}'`;
+
+/** A copy button for the field `fieldId` (needs `copy: true` on the page). */
+export const copyButton = (fieldId: string) =>
+  html`<button type="button" data-copy="${fieldId}" hidden>Copy</button>`;
+
 /**
  * Sends a whole page: no script, no third-party resource, never cached, never framed (a consent
  * page inside another site's frame would invite clickjacking).
@@ -71,7 +87,7 @@ export function sendPage(
   status: number,
   title: string,
   body: SafeHtml,
-  options: { wide?: boolean; media?: boolean } = {},
+  options: { wide?: boolean; media?: boolean; copy?: boolean } = {},
 ): void {
   res
     .status(status)
@@ -79,7 +95,7 @@ export function sendPage(
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
       // Media from this origin only where a page plays it (the console's media board).
-      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline';${options.media ? " media-src 'self';" : ''} frame-ancestors 'none'; base-uri 'none'`,
+      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline';${options.media ? " media-src 'self';" : ''}${options.copy ? ` script-src ${copyScriptHash};` : ''} frame-ancestors 'none'; base-uri 'none'`,
       'X-Frame-Options': 'DENY',
       'Referrer-Policy': 'no-referrer',
       'X-Content-Type-Options': 'nosniff',
@@ -96,7 +112,7 @@ export function sendPage(
             </style>
           </head>
           <body class="${options.wide ? 'wide' : ''}">
-            ${body}
+            ${body} ${options.copy ? copyScriptTag : ''}
           </body>
         </html> `.text,
     );

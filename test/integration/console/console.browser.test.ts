@@ -44,7 +44,9 @@ beforeAll(async () => {
   }).listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   browser = await launchChromium();
-  page = await (await browser.newContext({ javaScriptEnabled: true })).newPage();
+  page = await (
+    await browser.newContext({ javaScriptEnabled: true, permissions: ['clipboard-read', 'clipboard-write'] })
+  ).newPage();
 });
 afterAll(async () => {
   await browser?.close();
@@ -82,6 +84,13 @@ describe('the web console in Chromium', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     secret = await page.locator('#secret').inputValue();
     expect(secret).toMatch(/^svc_sk_test_/);
+    // The copy button is the one script a page may run (by its hash): shown only when it runs.
+    const copy = page.locator('button[data-copy]');
+    await expect(copy.isVisible()).resolves.toBe(true);
+    await copy.click();
+    await page.waitForFunction("document.querySelector('button[data-copy]').textContent !== 'Copy'");
+    await expect(copy.textContent()).resolves.toBe('Copied');
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
     await expect(page.locator('h1').textContent()).resolves.toBe(keyName);
     await shot('key-created');
     expect(await staff(secret)).toBe(200);
@@ -149,6 +158,9 @@ describe('the web console in Chromium', () => {
   it('rolls the key: the old secret works for the overlap, then stops', async () => {
     await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
     const row = page.locator('tr', { hasText: 'CI key' });
+    await expect(row.locator('td').nth(5).textContent()).resolves.toMatch(
+      /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/,
+    );
     await row.locator('input[name=overlap_seconds]').fill('2');
     await row.getByRole('button', { name: /^Roll / }).click();
     const rolled = await page.locator('#secret').inputValue();
