@@ -1,16 +1,26 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
 import { resolveKeyRequest } from '../../shared/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../shared/keys.ts';
 import type { OauthServer } from '../oauth/oauthServer.ts';
 import { sendErrorPage, sendPage } from '../pages/html.ts';
-import { consoleContext, field, fields, param } from './context.ts';
+import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
 import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
 
 const wide = { wide: true };
+
+/**
+ * Keys are a developer's tools: without developer access a member may look, not mint, roll (which
+ * would hand them a working secret of a colleague's key) or revoke.
+ */
+function needsDeveloper(c: ConsoleContext, res: Response): boolean {
+  if (c.member.has_developer_access) return false;
+  sendErrorPage(res, 403, 'No developer access', 'You cannot change keys in this workspace.');
+  return true;
+}
 
 /** GET /console/:memberId/keys */
 export function showKeys(s: OauthServer): RequestHandler {
@@ -30,10 +40,7 @@ export function showKeys(s: OauthServer): RequestHandler {
 export function showNewKey(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res);
-    if (!c) return;
-    if (!c.member.has_developer_access) {
-      return sendErrorPage(res, 403, 'No developer access', 'You cannot create keys in this workspace.');
-    }
+    if (!c || needsDeveloper(c, res)) return;
     sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, s.doc)), wide);
   };
 }
@@ -42,10 +49,7 @@ export function showNewKey(s: OauthServer): RequestHandler {
 export function createKey(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res, { form: true });
-    if (!c) return;
-    if (!c.member.has_developer_access) {
-      return sendErrorPage(res, 403, 'No developer access', 'You cannot create keys in this workspace.');
-    }
+    if (!c || needsDeveloper(c, res)) return;
     const level = field(req, 'scope_level');
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
@@ -83,7 +87,7 @@ export function createKey(s: OauthServer): RequestHandler {
 export function revokeKey(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res, { form: true });
-    if (!c) return;
+    if (!c || needsDeveloper(c, res)) return;
     const key = await findApiKey(s.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
@@ -97,7 +101,7 @@ export function revokeKey(s: OauthServer): RequestHandler {
 export function rollKey(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res, { form: true });
-    if (!c) return;
+    if (!c || needsDeveloper(c, res)) return;
     const key = await findApiKey(s.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id || key.revoked_at !== null) {
       return sendErrorPage(res, 404, 'Not found', 'No such active key in this workspace.');

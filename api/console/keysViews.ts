@@ -67,7 +67,7 @@ export function keysView(
               </td>
               <td>
                 ${
-                  k.revoked_at
+                  k.revoked_at || !c.member.has_developer_access
                     ? ''
                     : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
                           <input type="hidden" name="_csrf" value="${c.csrf}" />

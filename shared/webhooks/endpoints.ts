@@ -27,8 +27,9 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): { url: stri
   } catch {
     return { problem: 'the URL must be an absolute http(s) URL' };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    {return { problem: 'the URL must use http or https' };}
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { problem: 'the URL must use http or https' };
+  }
   if (url.username !== '' || url.password !== '') return { problem: 'the URL may not carry credentials' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host)) {

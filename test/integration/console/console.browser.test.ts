@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events.ts';
 import { newId } from '../../../shared/ids.ts';
+import { createApiKey, unrestricted } from '../../../shared/keys.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
@@ -316,6 +317,25 @@ describe('the web console in Chromium', () => {
     await shot('keys-second-workspace');
     const form = await page.goto(`${h.base}/console/${h.second.memberId}/keys/new`);
     expect(form?.status()).toBe(403);
+    // Nor can they roll one of the workspace's keys (which would hand them its secret).
+    const secondKey = await h.t.deps.pool.transaction((tx) =>
+      createApiKey(tx, {
+        workspaceId: h.second.workspaceId,
+        memberId: h.second.memberId,
+        projectIds: [],
+        livemode: false,
+        name: 'Colleague key',
+        ...unrestricted(),
+      }),
+    );
+    await page.goto(`${h.base}/console/${h.second.memberId}/keys`);
+    await expect(page.locator('main').textContent()).resolves.toContain('Colleague key');
+    expect(await page.getByRole('button', { name: /^Roll / }).count()).toBe(0);
+    const token = await page.locator('input[name=_csrf]').first().inputValue();
+    const roll = await page.request.post(`${h.base}/console/${h.second.memberId}/keys/${secondKey.id}/roll`, {
+      form: { _csrf: token, overlap_seconds: '0' },
+    });
+    expect(roll.status()).toBe(403);
     await page.goto(`${h.base}/console/${h.second.memberId}/logs`);
     await expect(page.locator('tbody tr').count()).resolves.toBe(0);
     const stranger = await page.goto(`${h.base}/console/mem_someone_else/keys`);
