@@ -12,7 +12,9 @@ const sections = [
 
 /** Every console page's frame: the workspace, its sections as plain links, and sign-out. */
 export function consoleFrame(c: ConsoleContext, current: string, body: SafeHtml): SafeHtml {
-  return html`<header>
+  // The first Tab stop skips the navigation, for keyboard users.
+  return html`<a class="skip" href="#main">Skip to content</a>
+    <header>
       <p class="muted">
         ${c.person.email} in <strong>${c.member.workspace_name}</strong>
         ${
@@ -34,7 +36,7 @@ export function consoleFrame(c: ConsoleContext, current: string, body: SafeHtml)
         <a href="/status">Status</a>
       </nav>
     </header>
-    <main>${body}</main>
+    <main id="main" tabindex="-1">${body}</main>
     <form method="post" action="/account/sign-out">
       <input type="hidden" name="_csrf" value="${c.csrf}" /><button type="submit">Sign out</button>
     </form>`;

@@ -61,6 +61,7 @@ const style = raw(`
   .chart { display: flex; align-items: stretch; gap: 1px; height: 10rem; border-bottom: 1px solid #999; }
   .chart .day { flex: 1; display: flex; flex-direction: column-reverse; } .chart a { display: block; min-height: 1px; }
   .legend { list-style: none; padding: 0; } .legend li { display: inline-block; margin-right: 1rem; }
+  .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: #fff; padding: .5rem; }
   form.inline { display: inline; } form.inline button { margin: 0; padding: .2rem .5rem; }
 `);
 

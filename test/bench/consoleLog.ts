@@ -56,6 +56,7 @@ export default async function consoleLogBench(ctx: BenchContext): Promise<void> 
       'newest page': base,
       'filtered by key': `${base}?key=${keyIds[3]!}`,
       'filtered by status 5xx': `${base}?status=5xx`,
+      'filtered by operation': `${base}?operation=${encodeURIComponent('text.generate')}`,
     };
     const check = await fetch(pages['filtered by key'], { headers: { cookie } });
     const listed = ((await check.text()).match(/<tr>/g) ?? []).length - 1;

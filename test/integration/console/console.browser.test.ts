@@ -72,6 +72,11 @@ describe('the web console in Chromium', () => {
     await page.click('button[type=submit]');
     await page.waitForURL(`${h.base}/console/${h.tenant.memberId}/keys`);
     await expect(page.locator('h1').textContent()).resolves.toBe('API keys');
+    // Keyboard: the first Tab reaches the skip link, Enter moves focus past the navigation.
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate('document.activeElement.textContent')).resolves.toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate('document.activeElement.id')).resolves.toBe('main');
     await shot('keys-empty');
   });
 
