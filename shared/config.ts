@@ -127,12 +127,7 @@ const envSchema = z.object({
    * storage upload aborted, the client answered and disconnected). nginx's client_body_timeout.
    */
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
-  FILES_DIRECT_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(5 * 1024 ** 4)
-    .default(100 * 1024 * 1024),
+  FILES_DIRECT_MAX_BYTES: z.coerce.number().int().min(1).max(5 * 1024 ** 4).default(100 * 1024 * 1024),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
   TRUST_PROXY: trustProxy.default(['loopback']),

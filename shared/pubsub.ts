@@ -107,10 +107,7 @@ export class NotificationHub {
         if (!set) return;
         const payload = parsePayload(msg.channel as Channel, msg.payload ?? '');
         if (payload === undefined) {
-          this.logger.warn(
-            { channel: msg.channel },
-            'notification payload does not match its channel; dropped',
-          );
+          this.logger.warn({ channel: msg.channel }, 'notification payload does not match its channel; dropped');
           return;
         }
         for (const listener of [...set]) {

@@ -6,10 +6,6 @@ import { type Db, sql } from '../sql.ts';
  * notification is delivered iff it commits, and in commit order with the other notifications of the
  * server (listeners rely on that order).
  */
-export async function notify<C extends Channel>(
-  db: Db,
-  channel: C,
-  payload: ChannelPayload<C>,
-): Promise<void> {
+export async function notify<C extends Channel>(db: Db, channel: C, payload: ChannelPayload<C>): Promise<void> {
   await db.query(sql.typeAlias('void')`select from pg_notify(${channel}, ${JSON.stringify(payload)})`);
 }

@@ -16,11 +16,7 @@ export function findStatusSnapshot(db: Db) {
  * Stores `body` as the snapshot unless another process stored one younger than `maxAgeMs` meanwhile;
  * returns whichever snapshot stands afterwards.
  */
-export async function storeStatusSnapshot(
-  db: Db,
-  body: unknown,
-  maxAgeMs: number,
-): Promise<StatusSnapshotRow> {
+export async function storeStatusSnapshot(db: Db, body: unknown, maxAgeMs: number): Promise<StatusSnapshotRow> {
   const stored = await db.maybeOne(sql.type(snapshotRow)`
     insert into status_snapshot (id, body, computed_at) values (true, ${sql.jsonb(body as never)}, now())
     on conflict (id) do update set body = excluded.body, computed_at = excluded.computed_at

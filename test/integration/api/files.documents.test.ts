@@ -29,18 +29,12 @@ describe('native documents uploaded through the API', () => {
       .expect(201);
     const fileId = upload.body.file.id as string;
     expect(await kindAfterParse(t, fileId)).toBe('deck');
-    const read = await t.http
-      .get(api(`/files/${fileId}`))
-      .set(bearer(tenant.liveKey))
-      .expect(200);
+    const read = await t.http.get(api(`/files/${fileId}`)).set(bearer(tenant.liveKey)).expect(200);
     expect(read.body.file.kind).toBe('deck');
     const early = await t.http.get(api(`/files/${fileId}/export?format=pdf`)).set(bearer(tenant.liveKey));
     expect(early.status).toBe(409);
     expect(early.body.error.code).toBe('export_not_rendered');
-    const render = await t.http
-      .post(api(`/files/${fileId}/render`))
-      .set(bearer(tenant.liveKey))
-      .expect(202);
+    const render = await t.http.post(api(`/files/${fileId}/render`)).set(bearer(tenant.liveKey)).expect(202);
     const jobId = render.body.job.id as string;
     const job = await waitUntil(async () => {
       const res = await t.http.get(api(`/jobs/${jobId}`)).set(bearer(tenant.liveKey));
@@ -78,10 +72,7 @@ describe('native documents uploaded through the API', () => {
       .expect(201);
     const fileId = done.body.file.id as string;
     expect(await kindAfterParse(t, fileId)).toBe('sheet');
-    const csv = await t.http
-      .get(api(`/files/${fileId}/export?format=csv`))
-      .set(bearer(tenant.liveKey))
-      .expect(200);
+    const csv = await t.http.get(api(`/files/${fileId}/export?format=csv`)).set(bearer(tenant.liveKey)).expect(200);
     expect(csv.text.trim().split(/\r?\n/)).toEqual(['item,cost', 'tea,3']);
     const xlsx = await t.http
       .get(api(`/files/${fileId}/export?format=xlsx`))

@@ -52,12 +52,7 @@ describe('GET /files/{fileId}/content', () => {
     ['a middle slice across parts', 'bytes=5242000-5243999', 5_242_000, 5_243_999],
     ['an open-ended range', `bytes=${data.length - 10}-`, data.length - 10, data.length - 1],
     ['a suffix', 'bytes=-500', data.length - 500, data.length - 1],
-    [
-      'a range running past the end (clamped)',
-      `bytes=${data.length - 5}-${data.length + 100}`,
-      data.length - 5,
-      data.length - 1,
-    ],
+    ['a range running past the end (clamped)', `bytes=${data.length - 5}-${data.length + 100}`, data.length - 5, data.length - 1],
   ])('answers %s with 206, byte-exact', async (_name, range, start, end) => {
     const res = await get({ Range: range }).expect(206);
     expect(res.headers['content-range']).toBe(`bytes ${start}-${end}/${data.length}`);
@@ -82,10 +77,7 @@ describe('GET /files/{fileId}/content', () => {
 
   it('is not_found for another workspace', async () => {
     const other = await createTenant(t.deps.pool);
-    const res = await t.http
-      .get(api(`/files/${fileId}/content`))
-      .set(bearer(other.liveKey))
-      .expect(404);
+    const res = await t.http.get(api(`/files/${fileId}/content`)).set(bearer(other.liveKey)).expect(404);
     expect(res.body.error.code).toBe('not_found');
   });
 
@@ -95,8 +87,6 @@ describe('GET /files/{fileId}/content', () => {
       .set(bearer(tenant.liveKey))
       .send({ filename: 'x.bin', mimeType: 'text/plain\r\nSet-Cookie: a=b', sizeBytes: 10 })
       .expect(422);
-    expect(res.body.error.issues).toEqual([
-      { path: 'mimeType', message: 'must be a media type such as image/png' },
-    ]);
+    expect(res.body.error.issues).toEqual([{ path: 'mimeType', message: 'must be a media type such as image/png' }]);
   });
 });

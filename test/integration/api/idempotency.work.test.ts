@@ -7,7 +7,7 @@ import { makeWav } from '../../helpers/audio.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
-import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { type Spawned,spawnNode } from '../../helpers/processes.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
 
 let t: TestContext;

@@ -30,6 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+
 const waitForJob = (id: string, key = tenant.liveKey) => waitForJobOf(t, id, key, 30_000);
 
 async function ocrObjects(): Promise<string[]> {

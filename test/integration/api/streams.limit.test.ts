@@ -138,9 +138,7 @@ describe('a stream that ends by itself', () => {
   it('gives its place back when its hold is over', async () => {
     const tenant = await createTenant(t.deps.pool);
     const taskId = await newTask(tenant);
-    const short = await listenOnLoopback(
-      makeApp({ ...t.deps, taskStream: { holdMs: 200, heartbeatMs: 60_000 } }),
-    );
+    const short = await listenOnLoopback(makeApp({ ...t.deps, taskStream: { holdMs: 200, heartbeatMs: 60_000 } }));
     try {
       const stream = await openRawSse(`${short.origin}${api(`/tasks/${taskId}/stream`)}`, {
         headers: bearer(tenant.testKey),

@@ -39,6 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+
 const waitForJob = (id: string, key = tenant.liveKey) => waitForJobOf(t, id, key, 30_000);
 
 const postVideo = (body: Record<string, unknown>, key = tenant.liveKey) =>

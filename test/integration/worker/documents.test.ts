@@ -60,6 +60,7 @@ describe('files__parse', () => {
   });
 });
 
+
 const waitForJob = (id: string) => waitForJobOf(t, id, tenant.testKey, 60_000);
 
 const render = (fileId: string) => t.http.post(api(`/files/${fileId}/render`)).set(bearer(tenant.testKey));

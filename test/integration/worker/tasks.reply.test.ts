@@ -36,13 +36,10 @@ let worker: StandaloneWorker;
 beforeAll(async () => {
   t = await setupTestContext();
   worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: jobTask(
-      ctx,
-      taskReply(ctx, {
-        chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
-        maxOutputTokens: 1000,
-      }),
-    ),
+    task__reply: jobTask(ctx, taskReply(ctx, {
+      chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
+      maxOutputTokens: 1000,
+    })),
   }));
 });
 afterAll(async () => {
