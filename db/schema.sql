@@ -24,9 +24,13 @@ create table api_keys (
   monthly_spend_cap_minor bigint,
   revoked_at timestamp with time zone,
   created_at timestamp with time zone not null default now(),
+  previous_secret_hash bytea,
+  previous_secret_expires_at timestamp with time zone,
   constraint api_keys_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE CASCADE,
   constraint api_keys_monthly_spend_cap_minor_check CHECK ((monthly_spend_cap_minor >= 0)),
   constraint api_keys_pkey PRIMARY KEY (id),
+  constraint api_keys_previous_secret_check CHECK (((previous_secret_hash IS NULL) = (previous_secret_expires_at IS NULL))),
+  constraint api_keys_previous_secret_hash_key UNIQUE (previous_secret_hash),
   constraint api_keys_scope_level_check CHECK ((scope_level = ANY (ARRAY['app'::text, 'package'::text, 'operation'::text]))),
   constraint api_keys_secret_hash_key UNIQUE (secret_hash),
   constraint api_keys_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
@@ -638,11 +642,13 @@ create table webhook_delivery_attempts (
   error text,
   duration_ms integer not null,
   created_at timestamp with time zone not null default now(),
+  response_excerpt text,
   constraint webhook_delivery_attempts_attempt_check CHECK ((attempt > 0)),
   constraint webhook_delivery_attempts_delivery_id_attempt_key UNIQUE (delivery_id, attempt),
   constraint webhook_delivery_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
   constraint webhook_delivery_attempts_duration_ms_check CHECK ((duration_ms >= 0)),
-  constraint webhook_delivery_attempts_pkey PRIMARY KEY (id)
+  constraint webhook_delivery_attempts_pkey PRIMARY KEY (id),
+  constraint webhook_delivery_attempts_response_excerpt_check CHECK ((octet_length(response_excerpt) <= 2048))
 );
 
 create table webhook_endpoints (
@@ -733,7 +739,9 @@ CREATE INDEX oauth_tokens_family_idx ON public.oauth_tokens USING btree (family_
 CREATE INDEX oauth_tokens_grant_idx ON public.oauth_tokens USING btree (grant_id);
 CREATE INDEX oauth_tokens_refresh_idx ON public.oauth_tokens USING btree (refresh_token_id);
 CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id);
+CREATE INDEX request_logs_workspace_app_idx ON ONLY public.request_logs USING btree (workspace_id, oauth_app_id, created_at, id) WHERE (oauth_app_id IS NOT NULL);
 CREATE INDEX request_logs_workspace_idx ON ONLY public.request_logs USING btree (workspace_id, created_at, id);
+CREATE INDEX request_logs_workspace_key_idx ON ONLY public.request_logs USING btree (workspace_id, key_id, created_at, id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);
 CREATE INDEX storage_reservations_workspace_idx ON public.storage_reservations USING btree (workspace_id, expires_at);

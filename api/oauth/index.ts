@@ -10,6 +10,7 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, Router } from 'express';
 
 import { OauthError } from '../../shared/oauth/oauthError.ts';
+import { installConsole } from '../console/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { cutOffApp, showAccount, showSignIn, signOut, submitSignIn } from '../pages/account.ts';
 import { sendErrorPage } from '../pages/html.ts';
@@ -101,6 +102,7 @@ export function installOauthServer(app: Express, deps: AppDeps): void {
   pages.post('/account/sign-in', formBody, submitSignIn(s));
   pages.post('/account/sign-out', formBody, signOut(s));
   pages.post('/account/apps/:grantId/revoke', formBody, cutOffApp(s));
+  installConsole(pages, s, deps);
   pages.use(pageErrors(deps));
   app.use(pages);
 }

@@ -1,13 +1,13 @@
-import { isValidCidr } from '../../api/auth/ipAllowlist.ts';
 import { loadApiDocument } from '../../api/openapi/document.ts';
-import { revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
+import { findApiKey, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
 import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
-import { findProjects, insertProject } from '../../shared/db/queries/projects.ts';
+import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace, workspaceExists } from '../../shared/db/queries/workspaces.ts';
 import { newId } from '../../shared/ids.ts';
-import { createApiKey, unrestricted } from '../../shared/keys.ts';
+import { resolveKeyRequest } from '../../shared/keyRequest.ts';
+import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys.ts';
 import { hashPassword } from '../../shared/passwords.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
@@ -232,55 +232,19 @@ export const coreCommands: CommandTable = {
       if (projectIds.length === 0) {
         throw new CliError('invalid_arguments', '--projects needs at least one project id');
       }
-      const projects = await findProjects(pool, projectIds);
-      const missing = projectIds.filter(
-        (id) => !projects.some((p) => p.id === id && p.workspace_id === member.workspace_id),
-      );
-      if (missing.length > 0) {
-        throw new CliError('not_found', `no project ${missing.join(', ')} in the member's workspace`);
-      }
-      const packages = listFlag(v, 'packages');
-      const operations = listFlag(v, 'operations');
-      if (packages && operations) {
-        throw new CliError('invalid_arguments', 'pass --packages or --operations, not both');
-      }
-      const doc = loadApiDocument();
-      const unknownPackages = (packages ?? []).filter((p) => !doc.packages.some((d) => d.id === p));
-      const unknownOperations = (operations ?? []).filter((o) => !doc.scopes.includes(o));
-      if (
-        unknownPackages.length > 0 ||
-        unknownOperations.length > 0 ||
-        packages?.length === 0 ||
-        operations?.length === 0
-      ) {
-        throw new CliError(
-          'invalid_arguments',
-          `unknown or empty scope: ${[...unknownPackages, ...unknownOperations].join(', ') || 'empty list'}; see GET /reference`,
-        );
-      }
-      const expiresAt = v['expires-at'] as string | undefined;
-      if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) {
-        throw new CliError('invalid_arguments', '--expires-at must be an ISO 8601 timestamp');
-      }
-      const ipAllowlist = listFlag(v, 'ip-allowlist') ?? [];
-      const badCidrs = ipAllowlist.filter((c) => !isValidCidr(c));
-      if (badCidrs.length > 0) throw new CliError('invalid_arguments', `not a CIDR: ${badCidrs.join(', ')}`);
-      const livemode = v.live === true;
-      const key = await pool.transaction((tx) =>
-        createApiKey(tx, {
-          workspaceId: member.workspace_id,
-          memberId: member.id,
-          projectIds,
-          livemode,
-          name: (v.name as string | undefined) ?? `${livemode ? 'Live' : 'Test'} key`,
-          scopeLevel: packages ? 'package' : operations ? 'operation' : 'app',
-          packages: packages ?? [],
-          operations: operations ?? [],
-          expiresAt: expiresAt === undefined ? null : new Date(expiresAt).toISOString(),
-          ipAllowlist,
-          monthlySpendCapMinor: integerFlag(v, 'monthly-spend-cap') ?? null,
-        }),
-      );
+      const resolved = await resolveKeyRequest(pool, loadApiDocument(), {
+        member,
+        projectIds,
+        livemode: v.live === true,
+        name: v.name as string | undefined,
+        packages: listFlag(v, 'packages'),
+        operations: listFlag(v, 'operations'),
+        expiresAt: v['expires-at'] as string | undefined,
+        ipAllowlist: listFlag(v, 'ip-allowlist') ?? [],
+        monthlySpendCapMinor: integerFlag(v, 'monthly-spend-cap') ?? null,
+      });
+      if ('problem' in resolved) throw new CliError(resolved.problem.code, resolved.problem.message);
+      const key = await pool.transaction((tx) => createApiKey(tx, resolved.input));
       return { key };
     },
   },
@@ -291,6 +255,36 @@ export const coreCommands: CommandTable = {
       const row = await revokeApiKey(pool, requireFlag(v, 'key'));
       if (!row) throw new CliError('not_found', `no key ${String(v.key)}`);
       return { key: { id: row.id, revokedAt: row.revoked_at } };
+    },
+  },
+  'key roll': {
+    summary: 'Gives an API key a new secret (printed once); the old one keeps working for the overlap.',
+    flags: {
+      key: { type: 'string', value: 'K', required: true, description: 'Key id (key_…).' },
+      overlap: {
+        type: 'string',
+        value: 'SECONDS',
+        description: 'How long the old secret keeps working, 0 to 86400 seconds (default 3600).',
+      },
+    },
+    run: async (pool, v) => {
+      const key = await findApiKey(pool, requireFlag(v, 'key'));
+      if (!key || key.revoked_at !== null) {
+        throw new CliError('not_found', `no unrevoked key ${String(v.key)}`);
+      }
+      const overlapSeconds = integerFlag(v, 'overlap') ?? 3600;
+      if (overlapSeconds * 1000 > maxRollOverlapMs) {
+        throw new CliError('invalid_arguments', '--overlap is at most 86400 seconds (24 h)');
+      }
+      const rolled = await rollApiKey(pool, {
+        keyId: key.id,
+        workspaceId: key.workspace_id,
+        livemode: key.livemode,
+        overlapMs: overlapSeconds * 1000,
+        now: Date.now(),
+      });
+      if (!rolled) throw new CliError('not_found', `no unrevoked key ${key.id}`);
+      return { key: { id: rolled.id, secret: rolled.secret, previousSecretUntil: rolled.previousUntil } };
     },
   },
 };

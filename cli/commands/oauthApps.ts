@@ -1,13 +1,7 @@
 import { loadApiDocument } from '../../api/openapi/document.ts';
-import {
-  insertOauthApp,
-  listOauthApps,
-  type OauthAppRow,
-  setOauthAppVerified,
-} from '../../shared/db/queries/oauthApps.ts';
+import { listOauthApps, type OauthAppRow, setOauthAppVerified } from '../../shared/db/queries/oauthApps.ts';
 import { findProject } from '../../shared/db/queries/projects.ts';
-import { newId, randomBase62, sha256 } from '../../shared/ids.ts';
-import { identityScopes, redirectUriProblem } from '../../shared/oauth/registration.ts';
+import { registerOauthApp } from '../../shared/oauth/registerApp.ts';
 import { CliError, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 
@@ -59,50 +53,16 @@ export const oauthAppCommands: CommandTable = {
       verified: { type: 'boolean', description: 'Marks the app verified; needed for sensitive scopes.' },
     },
     run: async (pool, v) => {
-      const project = await findProject(pool, requireFlag(v, 'project'));
-      if (!project) throw new CliError('not_found', `no project ${String(v.project)}`);
-      const type = requireFlag(v, 'type');
-      if (type !== 'server' && type !== 'public') {
-        throw new CliError('invalid_arguments', '--type must be server or public');
-      }
-      const redirectUris = listFlag(v, 'redirect-uris') ?? [];
-      if (redirectUris.length === 0) {
-        throw new CliError('invalid_arguments', '--redirect-uris needs at least one URI');
-      }
-      for (const uri of redirectUris) {
-        const problem = redirectUriProblem(uri);
-        if (problem) throw new CliError('invalid_arguments', `redirect URI ${uri} ${problem}`);
-      }
-      const scopes = [...new Set(listFlag(v, 'scopes') ?? [])];
-      if (scopes.length === 0) throw new CliError('invalid_arguments', '--scopes needs at least one scope');
-      const doc = loadApiDocument();
-      const known = new Set<string>([...doc.scopes, ...identityScopes]);
-      const unknown = scopes.filter((s) => !known.has(s));
-      if (unknown.length > 0) {
-        throw new CliError('invalid_arguments', `unknown scopes: ${unknown.join(', ')}; see GET /reference`);
-      }
-      const verified = v.verified === true;
-      // Sensitive scopes (files, brain search, workflows, video) need a verified app (spec).
-      const sensitive = doc.operations
-        .filter((o) => o.sensitive && o.scope && scopes.includes(o.scope))
-        .map((o) => o.scope);
-      if (sensitive.length > 0 && !verified) {
-        throw new CliError('invalid_arguments', `sensitive scopes need --verified: ${sensitive.join(', ')}`);
-      }
-      const clientSecret = type === 'server' ? `svc_ocs_${randomBase62(40)}` : null;
-      const app = await insertOauthApp(pool, {
-        id: newId('app'),
-        projectId: project.id,
-        workspaceId: project.workspace_id,
+      const registered = await registerOauthApp(pool, loadApiDocument(), {
+        projectId: requireFlag(v, 'project'),
         name: requireFlag(v, 'name'),
-        clientId: `svc_oc_${randomBase62(24)}`,
-        clientSecretHash: clientSecret === null ? null : sha256(clientSecret),
-        type,
-        redirectUris,
-        scopes,
-        verified,
+        type: requireFlag(v, 'type'),
+        redirectUris: listFlag(v, 'redirect-uris') ?? [],
+        scopes: listFlag(v, 'scopes') ?? [],
+        verified: v.verified === true,
       });
-      return { app: { clientId: app.client_id, clientSecret } };
+      if ('problem' in registered) throw new CliError(registered.problem.code, registered.problem.message);
+      return { app: { clientId: registered.app.clientId, clientSecret: registered.app.clientSecret } };
     },
   },
   'oauth-app verify': {

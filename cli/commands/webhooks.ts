@@ -1,45 +1,9 @@
-import net from 'node:net';
-
 import { loadConfig } from '../../shared/config.ts';
-import { findProject } from '../../shared/db/queries/projects.ts';
-import {
-  insertWebhookEndpoint,
-  listDeliveryAttempts,
-  listEndpointDeliveries,
-} from '../../shared/db/queries/webhooks.ts';
-import { newId } from '../../shared/ids.ts';
-import { isWebhookEventType, webhookEventTypes } from '../../shared/webhooks/fanout.ts';
-import { newWebhookSecret } from '../../shared/webhooks/signing.ts';
-import { isPublicAddress } from '../../shared/webhooks/ssrf.ts';
+import { listDeliveryAttempts, listEndpointDeliveries } from '../../shared/db/queries/webhooks.ts';
+import { createWebhookEndpoint } from '../../shared/webhooks/endpoints.ts';
+import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
-
-/**
- * A URL a webhook may be registered at: http(s), no credentials, and not a literal private address
- * unless WEBHOOK_ALLOW_PRIVATE is set. Host names are checked again at every delivery, after DNS.
- */
-function checkTargetUrl(raw: string, allowPrivate: boolean): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new CliError('invalid_arguments', '--url must be an absolute http(s) URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CliError('invalid_arguments', '--url must use http or https');
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new CliError('invalid_arguments', '--url may not carry credentials');
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host)) {
-    throw new CliError(
-      'invalid_arguments',
-      `--url points at ${host}, a private or loopback address (set WEBHOOK_ALLOW_PRIVATE=true to allow)`,
-    );
-  }
-  return url.toString();
-}
 
 export const webhookCommands: CommandTable = {
   'webhook create': {
@@ -60,33 +24,17 @@ export const webhookCommands: CommandTable = {
       },
     },
     run: async (pool, v) => {
-      const projectId = requireFlag(v, 'project');
-      const url = checkTargetUrl(requireFlag(v, 'url'), loadConfig().webhookAllowPrivate);
-      const events = [...new Set(listFlag(v, 'events') ?? [])];
-      if (events.length === 0) {
-        throw new CliError(
-          'invalid_arguments',
-          `--events needs at least one of ${webhookEventTypes.join(', ')}`,
-        );
-      }
-      const unknown = events.filter((e) => !isWebhookEventType(e));
-      if (unknown.length > 0) {
-        throw new CliError(
-          'invalid_arguments',
-          `unknown events: ${unknown.join(', ')}; known: ${webhookEventTypes.join(', ')}`,
-        );
-      }
-      const project = await findProject(pool, projectId);
-      if (!project) throw new CliError('not_found', `no project ${projectId}`);
-      const endpoint = await insertWebhookEndpoint(pool, {
-        id: newId('wh'),
-        workspaceId: project.workspace_id,
-        projectId: project.id,
-        url,
-        events,
-        secret: newWebhookSecret(),
+      const created = await createWebhookEndpoint(pool, {
+        projectId: requireFlag(v, 'project'),
+        url: requireFlag(v, 'url'),
+        events: listFlag(v, 'events') ?? [],
+        allowPrivate: loadConfig().webhookAllowPrivate,
       });
-      return { webhook: { id: endpoint.id, secret: endpoint.secret } };
+      if ('problem' in created) {
+        const { code, message } = created.problem;
+        throw new CliError(code === 'not_found' ? 'not_found' : 'invalid_arguments', message);
+      }
+      return { webhook: created.endpoint };
     },
   },
   'webhook deliveries': {

@@ -1,4 +1,5 @@
 import brainSearchBench from './brainSearch.ts';
+import consoleLogBench from './consoleLog.ts';
 import filesBench from './files.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
@@ -19,6 +20,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'brain search', run: brainSearchBench },
   { name: 'files', run: filesBench },
   { name: 'mcp get_task', run: mcpBench },
+  { name: 'console request log', run: consoleLogBench },
 ];
 
 const only = process.argv[2];

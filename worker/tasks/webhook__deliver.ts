@@ -69,6 +69,7 @@ export function webhookDeliver(ctx: WorkerContext, policy: WebhookPolicy = defau
         statusCode: outcome.statusCode,
         error: outcome.error,
         durationMs: outcome.durationMs,
+        responseExcerpt: outcome.responseExcerpt ?? null,
       });
       const delay = outcome.delivered || outcome.permanent ? null : retryDelayMs(policy, payload.attempt);
       const nextAttemptAt = delay === null ? null : new Date(Date.now() + delay).toISOString();

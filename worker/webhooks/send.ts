@@ -9,6 +9,8 @@ export type SendOutcome = {
   /** A 2xx answer: delivered. */
   delivered: boolean;
   statusCode: number | null;
+  /** The start of the answer's body (up to 512 bytes), for the console's delivery log. */
+  responseExcerpt?: string | null;
   error: string | null;
   /** The target may never be reached (bad scheme, blocked address): retrying cannot help. */
   permanent: boolean;
@@ -25,6 +27,8 @@ export type SendRequest = {
 };
 
 const userAgent = 'svc-platform-webhooks/1';
+const excerptBytes = 512;
+const excerptWaitMs = 1000;
 
 function errorMessage(thrown: unknown): string {
   const { message, code } = (thrown ?? {}) as { message?: unknown; code?: unknown };
@@ -75,36 +79,58 @@ export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
   }
   const signals = [AbortSignal.timeout(request.timeoutMs), ...(request.signal ? [request.signal] : [])];
   try {
-    const statusCode = await new Promise<number>((resolve, reject) => {
-      const client = url.protocol === 'https:' ? https : http;
-      const req = client.request(
-        url,
-        {
-          method: 'POST',
-          agent: false,
-          lookup: guardedLookup(request.allowPrivate) as never,
-          signal: AbortSignal.any(signals),
-          headers: {
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(request.body)),
-            'user-agent': userAgent,
-            ...request.headers,
+    const { statusCode, excerpt } = await new Promise<{ statusCode: number; excerpt: string }>(
+      (resolve, reject) => {
+        const client = url.protocol === 'https:' ? https : http;
+        const req = client.request(
+          url,
+          {
+            method: 'POST',
+            agent: false,
+            lookup: guardedLookup(request.allowPrivate) as never,
+            signal: AbortSignal.any(signals),
+            headers: {
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(request.body)),
+              'user-agent': userAgent,
+              ...request.headers,
+            },
           },
-        },
-        (res) => {
-          resolve(res.statusCode ?? 0);
-          // The answer's body is not used; drain it so the socket closes cleanly.
-          res.resume();
-          res.on('error', () => {});
-        },
-      );
-      req.on('error', reject);
-      req.end(request.body);
-    });
+          (res) => {
+            // Only the body's start is kept, and only briefly: a receiver trickling its answer does not
+            // turn a status already received into a timeout.
+            const chunks: Buffer[] = [];
+            let size = 0;
+            let done = false;
+            const finish = () => {
+              if (done) return;
+              done = true;
+              clearTimeout(timer);
+              resolve({
+                statusCode: res.statusCode ?? 0,
+                excerpt: Buffer.concat(chunks).subarray(0, excerptBytes).toString('utf8'),
+              });
+              res.destroy();
+            };
+            const timer = setTimeout(finish, excerptWaitMs);
+            res.on('data', (chunk: Buffer) => {
+              chunks.push(chunk);
+              size += chunk.length;
+              if (size >= excerptBytes) finish();
+            });
+            res.on('end', finish);
+            res.on('error', finish);
+          },
+        );
+        req.on('error', reject);
+        req.end(request.body);
+      },
+    );
     const delivered = statusCode >= 200 && statusCode < 300;
     return {
       delivered,
       statusCode,
+      responseExcerpt: excerpt,
       error: delivered ? null : `HTTP ${statusCode}`,
       permanent: false,
       durationMs: elapsed(),

@@ -25,11 +25,18 @@ const authRow = z.object({
 });
 export type KeyAuthRow = z.infer<typeof authRow>;
 
-/** Everything the auth middleware checks, in one round trip. */
+/**
+ * Everything the auth middleware checks, in one round trip. A rolled key's previous secret finds the
+ * same key with its expiry brought forward to the overlap's end, so the per-request expiry check (and
+ * the cache, which keeps expiry) stops it on time without a second rule.
+ */
 export function findKeyForAuth(db: Db, secretHash: Buffer) {
   return db.maybeOne(sql.type(authRow)`
     select k.id, k.name, k.secret_hint, k.workspace_id, k.member_id, k.livemode, k.scope_level,
-           k.scope_packages, k.scope_operations, k.expires_at, k.ip_allowlist, k.monthly_spend_cap_minor,
+           k.scope_packages, k.scope_operations,
+           case when k.secret_hash = ${sql.binary(secretHash)} then k.expires_at
+                else least(k.expires_at, k.previous_secret_expires_at) end as expires_at,
+           k.ip_allowlist, k.monthly_spend_cap_minor,
            k.revoked_at, k.created_at, m.has_developer_access, w.currency, w.rate_limit_per_minute,
            coalesce((
              select json_agg(json_build_object('id', p.id, 'name', p.name) order by p.created_at, p.id)
@@ -39,7 +46,7 @@ export function findKeyForAuth(db: Db, secretHash: Buffer) {
     from api_keys k
     join members m on m.id = k.member_id
     join workspaces w on w.id = k.workspace_id
-    where k.secret_hash = ${sql.binary(secretHash)}
+    where k.secret_hash = ${sql.binary(secretHash)} or k.previous_secret_hash = ${sql.binary(secretHash)}
   `);
 }
 
@@ -102,5 +109,96 @@ export function revokeApiKey(db: Db, keyId: string) {
   return db.maybeOne(sql.type(revokedKeyRow)`
     update api_keys set revoked_at = coalesce(revoked_at, now()) where id = ${keyId}
     returning id, revoked_at
+  `);
+}
+
+/**
+ * Gives a key a new secret; the current one becomes the previous secret until `previousUntil`
+ * (replacing any earlier previous secret). Null when the key is not in the workspace or is revoked.
+ */
+export function rollApiKeySecret(
+  db: Db,
+  input: { keyId: string; workspaceId: string; secretHash: Buffer; hint: string; previousUntil: string },
+) {
+  return db.maybeOne(sql.type(z.object({ id: z.string() }))`
+    update api_keys
+    set previous_secret_hash = secret_hash, previous_secret_expires_at = ${input.previousUntil},
+        secret_hash = ${sql.binary(input.secretHash)}, secret_hint = ${input.hint}
+    where id = ${input.keyId} and workspace_id = ${input.workspaceId} and revoked_at is null
+    returning id
+  `);
+}
+
+const keyRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  member_id: z.string(),
+  name: z.string(),
+  secret_hint: z.string(),
+  livemode: z.boolean(),
+  scope_level: z.enum(['app', 'package', 'operation']),
+  scope_packages: z.array(z.string()),
+  scope_operations: z.array(z.string()),
+  expires_at: z.string().nullable(),
+  ip_allowlist: z.array(z.string()),
+  monthly_spend_cap_minor: z.number().nullable(),
+  revoked_at: z.string().nullable(),
+  previous_secret_expires_at: z.string().nullable(),
+  created_at: z.string(),
+});
+export type ApiKeyRow = z.infer<typeof keyRow>;
+
+export function findApiKey(db: Db, keyId: string) {
+  return db.maybeOne(sql.type(keyRow)`
+    select id, workspace_id, member_id, name, secret_hint, livemode, scope_level, scope_packages, scope_operations,
+           expires_at, ip_allowlist, monthly_spend_cap_minor, revoked_at, previous_secret_expires_at, created_at
+    from api_keys where id = ${keyId}
+  `);
+}
+
+const listedKeyRow = keyRow.extend({
+  projects: z.array(z.object({ id: z.string(), name: z.string() })),
+  spent_this_month_minor: z.number(),
+  last_used_at: z.string().nullable(),
+  // created_at in full, for the next page's cursor.
+  cursor_at: z.string(),
+});
+export type ListedKey = z.infer<typeof listedKeyRow>;
+
+/**
+ * A workspace's keys, newest first, a page after (created_at, id): with their projects, this UTC
+ * month's spend (the row the spend cap is enforced on) and the last logged call
+ * (request_logs_workspace_key_idx, newest partition first).
+ */
+export function listWorkspaceKeys(
+  db: Db,
+  workspaceId: string,
+  page: { before?: { at: string; id: string }; limit: number },
+) {
+  const after = page.before
+    ? sql.fragment`and (k.created_at, k.id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(listedKeyRow)`
+    select k.id, k.workspace_id, k.member_id, k.name, k.secret_hint, k.livemode, k.scope_level, k.scope_packages,
+           k.scope_operations, k.expires_at, k.ip_allowlist, k.monthly_spend_cap_minor, k.revoked_at,
+           k.previous_secret_expires_at, k.created_at,
+           to_char(k.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
+           coalesce((
+             select json_agg(json_build_object('id', p.id, 'name', p.name) order by p.created_at, p.id)
+             from api_key_projects kp join projects p on p.id = kp.project_id where kp.key_id = k.id
+           ), '[]') as projects,
+           coalesce((
+             select s.spent_minor from key_monthly_spend s
+             where s.key_id = k.id and s.month = (date_trunc('month', now() at time zone 'utc'))::date
+           ), 0) as spent_this_month_minor,
+           (
+             select l.created_at from request_logs l
+             where l.workspace_id = k.workspace_id and l.key_id = k.id
+             order by l.created_at desc, l.id desc limit 1
+           ) as last_used_at
+    from api_keys k
+    where k.workspace_id = ${workspaceId} ${after}
+    order by k.created_at desc, k.id desc
+    limit ${page.limit}
   `);
 }

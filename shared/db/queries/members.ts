@@ -77,3 +77,30 @@ export function listMemberWorkspaces(db: Db, memberIds: string[]) {
     order by w.name, w.id
   `);
 }
+
+const consoleMemberRow = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  workspace_name: z.string(),
+  email: z.string(),
+  has_developer_access: z.boolean(),
+  balance_minor: z.number(),
+  currency: z.string(),
+  projects: z.array(z.object({ id: z.string(), name: z.string() })),
+});
+export type ConsoleMember = z.infer<typeof consoleMemberRow>;
+
+/** The signed-in person's member rows with their workspace and its live projects, for the console. */
+export function findConsoleMembers(db: Db, memberIds: readonly string[]) {
+  return db.any(sql.type(consoleMemberRow)`
+    select m.id, m.workspace_id, w.name as workspace_name, m.email, m.has_developer_access, w.balance_minor,
+           w.currency,
+           coalesce((
+             select json_agg(json_build_object('id', p.id, 'name', p.name) order by p.created_at, p.id)
+             from projects p where p.workspace_id = w.id and p.archived_at is null
+           ), '[]') as projects
+    from members m join workspaces w on w.id = m.workspace_id
+    where m.id = any(${sql.array([...memberIds], 'text')})
+    order by m.created_at, m.id
+  `);
+}

@@ -80,3 +80,61 @@ export function sumWorkspaceUsage(db: Db, workspaceId: string, month: string) {
     order by operation
   `);
 }
+
+/** How the console splits spend: each is a column of the metering record. */
+export type SpendSplit = 'project' | 'key' | 'app' | 'operation';
+const splitColumn: Record<SpendSplit, string> = {
+  project: 'project_id',
+  key: 'key_id',
+  app: 'oauth_app_id',
+  operation: 'operation',
+};
+
+const dailySpendRow = z.object({ day: z.string(), part: z.string().nullable(), cost_minor: z.number() });
+
+/**
+ * Spend per UTC day of the last `days` days, split by one column: a range scan of
+ * metering_records_workspace_idx over at most four monthly partitions.
+ */
+export function sumDailySpend(db: Db, workspaceId: string, split: SpendSplit, days: number) {
+  const column = sql.identifier([splitColumn[split]]);
+  return db.any(sql.type(dailySpendRow)`
+    select to_char(created_at at time zone 'utc', 'YYYY-MM-DD') as day, ${column}::text as part,
+           sum(cost_minor) as cost_minor
+    from metering_records
+    where workspace_id = ${workspaceId}
+      and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc' - make_interval(days => ${days - 1})
+    group by 1, 2
+    order by 1, 2
+  `);
+}
+
+/**
+ * The records behind the console's chart: one UTC day (or the whole window), optionally one part of
+ * the split, newest first, a page after `before`.
+ */
+export function listSpendRecords(
+  db: Db,
+  workspaceId: string,
+  q: { from: string; to: string; split?: SpendSplit; part?: string; before?: MeteringCursor; limit: number },
+) {
+  const parts = [
+    sql.fragment`workspace_id = ${workspaceId}`,
+    sql.fragment`created_at >= ${q.from}::timestamptz and created_at < ${q.to}::timestamptz`,
+  ];
+  if (q.split && q.part !== undefined) {
+    parts.push(sql.fragment`${sql.identifier([splitColumn[q.split]])}::text = ${q.part}`);
+  }
+  if (q.before) {
+    parts.push(sql.fragment`created_at <= ${q.before.at}::timestamptz
+                   and (created_at, id) < (${q.before.at}::timestamptz, ${q.before.id})`);
+  }
+  return db.any(sql.type(meteringRow.extend({ oauth_app_id: z.string().nullable() }))`
+    select id, job_id, project_id, key_id, oauth_app_id, operation, livemode, usage, cost_minor, currency, request_id,
+           created_at, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from metering_records
+    where ${sql.join(parts, sql.fragment` and `)}
+    order by created_at desc, id desc
+    limit ${q.limit}
+  `);
+}

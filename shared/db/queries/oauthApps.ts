@@ -84,3 +84,28 @@ export function upsertMetadataApp(
     returning ${appColumns}
   `);
 }
+
+const listedAppRow = appRow
+  .omit({ client_secret_hash: true })
+  .extend({ project_name: z.string(), cursor_at: z.string() });
+
+/** A workspace's OAuth apps with their project, newest first, a page after (created_at, id). */
+export function listWorkspaceOauthApps(
+  db: Db,
+  workspaceId: string,
+  page: { before?: { at: string; id: string }; limit: number },
+) {
+  const after = page.before
+    ? sql.fragment`and (a.created_at, a.id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(listedAppRow)`
+    select a.id, a.project_id, a.workspace_id, a.name, a.client_id, a.type, a.redirect_uris, a.scopes, a.verified,
+           a.registration,
+           a.created_at, p.name as project_name,
+           to_char(a.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from oauth_apps a join projects p on p.id = a.project_id
+    where a.workspace_id = ${workspaceId} ${after}
+    order by a.created_at desc, a.id desc
+    limit ${page.limit}
+  `);
+}

@@ -114,3 +114,76 @@ export function listWorkspaceRequestLogs(
     limit ${page.limit}
   `);
 }
+
+/** The console's filters; each narrows the workspace's window (key and app are index-served). */
+export type RequestLogFilter = {
+  keyId?: string;
+  oauthAppId?: string;
+  /** An exact status, or a class: 200 for 2xx when `statusClass` is set. */
+  status?: number;
+  statusClass?: boolean;
+  /** One operation: its method and its path as a PostgreSQL regular expression. */
+  operation?: { method: string; pathPattern: string };
+  since?: string;
+  until?: string;
+};
+
+const filteredLogRow = requestLogRow.extend({ oauth_app_id: z.string().nullable() });
+
+/**
+ * The console's request log: the workspace's calls in the retention window, filtered, newest first,
+ * one page after `before`. The time filters bound created_at, so partitions outside are pruned.
+ */
+export function listFilteredRequestLogs(
+  db: Db,
+  workspaceId: string,
+  filter: RequestLogFilter,
+  page: { before?: RequestLogCursor; limit: number; retentionDays: number },
+) {
+  const parts = [sql.fragment`workspace_id = ${workspaceId}`];
+  parts.push(sql.fragment`created_at >= now() - make_interval(days => ${page.retentionDays})`);
+  if (filter.keyId) parts.push(sql.fragment`key_id = ${filter.keyId}`);
+  if (filter.oauthAppId) parts.push(sql.fragment`oauth_app_id = ${filter.oauthAppId}`);
+  if (filter.status !== undefined) {
+    parts.push(
+      filter.statusClass
+        ? sql.fragment`status >= ${filter.status} and status < ${filter.status + 100}`
+        : sql.fragment`status = ${filter.status}`,
+    );
+  }
+  if (filter.operation) {
+    parts.push(sql.fragment`method = ${filter.operation.method} and path ~ ${filter.operation.pathPattern}`);
+  }
+  if (filter.since) parts.push(sql.fragment`created_at >= ${filter.since}::timestamptz`);
+  if (filter.until) parts.push(sql.fragment`created_at < ${filter.until}::timestamptz`);
+  if (page.before) {
+    parts.push(sql.fragment`created_at <= ${page.before.at}::timestamptz
+                   and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`);
+  }
+  return db.any(sql.type(filteredLogRow)`
+    select id, request_id, key_id, oauth_app_id, method, path, status, latency_ms, cost_minor, created_at,
+           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from request_logs
+    where ${sql.join(parts, sql.fragment` and `)}
+    order by created_at desc, id desc
+    limit ${page.limit}
+  `);
+}
+
+const fullLogRow = filteredLogRow.extend({
+  project_id: z.string().nullable(),
+  ip: z.string().nullable(),
+  request_body: z.unknown(),
+  response_body: z.unknown(),
+});
+
+/** One call of the workspace, by its primary key (created_at, id); its bodies were redacted when logged. */
+export function findWorkspaceRequestLog(db: Db, workspaceId: string, at: string, id: number) {
+  return db.maybeOne(sql.type(fullLogRow)`
+    select id, request_id, key_id, oauth_app_id, project_id, method, path, status, latency_ms, cost_minor, ip,
+           request_body, response_body, created_at,
+           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from request_logs
+    where created_at = ${at}::timestamptz and id = ${id} and workspace_id = ${workspaceId}
+  `);
+}

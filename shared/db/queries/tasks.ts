@@ -66,3 +66,63 @@ export async function attachJobHold(db: Db, jobId: string, holdId: string): Prom
     sql.typeAlias('void')`update jobs set hold_id = ${holdId} where id = ${jobId} and hold_id is null`,
   );
 }
+
+const listedTaskRow = z.object({
+  id: z.string(),
+  title: z.string(),
+  project_id: z.string().nullable(),
+  last_message_seq: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  cursor_at: z.string(),
+});
+
+/** A workspace's tasks, newest first, a page after (created_at, id): tasks_workspace_idx. */
+export function listWorkspaceTasks(
+  db: Db,
+  workspaceId: string,
+  page: { before?: { at: string; id: string }; limit: number },
+) {
+  const after = page.before
+    ? sql.fragment`and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(listedTaskRow)`
+    select id, title, project_id, last_message_seq, created_at, updated_at,
+           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from tasks
+    where workspace_id = ${workspaceId} ${after}
+    order by created_at desc, id desc
+    limit ${page.limit}
+  `);
+}
+
+const boardItemRow = z.object({
+  kind: z.enum(['video', 'file']),
+  id: z.string(),
+  title: z.string(),
+  status: z.string(),
+  mime_type: z.string().nullable(),
+  size_bytes: z.number().nullable(),
+  created_at: z.string(),
+});
+
+/**
+ * A task's media board: its videos (any status) and the files attached to it that are not a video's
+ * own file, newest first (videos_task_idx; files by their task).
+ */
+export function listTaskBoard(db: Db, workspaceId: string, taskId: string, limit: number) {
+  return db.any(sql.type(boardItemRow)`
+    select * from (
+      select 'video' as kind, v.id, v.title, v.status, f.mime_type, f.size_bytes, v.created_at
+      from videos v left join files f on f.workspace_id = v.workspace_id and f.id = v.file_id
+      where v.workspace_id = ${workspaceId} and v.task_id = ${taskId}
+      union all
+      select 'file', f.id, f.filename, 'ready', f.mime_type, f.size_bytes, f.created_at
+      from files f
+      where f.workspace_id = ${workspaceId} and f.task_id = ${taskId}
+        and not exists (select 1 from videos v where v.workspace_id = f.workspace_id and v.file_id = f.id)
+    ) board
+    order by created_at desc, id desc
+    limit ${limit}
+  `);
+}

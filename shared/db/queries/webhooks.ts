@@ -133,12 +133,13 @@ export type DeliveryAttempt = {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  responseExcerpt?: string | null;
 };
 
 export async function insertDeliveryAttempt(db: Db, a: DeliveryAttempt): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    insert into webhook_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)
-    values (${a.deliveryId}, ${a.attempt}, ${a.statusCode}, ${a.error}, ${a.durationMs})
+    insert into webhook_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms, response_excerpt)
+    values (${a.deliveryId}, ${a.attempt}, ${a.statusCode}, ${a.error}, ${a.durationMs}, ${a.responseExcerpt ?? null})
   `);
 }
 
@@ -187,5 +188,103 @@ export function listDeliveryAttempts(db: Db, deliveryId: string) {
     select delivery_id, attempt, status_code, error, duration_ms, created_at
     from webhook_delivery_attempts where delivery_id = ${deliveryId}
     order by attempt
+  `);
+}
+
+export function setWebhookEndpointSecret(db: Db, endpointId: string, workspaceId: string, secret: string) {
+  return db.maybeOne(sql.type(endpointIdRow)`
+    update webhook_endpoints set secret = ${secret}
+    where id = ${endpointId} and workspace_id = ${workspaceId}
+    returning id
+  `);
+}
+
+export function setWebhookEndpointEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
+  return db.maybeOne(sql.type(endpointIdRow)`
+    update webhook_endpoints set enabled = ${enabled}
+    where id = ${endpointId} and workspace_id = ${workspaceId}
+    returning id
+  `);
+}
+
+/** Makes a finished delivery pending again, for one more attempt (resend). */
+export async function reopenDelivery(db: Db, deliveryId: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update webhook_deliveries set status = 'pending', completed_at = null, next_attempt_at = now()
+    where id = ${deliveryId}
+  `);
+}
+
+const listedEndpointRow = endpointRow.omit({ secret: true }).extend({
+  project_name: z.string(),
+  cursor_at: z.string(),
+});
+
+/** A workspace's endpoints with their project, newest first, a page after (created_at, id). */
+export function listWorkspaceEndpoints(
+  db: Db,
+  workspaceId: string,
+  page: { before?: { at: string; id: string }; limit: number },
+) {
+  const after = page.before
+    ? sql.fragment`and (e.created_at, e.id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(listedEndpointRow)`
+    select e.id, e.workspace_id, e.project_id, e.url, e.events, e.enabled, e.created_at, p.name as project_name,
+           to_char(e.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    from webhook_endpoints e join projects p on p.id = e.project_id
+    where e.workspace_id = ${workspaceId} ${after}
+    order by e.created_at desc, e.id desc
+    limit ${page.limit}
+  `);
+}
+
+export function findWorkspaceEndpoint(db: Db, endpointId: string, workspaceId: string) {
+  return db.maybeOne(sql.type(endpointRow.omit({ secret: true }))`
+    select id, workspace_id, project_id, url, events, enabled, created_at
+    from webhook_endpoints where id = ${endpointId} and workspace_id = ${workspaceId}
+  `);
+}
+
+const consoleAttemptRow = z.object({
+  attempt: z.number(),
+  status_code: z.number().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number(),
+  response_excerpt: z.string().nullable(),
+  created_at: z.string(),
+});
+const consoleDeliveryRow = deliveryRow.extend({
+  event_type: z.string(),
+  cursor_at: z.string(),
+  attempt_log: z.array(consoleAttemptRow),
+});
+
+/**
+ * An endpoint's deliveries, newest first, a page after (created_at, id), each with every attempt
+ * (webhook_deliveries_endpoint_idx, then the attempts' unique (delivery_id, attempt) index).
+ */
+export function listEndpointDeliveryLog(
+  db: Db,
+  endpointId: string,
+  page: { before?: { at: string; id: string }; limit: number },
+) {
+  const after = page.before
+    ? sql.fragment`and (d.created_at, d.id) < (${page.before.at}::timestamptz, ${page.before.id})`
+    : sql.fragment``;
+  return db.any(sql.type(consoleDeliveryRow)`
+    select d.id, d.workspace_id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code, d.last_error,
+           d.next_attempt_at, d.created_at, d.completed_at, ev.type as event_type,
+           to_char(d.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
+           coalesce((
+             select json_agg(json_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error,
+                                               'duration_ms', a.duration_ms, 'response_excerpt', a.response_excerpt,
+                                               'created_at', a.created_at) order by a.attempt)
+             from webhook_delivery_attempts a where a.delivery_id = d.id
+           ), '[]') as attempt_log
+    from webhook_deliveries d join events ev on ev.id = d.event_id
+    where d.endpoint_id = ${endpointId} ${after}
+    order by d.created_at desc, d.id desc
+    limit ${page.limit}
   `);
 }

@@ -98,7 +98,11 @@ describe('oauth-app create', () => {
         ['--redirect-uris', 'https://a.example/cb', '--scopes', 'tasks.delete', '--type', 'server'],
         'unknown scopes',
       ],
-      [['--redirect-uris', 'https://a.example/cb', '--scopes', 'tasks.read', '--type', 'spa'], '--type'],
+      // The rule (and its words) is shared with the console's registration form.
+      [
+        ['--redirect-uris', 'https://a.example/cb', '--scopes', 'tasks.read', '--type', 'spa'],
+        'must be server or public',
+      ],
     ] as const) {
       const out = await create([...args]);
       expect(out.code).not.toBe(0);

@@ -45,10 +45,13 @@ export type Harness = {
  * A real listening api (clients and Chromium need a socket), its PUBLIC_BASE_URL pointing at itself,
  * a person who is a member of two workspaces, and a way to register apps.
  */
-export async function startHarness(oauth: OauthOptions = {}): Promise<Harness> {
+export async function startHarness(
+  oauth: OauthOptions = {},
+  env: Record<string, string> = {},
+): Promise<Harness> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const t = await setupTestContext({ PUBLIC_BASE_URL: base }, { oauth });
+  const t = await setupTestContext({ ...env, PUBLIC_BASE_URL: base }, { oauth });
   const server: Server = t.app.listen(port, '127.0.0.1');
   await once(server, 'listening');
   const tenant = await createTenant(t.deps.pool);

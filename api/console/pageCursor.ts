@@ -1,0 +1,27 @@
+/**
+ * A console list's position: the last row's (created_at, id), opaque in the URL. Unsigned on purpose:
+ * every query is bound to the session's workspace, so a forged cursor can only skip within it.
+ */
+export function encodePageCursor(at: string, id: string | number): string {
+  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
+}
+
+export function decodePageCursor(value: string): { at: string; id: string } | undefined {
+  if (!value) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(parsed) &&
+      typeof parsed[0] === 'string' &&
+      !Number.isNaN(Date.parse(parsed[0])) &&
+      (typeof parsed[1] === 'string' || typeof parsed[1] === 'number')
+    ) {
+      return { at: parsed[0], id: String(parsed[1]) };
+    }
+  } catch {
+    // An unreadable cursor is the first page.
+  }
+  return undefined;
+}
+
+export const pageSize = 50;

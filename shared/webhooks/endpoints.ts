@@ -1,0 +1,123 @@
+import net from 'node:net';
+
+import { findProject } from '../db/queries/projects.ts';
+import {
+  insertWebhookEndpoint,
+  lockDelivery,
+  reopenDelivery,
+  setWebhookEndpointEnabled,
+  setWebhookEndpointSecret,
+} from '../db/queries/webhooks.ts';
+import type { Db } from '../db/sql.ts';
+import { newId } from '../ids.ts';
+import { enqueueDeliveryAttempt, isWebhookEventType, webhookEventTypes } from './fanout.ts';
+import { newWebhookSecret } from './signing.ts';
+import { isPublicAddress } from './ssrf.ts';
+
+export type WebhookProblem = { code: 'not_found' | 'invalid_arguments' | 'conflict'; message: string };
+
+/**
+ * A URL a webhook may be registered at: http(s), no credentials, and not a literal private address
+ * unless WEBHOOK_ALLOW_PRIVATE is set. Host names are checked again at every delivery, after DNS.
+ */
+export function checkWebhookUrl(raw: string, allowPrivate: boolean): { url: string } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: 'the URL must be an absolute http(s) URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { problem: 'the URL must use http or https' };
+  }
+  if (url.username !== '' || url.password !== '') return { problem: 'the URL may not carry credentials' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host)) {
+    return {
+      problem: `the URL points at ${host}, a private or loopback address (set WEBHOOK_ALLOW_PRIVATE=true to allow)`,
+    };
+  }
+  return { url: url.toString() };
+}
+
+/**
+ * Registers an endpoint for a project's events (the CLI's `webhook create` and the console). The
+ * project must be in `workspaceId` when one is given (the console's session workspace).
+ */
+export async function createWebhookEndpoint(
+  db: Db,
+  input: { projectId: string; url: string; events: string[]; allowPrivate: boolean; workspaceId?: string },
+): Promise<{ endpoint: { id: string; secret: string } } | { problem: WebhookProblem }> {
+  const checked = checkWebhookUrl(input.url, input.allowPrivate);
+  if ('problem' in checked) return { problem: { code: 'invalid_arguments', message: checked.problem } };
+  const events = [...new Set(input.events)];
+  if (events.length === 0) {
+    return {
+      problem: {
+        code: 'invalid_arguments',
+        message: `choose at least one of ${webhookEventTypes.join(', ')}`,
+      },
+    };
+  }
+  const unknown = events.filter((e) => !isWebhookEventType(e));
+  if (unknown.length > 0) {
+    return {
+      problem: {
+        code: 'invalid_arguments',
+        message: `unknown events: ${unknown.join(', ')}; known: ${webhookEventTypes.join(', ')}`,
+      },
+    };
+  }
+  const project = await findProject(db, input.projectId);
+  if (!project || (input.workspaceId !== undefined && project.workspace_id !== input.workspaceId)) {
+    return { problem: { code: 'not_found', message: `no project ${input.projectId}` } };
+  }
+  const endpoint = await insertWebhookEndpoint(db, {
+    id: newId('wh'),
+    workspaceId: project.workspace_id,
+    projectId: project.id,
+    url: checked.url,
+    events,
+    secret: newWebhookSecret(),
+  });
+  return { endpoint: { id: endpoint.id, secret: endpoint.secret } };
+}
+
+/** A new signing secret (returned once); deliveries from now on are signed with it. */
+export async function rotateWebhookSecret(db: Db, endpointId: string, workspaceId: string) {
+  const secret = newWebhookSecret();
+  const row = await setWebhookEndpointSecret(db, endpointId, workspaceId, secret);
+  return row ? { id: row.id, secret } : null;
+}
+
+/** Stops (or restarts) deliveries to an endpoint; pending attempts to a disabled one are not sent. */
+export function setWebhookEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
+  return setWebhookEndpointEnabled(db, endpointId, workspaceId, enabled);
+}
+
+/**
+ * Sends a finished delivery again: one more attempt, made by the worker's own delivery job (same
+ * signing, same SSRF guard, same log), with the retry schedule continuing from there if it fails.
+ * Run in a transaction.
+ */
+export async function resendDelivery(
+  tx: Db,
+  deliveryId: string,
+  workspaceId: string,
+): Promise<{ attempt: number } | { problem: WebhookProblem }> {
+  const delivery = await lockDelivery(tx, deliveryId);
+  if (!delivery || delivery.workspace_id !== workspaceId) {
+    return { problem: { code: 'not_found', message: 'no such delivery' } };
+  }
+  if (delivery.status === 'pending') {
+    return { problem: { code: 'conflict', message: 'this delivery is still being attempted' } };
+  }
+  const attempt = delivery.attempts + 1;
+  await reopenDelivery(tx, delivery.id);
+  await enqueueDeliveryAttempt(
+    tx,
+    { deliveryId: delivery.id, attempt },
+    { endpointId: delivery.endpoint_id },
+  );
+  return { attempt };
+}
