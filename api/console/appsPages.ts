@@ -7,7 +7,7 @@ import { sendErrorPage, sendPage } from '../pages/html.ts';
 import { appSecretView, appsView } from './appsViews.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 
 async function sendApps(
   s: OauthServer,
@@ -21,9 +21,7 @@ async function sendApps(
     before: decodePageCursor(cursor),
     limit: pageSize + 1,
   });
-  const apps = rows.slice(0, pageSize);
-  const last = apps.at(-1);
-  const next = rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null;
+  const { items: apps, next } = pageOf(rows);
   sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, s.doc, apps, next, error)), {
     wide: true,
   });

@@ -1,7 +1,7 @@
 import type { listWorkspaceOauthApps } from '../../shared/db/queries/oauthApps.ts';
 import { identityScopes } from '../../shared/oauth/registration.ts';
 import type { ApiDocument } from '../openapi/document.ts';
-import { copyButton, html, type SafeHtml } from '../pages/html.ts';
+import { html, type SafeHtml, secretField } from '../pages/html.ts';
 import { scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
 
@@ -101,17 +101,7 @@ export function appSecretView(
     ${
       clientSecret
         ? html`<p>Copy the client secret now: it will not be shown again.</p>
-            <p>
-              <label for="secret">Client secret</label
-              ><input
-                id="secret"
-                class="secret"
-                type="text"
-                readonly
-                value="${clientSecret}"
-                size="60"
-              />${copyButton('secret')}
-            </p>`
+            ${secretField('Client secret', clientSecret)}`
         : html`<p>A public app has no secret: it proves itself with PKCE.</p>`
     }
     <p><a href="${c.base}/apps">Back to apps</a></p>`;

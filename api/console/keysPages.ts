@@ -8,7 +8,7 @@ import { sendErrorPage, sendPage } from '../pages/html.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 
 const wide = { wide: true };
 
@@ -29,9 +29,7 @@ export function showKeys(s: OauthServer): RequestHandler {
     if (!c) return;
     const before = decodePageCursor(param(req, 'cursor'));
     const rows = await listWorkspaceKeys(s.pool, c.member.workspace_id, { before, limit: pageSize + 1 });
-    const keys = rows.slice(0, pageSize);
-    const last = keys.at(-1);
-    const next = rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null;
+    const { items: keys, next } = pageOf(rows);
     sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, s.clock())), wide);
   };
 }

@@ -1,6 +1,6 @@
 import type { ListedKey } from '../../shared/db/queries/apiKeys.ts';
 import type { ApiDocument } from '../openapi/document.ts';
-import { copyButton, html, type SafeHtml } from '../pages/html.ts';
+import { html, type SafeHtml, secretField } from '../pages/html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
 
 function keyState(k: ListedKey, now: number): string {
@@ -154,16 +154,6 @@ export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string):
 export function secretView(c: ConsoleContext, name: string, secret: string, note: string): SafeHtml {
   return html`<h1>${name}</h1>
     <p>${note} Copy it now: it will not be shown again.</p>
-    <p>
-      <label for="secret">Secret</label
-      ><input
-        id="secret"
-        class="secret"
-        type="text"
-        readonly
-        value="${secret}"
-        size="60"
-      />${copyButton('secret')}
-    </p>
+    ${secretField('Secret', secret)}
     <p><a href="${c.base}/keys">Back to keys</a></p>`;
 }

@@ -12,7 +12,7 @@ import { sendErrorPage, sendPage } from '../pages/html.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { logDetailView, logsView } from './logsViews.ts';
-import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 
 // The console shows what the log keeps (DESIGN.md: 30 days).
 const retentionDays = 30;
@@ -63,9 +63,7 @@ export function showLogs(s: OauthServer): RequestHandler {
       limit: pageSize + 1,
       retentionDays,
     });
-    const calls = rows.slice(0, pageSize);
-    const last = calls.at(-1);
-    const next = rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null;
+    const { items: calls, next } = pageOf(rows);
     const kept = new URLSearchParams();
     for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
       if (query(name)) kept.set(name, query(name));

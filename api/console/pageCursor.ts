@@ -25,3 +25,15 @@ export function decodePageCursor(value: string): { at: string; id: string } | un
 }
 
 export const pageSize = 50;
+
+/**
+ * A page of a list read with `limit: pageSize + 1`: its rows, and the cursor of the next page (null
+ * on the last), the extra row only telling that there is one.
+ */
+export function pageOf<T extends { cursor_at: string; id: string | number }>(
+  rows: readonly T[],
+): { items: T[]; next: string | null } {
+  const items = rows.slice(0, pageSize);
+  const last = items.at(-1);
+  return { items, next: rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null };
+}

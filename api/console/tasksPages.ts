@@ -10,7 +10,7 @@ import { sendWorkspaceFile } from '../routes/files/downloadFile.ts';
 import { sendWorkspaceVideo } from '../routes/videos/downloadVideo.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 import { tasksView, taskView } from './tasksViews.ts';
 
 const boardLimit = 200;
@@ -24,9 +24,7 @@ export function showTasks(s: OauthServer): RequestHandler {
       before: decodePageCursor(param(req, 'cursor')),
       limit: pageSize + 1,
     });
-    const tasks = rows.slice(0, pageSize);
-    const last = tasks.at(-1);
-    const next = rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null;
+    const { items: tasks, next } = pageOf(rows);
     sendPage(res, 200, 'Tasks', consoleFrame(c, 'tasks', tasksView(c, tasks, next)), { wide: true });
   };
 }

@@ -15,7 +15,7 @@ import type { OauthServer } from '../oauth/oauthServer.ts';
 import { sendErrorPage, sendPage } from '../pages/html.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
@@ -38,9 +38,7 @@ async function sendList(
     before: decodePageCursor(cursor),
     limit: pageSize + 1,
   });
-  const endpoints = rows.slice(0, pageSize);
-  const last = endpoints.at(-1);
-  const next = rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null;
+  const { items: endpoints, next } = pageOf(rows);
   sendPage(
     res,
     status,
@@ -131,9 +129,7 @@ export function showDeliveries(s: OauthServer): RequestHandler {
       before: decodePageCursor(param(req, 'cursor')),
       limit: pageSize + 1,
     });
-    const deliveries = rows.slice(0, pageSize);
-    const last = deliveries.at(-1);
-    const next = rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null;
+    const { items: deliveries, next } = pageOf(rows);
     sendPage(
       res,
       200,

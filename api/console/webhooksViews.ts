@@ -1,6 +1,6 @@
 import type { listEndpointDeliveryLog, listWorkspaceEndpoints } from '../../shared/db/queries/webhooks.ts';
 import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';
-import { copyButton, html, type SafeHtml } from '../pages/html.ts';
+import { html, type SafeHtml, secretField } from '../pages/html.ts';
 import { type ConsoleContext, when } from './context.ts';
 
 type Endpoint = Awaited<ReturnType<typeof listWorkspaceEndpoints>>[number];
@@ -143,16 +143,6 @@ export function deliveriesView(
 export function webhookSecretView(c: ConsoleContext, url: string, secret: string): SafeHtml {
   return html`<h1>Signing secret for <code>${url}</code></h1>
     <p>Deliveries are signed with this secret from now on. Copy it now: it will not be shown again.</p>
-    <p>
-      <label for="secret">Secret</label
-      ><input
-        id="secret"
-        class="secret"
-        type="text"
-        readonly
-        value="${secret}"
-        size="60"
-      />${copyButton('secret')}
-    </p>
+    ${secretField('Secret', secret)}
     <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
 }

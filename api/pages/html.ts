@@ -79,6 +79,13 @@ const copyScriptHash = `'sha256-${createHash('sha256').update(copyScript.text).d
 export const copyButton = (fieldId: string) =>
   html`<button type="button" data-copy="${fieldId}" hidden>Copy</button>`;
 
+/** A secret shown once, read-only, with its copy button (needs `copy: true` on the page). */
+export const secretField = (label: string, secret: string) =>
+  html`<p>
+    <label for="secret">${label}</label
+    ><input id="secret" class="secret" type="text" readonly value="${secret}" size="60" />${copyButton('secret')}
+  </p>`;
+
 /**
  * Sends a whole page: no script, no third-party resource, never cached, never framed (a consent
  * page inside another site's frame would invite clickjacking).
