@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Principal, ScopeLevel } from '../../principal.ts';
 import { type Db, sql } from '../sql.ts';
 
-const authRow = z.object({
+/** A key's own columns, as both the auth lookup and the key listings read them. */
+const keyColumns = z.object({
   id: z.string(),
   name: z.string(),
   secret_hint: z.string(),
@@ -18,11 +19,15 @@ const authRow = z.object({
   monthly_spend_cap_minor: z.number().nullable(),
   revoked_at: z.string().nullable(),
   created_at: z.string(),
+});
+
+const authRow = keyColumns.extend({
   has_developer_access: z.boolean(),
   currency: z.string(),
   rate_limit_per_minute: z.number().nullable(),
   projects: z.array(z.object({ id: z.string(), name: z.string() })),
 });
+
 export type KeyAuthRow = z.infer<typeof authRow>;
 
 /**
@@ -129,23 +134,7 @@ export function rollApiKeySecret(
   `);
 }
 
-const keyRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
-  member_id: z.string(),
-  name: z.string(),
-  secret_hint: z.string(),
-  livemode: z.boolean(),
-  scope_level: z.enum(['app', 'package', 'operation']),
-  scope_packages: z.array(z.string()),
-  scope_operations: z.array(z.string()),
-  expires_at: z.string().nullable(),
-  ip_allowlist: z.array(z.string()),
-  monthly_spend_cap_minor: z.number().nullable(),
-  revoked_at: z.string().nullable(),
-  previous_secret_expires_at: z.string().nullable(),
-  created_at: z.string(),
-});
+const keyRow = keyColumns.extend({ previous_secret_expires_at: z.string().nullable() });
 export type ApiKeyRow = z.infer<typeof keyRow>;
 
 export function findApiKey(db: Db, keyId: string) {
