@@ -131,6 +131,10 @@ async function startPostmaster(
     env: { ...process.env, LC_MESSAGES: 'C' },
   });
   const exited = once(child, 'exit');
+  // 'close' comes after the last of the server's output has been read and logged, so nothing the
+  // server says while stopping is logged after we report it stopped.
+  const closed = once(child, 'close');
+  closed.catch(() => {});
   let pending = '';
   let output = '';
   let ready = false;
@@ -162,9 +166,8 @@ async function startPostmaster(
   failed.catch(() => {});
   return {
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.stdin!.end();
-      await exited;
+      if (child.exitCode === null && child.signalCode === null) child.stdin!.end();
+      await closed;
     },
   };
 }
