@@ -21,20 +21,32 @@ function recordingRun() {
 const flush = () => new Promise((r) => setImmediate(r));
 
 describe('Batcher (group commit)', () => {
-  it('sends a lone call at once, alone', async () => {
+  it('sends a lone call once the current turn of the event loop ends, alone', async () => {
     const r = recordingRun();
     const batcher = new Batcher(r.run, { maxInFlight: 1 });
     const one = batcher.submit(1);
+    expect(r.batches).toEqual([]);
     await flush();
     expect(r.batches).toEqual([[1]]);
     r.openAll();
     await expect(one).resolves.toBe(10);
   });
 
+  it('sends calls made in one turn together, as a worker starting a fetched batch of jobs makes them', async () => {
+    const r = recordingRun();
+    const batcher = new Batcher(r.run, { maxInFlight: 1 });
+    const all = [1, 2, 3, 4, 5].map((n) => batcher.submit(n));
+    await flush();
+    expect(r.batches).toEqual([[1, 2, 3, 4, 5]]);
+    r.openAll();
+    await expect(Promise.all(all)).resolves.toEqual([10, 20, 30, 40, 50]);
+  });
+
   it('sends calls made while a batch is in flight together, each getting its own answer', async () => {
     const r = recordingRun();
     const batcher = new Batcher(r.run, { maxInFlight: 1 });
     const first = batcher.submit(1);
+    await flush();
     const rest = [2, 3, 4, 5].map((n) => batcher.submit(n));
     await flush();
     expect(r.batches).toEqual([[1]]);
@@ -51,14 +63,19 @@ describe('Batcher (group commit)', () => {
     const batcher = new Batcher(r.run, { maxInFlight: 2, maxBatch: 2 });
     const all = [1, 2, 3, 4, 5, 6, 7].map((n) => batcher.submit(n));
     await flush();
-    // The first two calls find a free slot each; the rest wait for one.
-    expect(r.batches).toEqual([[1], [2]]);
+    // Two batches of two take the two slots; the rest wait for one.
+    expect(r.batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     r.openAll();
     await flush();
-    expect(r.batches).toEqual([[1], [2], [3, 4], [5, 6]]);
-    r.openAll();
-    await flush();
-    expect(r.batches).toEqual([[1], [2], [3, 4], [5, 6], [7]]);
+    expect(r.batches).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+      [7],
+    ]);
     r.openAll();
     await expect(Promise.all(all)).resolves.toEqual([10, 20, 30, 40, 50, 60, 70]);
   });
@@ -67,6 +84,7 @@ describe('Batcher (group commit)', () => {
     const r = recordingRun();
     const batcher = new Batcher(r.run, { maxInFlight: 1 });
     const blocker = batcher.submit(1);
+    await flush();
     const pending = [12, 13, 14].map((n) => batcher.submit(n).catch((e: Error) => e.message));
     await flush();
     r.openAll();
