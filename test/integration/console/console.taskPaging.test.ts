@@ -46,8 +46,8 @@ const linkNamed = (page: string, text: string) =>
   new RegExp(`<a href="([^"]+)"\\s*>\\s*${text}\\s*</a`).exec(page)?.[1];
 
 /** Follows a list's next links from `path`, collecting what `itemsOf` reads on each page. */
-async function walk(path: string, linkText: string, itemsOf: (page: string) => string[]) {
-  const seen: string[] = [];
+async function walk<T>(path: string, linkText: string, itemsOf: (page: string) => T[]) {
+  const seen: T[] = [];
   const sizes: number[] = [];
   let next: string | undefined = path;
   while (next) {
