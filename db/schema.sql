@@ -380,6 +380,7 @@ create table request_logs (
   response_body jsonb,
   created_at timestamp with time zone not null default now(),
   oauth_app_id text,
+  operation text,
   constraint request_logs_pkey PRIMARY KEY (created_at, id),
   constraint request_logs_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 ) partition by range (created_at);
@@ -740,8 +741,12 @@ CREATE INDEX oauth_tokens_grant_idx ON public.oauth_tokens USING btree (grant_id
 CREATE INDEX oauth_tokens_refresh_idx ON public.oauth_tokens USING btree (refresh_token_id);
 CREATE INDEX projects_workspace_idx ON public.projects USING btree (workspace_id);
 CREATE INDEX request_logs_workspace_app_idx ON ONLY public.request_logs USING btree (workspace_id, oauth_app_id, created_at, id) WHERE (oauth_app_id IS NOT NULL);
+CREATE INDEX request_logs_workspace_class_idx ON ONLY public.request_logs USING btree (workspace_id, ((status / 100)), created_at, id);
 CREATE INDEX request_logs_workspace_idx ON ONLY public.request_logs USING btree (workspace_id, created_at, id);
+CREATE INDEX request_logs_workspace_key_class_idx ON ONLY public.request_logs USING btree (workspace_id, key_id, ((status / 100)), created_at, id);
 CREATE INDEX request_logs_workspace_key_idx ON ONLY public.request_logs USING btree (workspace_id, key_id, created_at, id);
+CREATE INDEX request_logs_workspace_operation_idx ON ONLY public.request_logs USING btree (workspace_id, operation, created_at, id) WHERE (operation IS NOT NULL);
+CREATE INDEX request_logs_workspace_status_idx ON ONLY public.request_logs USING btree (workspace_id, status, created_at, id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);
 CREATE INDEX storage_reservations_workspace_idx ON public.storage_reservations USING btree (workspace_id, expires_at);

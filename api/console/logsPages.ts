@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
 import {
   findWorkspaceRequestLog,
   listFilteredRequestLogs,
@@ -17,33 +16,22 @@ import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 // The console shows what the log keeps (DESIGN.md: 30 days).
 const retentionDays = 30;
 
-/** An operation's path template as an anchored PostgreSQL regular expression over logged paths. */
-function operationPattern(doc: ApiDocument, id: string) {
-  const op = doc.operations.find((o) => o.id === id);
-  if (!op) return undefined;
-  const escaped = `${apiBasePath}${op.path}`
-    .split(/\{[^}]+\}/)
-    .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
-    .join('[^/]+');
-  return { method: op.method.toUpperCase(), pathPattern: `^${escaped}$` };
-}
-
 const isoOrUndefined = (value: string) =>
   value !== '' && !Number.isNaN(Date.parse(`${value}Z`)) ? new Date(`${value}Z`).toISOString() : undefined;
 
 /** Reads the filters from the query string; anything unreadable is simply not applied. */
 function readFilter(doc: ApiDocument, query: (name: string) => string): RequestLogFilter {
   const status = query('status');
+  const operation = query('operation');
   return {
     keyId: query('key') || undefined,
     oauthAppId: query('app') || undefined,
     status: /^[1-5]xx$/.test(status)
-      ? Number(status[0]) * 100
-      : /^\d{3}$/.test(status)
-        ? Number(status)
+      ? { class: Number(status[0]) }
+      : /^[1-5]\d\d$/.test(status)
+        ? { exact: Number(status) }
         : undefined,
-    statusClass: /^[1-5]xx$/.test(status),
-    operation: query('operation') ? operationPattern(doc, query('operation')) : undefined,
+    operation: doc.operations.some((o) => o.id === operation) ? operation : undefined,
     since: isoOrUndefined(query('since')),
     until: isoOrUndefined(query('until')),
   };

@@ -33,7 +33,18 @@ export const pageSize = 50;
 export function pageOf<T extends { cursor_at: string; id: string | number }>(
   rows: readonly T[],
 ): { items: T[]; next: string | null } {
+  return pageBy(rows, (row) => [row.cursor_at, row.id]);
+}
+
+/**
+ * `pageOf` for a list ordered by another position than (created_at, id), such as a task's messages
+ * by sequence number: `position` gives a row's place as the cursor's (time, id) pair.
+ */
+export function pageBy<T>(
+  rows: readonly T[],
+  position: (row: T) => readonly [string, string | number],
+): { items: T[]; next: string | null } {
   const items = rows.slice(0, pageSize);
   const last = items.at(-1);
-  return { items, next: rows.length > pageSize && last ? encodePageCursor(last.cursor_at, last.id) : null };
+  return { items, next: rows.length > pageSize && last ? encodePageCursor(...position(last)) : null };
 }

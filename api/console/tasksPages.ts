@@ -10,10 +10,8 @@ import { sendWorkspaceFile } from '../routes/files/downloadFile.ts';
 import { sendWorkspaceVideo } from '../routes/videos/downloadVideo.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageBy, pageOf, pageSize } from './pageCursor.ts';
 import { tasksView, taskView } from './tasksViews.ts';
-
-const boardLimit = 200;
 
 /** GET /console/:memberId/tasks */
 export function showTasks(s: OauthServer): RequestHandler {
@@ -29,21 +27,30 @@ export function showTasks(s: OauthServer): RequestHandler {
   };
 }
 
-/** GET /console/:memberId/tasks/:taskId: its messages (paged by sequence number) and its media board. */
+/**
+ * GET /console/:memberId/tasks/:taskId: its media board (newest first) and its messages (in
+ * conversation order), each paged by its own cursor; a next link keeps the other list's place.
+ */
 export function showTask(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res);
     if (!c) return;
     const task = await findWorkspaceTask(s.pool, c.member.workspace_id, String(req.params.taskId));
     if (!task) return sendErrorPage(res, 404, 'Not found', 'No such task in this workspace.');
-    const after = /^\d{1,15}$/.test(param(req, 'after')) ? Number(param(req, 'after')) : 0;
-    const [rows, board] = await Promise.all([
-      listTaskMessages(s.pool, task.id, after, pageSize + 1),
-      listTaskBoard(s.pool, c.member.workspace_id, task.id, boardLimit),
+    // A messages cursor holds (created_at, seq); the sequence number alone orders a task's messages.
+    const afterMessage = decodePageCursor(param(req, 'messages'));
+    const afterSeq = afterMessage && /^\d{1,15}$/.test(afterMessage.id) ? Number(afterMessage.id) : 0;
+    const [messageRows, boardRows] = await Promise.all([
+      listTaskMessages(s.pool, task.id, afterSeq, pageSize + 1),
+      listTaskBoard(s.pool, c.member.workspace_id, task.id, {
+        before: decodePageCursor(param(req, 'board')),
+        limit: pageSize + 1,
+      }),
     ]);
-    const messages = rows.slice(0, pageSize);
-    const next = rows.length > pageSize ? messages.at(-1)!.seq : null;
-    sendPage(res, 200, task.title, consoleFrame(c, 'tasks', taskView(c, task, messages, next, board)), {
+    const messages = pageBy(messageRows, (m) => [m.created_at, m.seq]);
+    const board = pageOf(boardRows);
+    const here = { board: param(req, 'board'), messages: param(req, 'messages') };
+    sendPage(res, 200, task.title, consoleFrame(c, 'tasks', taskView(c, task, here, messages, board)), {
       wide: true,
       media: true,
     });

@@ -40,18 +40,27 @@ const size = (bytes: number | null) =>
       ? `${Math.ceil(bytes / 1024)} KB`
       : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+type Page<T> = { items: T[]; next: string | null };
+
+/** The task's own URL with both lists' positions, one of them moved. */
+function taskHref(c: ConsoleContext, taskId: string, here: Record<'board' | 'messages', string>): string {
+  const query = new URLSearchParams(Object.entries(here).filter(([, v]) => v !== ''));
+  const search = query.toString();
+  return `${c.base}/tasks/${taskId}${search ? `?${search}` : ''}`;
+}
+
 export function taskView(
   c: ConsoleContext,
   task: { id: string; title: string },
-  messages: readonly TaskMessageRow[],
-  nextMessages: number | null,
-  board: readonly BoardItem[],
+  here: Record<'board' | 'messages', string>,
+  messages: Page<TaskMessageRow>,
+  board: Page<BoardItem>,
 ): SafeHtml {
   return html`<h1>${task.title}</h1>
     <h2>Media board</h2>
-    ${board.length === 0 ? html`<p>No videos or files on this task.</p>` : ''}
+    ${board.items.length === 0 ? html`<p>No videos or files on this task.</p>` : ''}
     <ul class="board">
-      ${board.map((item) =>
+      ${board.items.map((item) =>
         item.kind === 'video'
           ? html`<li data-video="${item.id}">
               <strong>${item.title}</strong>
@@ -74,9 +83,16 @@ export function taskView(
             </li>`,
       )}
     </ul>
+    ${
+      board.next
+        ? html`<p>
+            <a href="${taskHref(c, task.id, { ...here, board: board.next })}">Older videos and files</a>
+          </p>`
+        : ''
+    }
     <h2>Messages</h2>
     <ol class="messages">
-      ${messages.map(
+      ${messages.items.map(
         (m) =>
           html`<li value="${m.seq}">
             <strong>${m.role}</strong>
@@ -87,6 +103,12 @@ export function taskView(
           </li>`,
       )}
     </ol>
-    ${nextMessages !== null ? html`<p><a href="${c.base}/tasks/${task.id}?after=${nextMessages}">Later messages</a></p>` : ''}
+    ${
+      messages.next
+        ? html`<p>
+            <a href="${taskHref(c, task.id, { ...here, messages: messages.next })}">Later messages</a>
+          </p>`
+        : ''
+    }
     <p><a href="${c.base}/tasks">Back to tasks</a></p>`;
 }

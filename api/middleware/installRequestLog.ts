@@ -26,6 +26,7 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
         project_id: res.locals.projectId ?? null,
         key_id: principal?.credentialId ?? null,
         oauth_app_id: principal?.oauthAppId ?? null,
+        operation: req.operation?.id ?? null,
         method: req.method,
         // originalUrl: inside mounted routers req.path is relative to the mount point.
         path: req.originalUrl.split('?')[0] ?? req.originalUrl,

@@ -104,25 +104,42 @@ const boardItemRow = z.object({
   mime_type: z.string().nullable(),
   size_bytes: z.number().nullable(),
   created_at: z.string(),
+  // created_at to the microsecond, for the next page's cursor.
+  cursor_at: z.string(),
 });
 
 /**
  * A task's media board: its videos (any status) and the files attached to it that are not a video's
- * own file, newest first (videos_task_idx; files by their task).
+ * own file, newest first, one page after (created_at, id). The position bounds each branch of the
+ * union, so each reads only its page from its index (videos_task_idx, files_task_idx).
  */
-export function listTaskBoard(db: Db, workspaceId: string, taskId: string, limit: number) {
+export function listTaskBoard(
+  db: Db,
+  workspaceId: string,
+  taskId: string,
+  page: { before?: { at: string; id: string }; limit: number },
+) {
+  const after = (table: 'v' | 'f') =>
+    page.before
+      ? sql.fragment`and (${sql.identifier([table, 'created_at'])}, ${sql.identifier([table, 'id'])})
+                       < (${page.before.at}::timestamptz, ${page.before.id})`
+      : sql.fragment``;
   return db.any(sql.type(boardItemRow)`
-    select * from (
-      select 'video' as kind, v.id, v.title, v.status, f.mime_type, f.size_bytes, v.created_at
-      from videos v left join files f on f.workspace_id = v.workspace_id and f.id = v.file_id
-      where v.workspace_id = ${workspaceId} and v.task_id = ${taskId}
+    select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at from (
+      (select 'video' as kind, v.id, v.title, v.status, f.mime_type, f.size_bytes, v.created_at
+       from videos v left join files f on f.workspace_id = v.workspace_id and f.id = v.file_id
+       where v.workspace_id = ${workspaceId} and v.task_id = ${taskId} ${after('v')}
+       order by v.created_at desc, v.id desc
+       limit ${page.limit})
       union all
-      select 'file', f.id, f.filename, 'ready', f.mime_type, f.size_bytes, f.created_at
-      from files f
-      where f.workspace_id = ${workspaceId} and f.task_id = ${taskId}
-        and not exists (select 1 from videos v where v.workspace_id = f.workspace_id and v.file_id = f.id)
+      (select 'file', f.id, f.filename, 'ready', f.mime_type, f.size_bytes, f.created_at
+       from files f
+       where f.workspace_id = ${workspaceId} and f.task_id = ${taskId} ${after('f')}
+         and not exists (select 1 from videos v where v.workspace_id = f.workspace_id and v.file_id = f.id)
+       order by f.created_at desc, f.id desc
+       limit ${page.limit})
     ) board
     order by created_at desc, id desc
-    limit ${limit}
+    limit ${page.limit}
   `);
 }

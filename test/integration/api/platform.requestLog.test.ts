@@ -33,6 +33,7 @@ const logRow = z.object({
   key_id: z.string().nullable(),
   method: z.string(),
   path: z.string(),
+  operation: z.string().nullable(),
   status: z.number(),
   latency_ms: z.number(),
   cost_minor: z.number(),
@@ -42,7 +43,7 @@ const logRow = z.object({
 
 const rowFor = (requestId: string) =>
   t.deps.pool.maybeOne(sql.type(logRow)`
-    select request_id, workspace_id, key_id, method, path, status, latency_ms, cost_minor, request_body, response_body
+    select request_id, workspace_id, key_id, method, path, operation, status, latency_ms, cost_minor, request_body, response_body
     from request_logs where request_id = ${requestId}
   `);
 
@@ -67,6 +68,7 @@ describe('request log', () => {
       workspace_id: tenant.workspaceId,
       method: 'GET',
       path: '/api/pub/v1/me',
+      operation: 'platform.me',
       status: 200,
       cost_minor: 0,
     });
@@ -158,6 +160,9 @@ describe('request log bounds', () => {
     for (const id of ['log-bounds-0002', 'log-bounds-0003', 'log-bounds-0004']) {
       expect(await rowFor(id)).toMatchObject({ key_id: null, request_body: null, response_body: null });
     }
+    // The operation the call addressed, for the console's filter; an unknown path addressed none.
+    expect((await rowFor('log-bounds-0002'))!.operation).toBe('platform.status');
+    expect((await rowFor('log-bounds-0004'))!.operation).toBeNull();
   });
 
   it('keeps a bounded, masked copy of a huge authenticated body', async () => {

@@ -12,12 +12,17 @@ import { recordEvent } from '../../../shared/events.ts';
 import { newId } from '../../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
+import { jobTask } from '../../../worker/taskList.ts';
+import { textGenerate } from '../../../worker/tasks/text__generate.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
+import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 
-// The console as a member meets it: real Chromium on the real pages, keys used with plain fetch.
+// The console as a member meets it: real Chromium on the real pages, keys used with plain fetch;
+// live calls go to a local server speaking the OpenAI protocol and are billed as any live call.
 let h: Harness;
+let mock: OpenAiMock;
 let browser: Browser;
 let page: Page;
 const artifacts = 'test/artifacts/console';
@@ -29,9 +34,19 @@ const staff = async (secret: string) =>
 
 beforeAll(async () => {
   await mkdir(artifacts, { recursive: true });
-  h = await startHarness({}, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+  mock = await startOpenAiMock();
+  h = await startHarness(
+    {},
+    {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      ...openaiEnv(mock),
+      // 20 minor units per token, so each call's cost is its own and visible in the console.
+      PRICES: JSON.stringify({ textInputPer1MTokens: 20_000_000, textOutputPer1MTokens: 20_000_000 }),
+    },
+  );
   worker = await startStandaloneWorker(h.t, (ctx) => ({
     webhook__deliver: webhookDeliver(ctx, { retryDelaysMs: [], timeoutMs: 2000 }),
+    text__generate: jobTask(ctx, textGenerate(ctx)),
   }));
   receiver = createServer((req, res) => {
     let body = '';
@@ -55,6 +70,7 @@ afterAll(async () => {
   receiver?.closeAllConnections();
   receiver?.close();
   await h.close();
+  await mock?.close();
 });
 
 let worker: StandaloneWorker;
@@ -62,6 +78,9 @@ let receiver: Server;
 const received: string[] = [];
 let secret = '';
 let keyName = '';
+/** The live calls made with the console's key: their request ids and the cost each answer stated. */
+const calls: { requestId: string; cost: number }[] = [];
+const usd = (minor: number) => `${(minor / 100).toFixed(2)} USD`;
 
 describe('the web console in Chromium', () => {
   it('signs in and lists keys', async () => {
@@ -80,16 +99,18 @@ describe('the web console in Chromium', () => {
     await shot('keys-empty');
   });
 
-  it('creates a key scoped to one operation; its secret is shown once and works only there', async () => {
+  it('creates a live key scoped to two operations; its secret is shown once and works only there', async () => {
     await page.getByRole('link', { name: 'Create a key' }).click();
     keyName = `CI key ${xss}`;
     await page.fill('#name', keyName);
+    await page.check('input[name=mode][value=live]');
     await page.check('input[name=scope_level][value=operation]');
     await page.check('input[name=operations][value="staff.list"]');
-    await page.fill('#cap', '500');
+    await page.check('input[name=operations][value="text.generate"]');
+    await page.fill('#cap', '5000');
     await page.getByRole('button', { name: 'Create key' }).click();
     secret = await page.locator('#secret').inputValue();
-    expect(secret).toMatch(/^svc_sk_test_/);
+    expect(secret).toMatch(/^svc_sk_live_/);
     // The copy button is the one script a page may run (by its hash): shown only when it runs.
     const copy = page.locator('button[data-copy]');
     await expect(copy.isVisible()).resolves.toBe(true);
@@ -104,9 +125,23 @@ describe('the web console in Chromium', () => {
       headers: { authorization: `Bearer ${secret}` },
     });
     expect(other.status).toBe(403);
+    // Billed calls, as curl would make them.
+    for (const prompt of ['Hello', 'Write one line about the sea', 'Count to five, slowly please']) {
+      const res = await fetch(`${h.base}/api/pub/v1/text`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt }),
+      });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as { cost: { amount: number; currency: string } };
+      expect(body.cost.currency).toBe('USD');
+      expect(body.cost.amount).toBeGreaterThan(0);
+      calls.push({ requestId: res.headers.get('x-request-id')!, cost: body.cost.amount });
+    }
+    const spent = calls.reduce((sum, c) => sum + c.cost, 0);
     await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
     const row = page.locator('tr', { hasText: 'CI key' });
-    await expect(row.textContent()).resolves.toContain('of 5.00 USD');
+    expect((await row.textContent())!.replace(/\s+/g, ' ')).toContain(`${usd(spent)} of 50.00 USD`);
     expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
     expect(await page.locator('img').count()).toBe(0);
     // Screenshots last: a full-page capture of a long page leaves later clicks near its foot unreliable.
@@ -131,34 +166,60 @@ describe('the web console in Chromium', () => {
     await shot('log-call');
     await page.goto(`${h.base}/console/${h.tenant.memberId}/logs?status=403`);
     await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+    // The billed calls, newest first, each with the cost its answer stated.
+    await page.goto(`${h.base}/console/${h.tenant.memberId}/logs?operation=text.generate&status=2xx`);
+    const billed = await page.locator('tbody tr').allTextContents();
+    expect(billed).toHaveLength(calls.length);
+    calls.toReversed().forEach((call, i) => {
+      expect(billed[i]).toContain('/api/pub/v1/text');
+      expect(billed[i]).toContain(usd(call.cost));
+    });
+    await page.locator('tbody tr a').first().click();
+    await expect(page.locator('dl').textContent()).resolves.toContain(calls.at(-1)!.requestId);
   });
 
-  it('shows spend per day by key, the metering records behind a bar, and a CSV', async () => {
+  it('shows the live calls as spend per day by key, the metering records behind the bar, and a CSV', async () => {
     const keyId = await h.t.deps.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
       select id from api_keys where workspace_id = ${h.tenant.workspaceId} and name like 'CI key%'
     `);
-    // Test keys are free: the spend a live call would meter is written as the metering code writes it.
+    // What the calls wrote: one metering record each, at the cost each answer stated.
+    const records = await h.t.deps.pool.any(sql.type(
+      z.object({ id: z.string(), request_id: z.string(), cost_minor: z.number(), livemode: z.boolean() }),
+    )`
+      select id, request_id, cost_minor, livemode from metering_records
+      where workspace_id = ${h.tenant.workspaceId} order by created_at
+    `);
+    expect(records.map((r) => [r.request_id, r.cost_minor, r.livemode])).toEqual(
+      calls.map((c) => [c.requestId, c.cost, true]),
+    );
+    const spent = records.reduce((sum, r) => sum + r.cost_minor, 0);
+    // Another workspace's spend on the same day must not show.
     await h.t.deps.pool.query(sql.typeAlias('void')`
       insert into metering_records (id, workspace_id, project_id, key_id, operation, livemode, usage, cost_minor,
                                     currency, request_id, created_at)
-      values ('mr_console_1', ${h.tenant.workspaceId}, ${h.tenant.projectId}, ${keyId}, 'text.generate', true,
-              '{"input_tokens": 12}', 1234, 'USD', 'req_console_1', now() - interval '1 day'),
-             ('mr_console_2', ${h.second.workspaceId}, ${h.tenant.projectId}, null, 'text.generate', true,
+      values ('mr_console_elsewhere', ${h.second.workspaceId}, ${h.tenant.projectId}, null, 'text.generate', true,
               '{}', 999, 'USD', 'req_elsewhere', now())
     `);
     await page.goto(`${h.base}/console/${h.tenant.memberId}/usage?split=key`);
     const main = (await page.locator('main').textContent()) ?? '';
-    expect(main).toContain('Spend in the last 90 days: 12.34 USD');
+    expect(main).toContain(`Spend in the last 90 days: ${usd(spent)}`);
     expect(main).not.toContain('9.99');
+    const bar = page.locator(`.chart a[href*="part=${keyId}"]`);
+    await expect(bar.count()).resolves.toBe(1);
+    await expect(bar.getAttribute('aria-label')).resolves.toContain(`${keyId}: ${usd(spent)}`);
     await shot('usage');
-    await page.locator(`.chart a[href*="part=${keyId}"]`).click();
-    await expect(page.locator('tbody').textContent()).resolves.toContain('req_console_1');
+    await bar.click();
+    const recordRows = await page.locator('tbody tr').allTextContents();
+    expect(recordRows).toHaveLength(calls.length);
+    for (const call of calls) {
+      expect(recordRows.find((r) => r.includes(call.requestId))).toContain(usd(call.cost));
+    }
     await shot('usage-records');
     const csv = await page.request.get(`${h.base}/console/${h.tenant.memberId}/usage.csv?split=key`);
     expect(csv.headers()['content-type']).toContain('text/csv');
     const text = await csv.text();
-    expect(text).toContain('mr_console_1');
-    expect(text).not.toContain('mr_console_2');
+    for (const record of records) expect(text).toContain(record.id);
+    expect(text).not.toContain('mr_console_elsewhere');
   });
 
   it('rolls the key: the old secret works for the overlap, then stops', async () => {
