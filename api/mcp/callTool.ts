@@ -46,29 +46,33 @@ function restCall(
   tool: Tool,
   args: Record<string, unknown>,
 ): { url: string; params: Record<string, string>; body?: Record<string, unknown> } | string {
-  const rest = { ...args };
   const params: Record<string, string> = {};
   let path = tool.op.path;
   for (const name of tool.pathParams) {
-    const value = rest[name];
+    const value = args[name];
     if (typeof value !== 'string' || value === '') return `Argument ${name} is required: a non-empty string.`;
     path = path.replace(`{${name}}`, encodeURIComponent(value));
     params[name] = value;
-    delete rest[name];
   }
-  const query = new URLSearchParams();
-  const properties = tool.definition.inputSchema as { properties: Record<string, unknown> };
+  // Built without `delete`, which would turn the object into a slow dictionary on this hot path.
+  const rest: Record<string, unknown> = {};
+  const query: [string, string][] = [];
+  const properties = (tool.definition.inputSchema as { properties: Record<string, unknown> }).properties;
   const bodyless = !tool.op.hasJsonBody;
-  for (const [name, value] of Object.entries(rest)) {
-    if (!bodyless || !(name in properties.properties)) continue;
-    query.set(name, typeof value === 'string' ? value : JSON.stringify(value));
-    delete rest[name];
+  for (const name in args) {
+    if (!Object.hasOwn(args, name) || Object.hasOwn(params, name)) continue;
+    const value = args[name];
+    if (bodyless && Object.hasOwn(properties, name)) {
+      query.push([name, typeof value === 'string' ? value : JSON.stringify(value)]);
+    } else {
+      rest[name] = value;
+    }
   }
   if (bodyless && Object.keys(rest).length > 0) {
     return `Unknown argument(s): ${Object.keys(rest).join(', ')}.`;
   }
-  const qs = query.toString();
-  return { url: `${apiBasePath}${path}${qs ? `?${qs}` : ''}`, params, body: bodyless ? undefined : rest };
+  const qs = query.length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
+  return { url: `${apiBasePath}${path}${qs}`, params, body: bodyless ? undefined : rest };
 }
 
 /**
