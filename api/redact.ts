@@ -47,7 +47,8 @@ function fit(value: unknown, depth: number, limit: number): Fitted | undefined {
   if (value instanceof Date) return fitString(value.toISOString(), limit);
   if (value === null || typeof value === 'number' || typeof value === 'boolean') {
     const json = Number.isFinite(value) || typeof value !== 'number' ? value : null;
-    const bytes = bytesOf(json);
+    // JSON writes null, a boolean and a finite number as String() does, in ASCII.
+    const bytes = String(json).length;
     return bytes <= limit ? { value: json, bytes } : undefined;
   }
   if (typeof value !== 'object') return undefined;
