@@ -151,8 +151,15 @@ export function makeRequestValidation(
     const apiSpec = structuredClone({ ...doc.contract, paths: { [path]: paths[path] } });
     const all = OpenApiValidator.middleware({ ...options, apiSpec: apiSpec as never }) as RequestHandler[];
     // The response check is the validator's last middleware, named so in its source; the same
-    // compiled request checks run either way.
-    chains.set(path, { all, requestOnly: all.filter((mw) => mw.name !== 'responseMiddleware') });
+    // compiled request checks run either way. A release that renames it must fail here, not run
+    // the response hook on a tool call's in-memory response.
+    const requestOnly = all.filter((mw) => mw.name !== 'responseMiddleware');
+    if (validateResponses && requestOnly.length === all.length) {
+      throw new Error(
+        'express-openapi-validator: its response middleware is no longer named responseMiddleware',
+      );
+    }
+    chains.set(path, { all, requestOnly });
   }
   const validatedOperations = new Set(validated);
   return {
