@@ -16,6 +16,7 @@ import { installRequestLog } from './middleware/installRequestLog.ts';
 import { installStorableText } from './middleware/installStorableText.ts';
 import { installValidator } from './middleware/installValidator.ts';
 import { installOauthServer } from './oauth/index.ts';
+import { makeRequestValidation } from './openapi/requestValidation.ts';
 import { makeApiRouter } from './routes/index.ts';
 
 /**
@@ -26,6 +27,8 @@ import { makeApiRouter } from './routes/index.ts';
  */
 export function makeApp(deps: AppDeps): Express {
   const app = express();
+  // Compiled once: the pipeline and MCP tool calls (which run handlers directly) share it.
+  const validation = makeRequestValidation(deps.doc, deps.config.validateResponses, deps.logger);
   // Before any middleware: Express builds its router on first use, with the setting of that moment.
   // URL paths are case-sensitive, and so is the API: /API/PUB/V1/… is not it (see apiPath.ts).
   app.set('case sensitive routing', true);
@@ -60,11 +63,11 @@ export function makeApp(deps: AppDeps): Express {
   installBodyParser(app);
   installScopes(app, deps.config.publicBaseUrl);
   installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
-  installValidator(app, deps.doc, deps.config.validateResponses, deps.logger);
+  installValidator(app, validation);
   installStorableText(app);
   installIdempotency(app, deps.idempotency);
   // 5. Handlers.
-  app.use(apiBasePath, makeApiRouter(deps));
+  app.use(apiBasePath, makeApiRouter(deps, validation));
   // 6. Documented operations without a handler on this server, and everything else.
   app.use((req) => {
     if (req.operation) {

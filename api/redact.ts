@@ -19,6 +19,10 @@ const cutStringChars = 200;
 const markerReserve = 48;
 
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
+// Printable ASCII but `"` and `\` is its own JSON text between quotes: most strings and keys are
+// measured without being serialised (every request-log entry measures each of its strings).
+const plainAscii = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const bytesOfString = (text: string): number => (plainAscii.test(text) ? text.length + 2 : bytesOf(text));
 
 type Fitted = { value: unknown; bytes: number };
 
@@ -28,7 +32,7 @@ function fitString(value: string, limit: number): Fitted | undefined {
     : toStorableText(
         value.length > maxStringChars ? `${value.slice(0, cutStringChars)}…[${value.length} chars]` : value,
       );
-  const bytes = bytesOf(text);
+  const bytes = bytesOfString(text);
   return bytes <= limit ? { value: text, bytes } : undefined;
 }
 
@@ -43,7 +47,8 @@ function fit(value: unknown, depth: number, limit: number): Fitted | undefined {
   if (value instanceof Date) return fitString(value.toISOString(), limit);
   if (value === null || typeof value === 'number' || typeof value === 'boolean') {
     const json = Number.isFinite(value) || typeof value !== 'number' ? value : null;
-    const bytes = bytesOf(json);
+    // JSON writes null, a boolean and a finite number as String() does, in ASCII.
+    const bytes = String(json).length;
     return bytes <= limit ? { value: json, bytes } : undefined;
   }
   if (typeof value !== 'object') return undefined;
@@ -92,7 +97,7 @@ function fitObject(source: object, depth: number, limit: number): Fitted | undef
     if (full) continue;
     const name = fitKey(key);
     if (Object.hasOwn(out, name)) continue;
-    const head = (kept > 0 ? 1 : 0) + bytesOf(name) + 1;
+    const head = (kept > 0 ? 1 : 0) + bytesOfString(name) + 1;
     const room = limit - bytes - head - markerReserve;
     const child = secretKey.test(key) ? fitString('[redacted]', room) : fit(raw, depth + 1, room);
     if (!child) {

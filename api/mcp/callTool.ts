@@ -1,10 +1,7 @@
-import type { ServerResponse } from 'node:http';
-
 import type { Request } from 'express';
-import { inject } from 'light-my-request';
 
 import { apiBasePath } from '../../shared/config.ts';
-import { markInternal } from './internalCall.ts';
+import type { OperationRunner } from './runOperation.ts';
 import type { Tool } from './tools.ts';
 
 export type ToolResult = {
@@ -44,67 +41,47 @@ function fromError(error: ApiError): ToolResult {
   return failure(lines.join('\n'));
 }
 
-const methodsOf = new WeakMap<object, [string, unknown][]>();
-
-function keepOwnMethods(target: object): void {
-  const proto = Object.getPrototypeOf(target) as Record<string, unknown>;
-  let methods = methodsOf.get(proto);
-  if (!methods) {
-    methods = Object.getOwnPropertyNames(proto)
-      .filter((name) => name !== 'constructor' && typeof proto[name] === 'function')
-      .map((name) => [name, proto[name]]);
-    methodsOf.set(proto, methods);
-  }
-  for (const [name, method] of methods) (target as Record<string, unknown>)[name] = method;
-}
-
-// light-my-request's end() emits 'finish' after Node's own: the request log and the idempotency
-// store listen for it, and would record the call twice.
-function finishOnce(res: ServerResponse): void {
-  const emit = res.emit.bind(res);
-  let finished = false;
-  res.emit = ((event: string | symbol, ...args: unknown[]) => {
-    if (event === 'finish') {
-      if (finished) return false;
-      finished = true;
-    }
-    return emit(event, ...args);
-  }) as typeof res.emit;
-}
-
 /** Splits tool arguments into the REST call: path parameters, query parameters, the JSON body. */
 function restCall(
   tool: Tool,
   args: Record<string, unknown>,
-): { url: string; body?: Record<string, unknown> } | string {
-  const rest = { ...args };
+): { url: string; params: Record<string, string>; body?: Record<string, unknown> } | string {
+  const params: Record<string, string> = {};
   let path = tool.op.path;
   for (const name of tool.pathParams) {
-    const value = rest[name];
+    const value = args[name];
     if (typeof value !== 'string' || value === '') return `Argument ${name} is required: a non-empty string.`;
     path = path.replace(`{${name}}`, encodeURIComponent(value));
-    delete rest[name];
+    params[name] = value;
   }
-  const query = new URLSearchParams();
-  const properties = tool.definition.inputSchema as { properties: Record<string, unknown> };
+  // Built without `delete`, which would turn the object into a slow dictionary on this hot path.
+  const rest: Record<string, unknown> = {};
+  const query: [string, string][] = [];
+  const properties = (tool.definition.inputSchema as { properties: Record<string, unknown> }).properties;
   const bodyless = !tool.op.hasJsonBody;
-  for (const [name, value] of Object.entries(rest)) {
-    if (!bodyless || !(name in properties.properties)) continue;
-    query.set(name, typeof value === 'string' ? value : JSON.stringify(value));
-    delete rest[name];
+  for (const name in args) {
+    if (!Object.hasOwn(args, name) || Object.hasOwn(params, name)) continue;
+    const value = args[name];
+    if (bodyless && Object.hasOwn(properties, name)) {
+      query.push([name, typeof value === 'string' ? value : JSON.stringify(value)]);
+    } else {
+      rest[name] = value;
+    }
   }
   if (bodyless && Object.keys(rest).length > 0) {
     return `Unknown argument(s): ${Object.keys(rest).join(', ')}.`;
   }
-  const qs = query.toString();
-  return { url: `${apiBasePath}${path}${qs ? `?${qs}` : ''}`, body: bodyless ? undefined : rest };
+  const qs = query.length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
+  return { url: `${apiBasePath}${path}${qs}`, params, body: bodyless ? undefined : rest };
 }
 
 /**
- * Runs the tool's REST operation through this app (see internalCall.ts), so validation, scope,
- * metering and the request-log entry are the REST call's own; its answer becomes the tool result.
+ * Runs the tool's REST operation (runOperation.ts), so validation, scope, metering and the
+ * request-log entry are the REST call's own; its answer becomes the tool result. The entry's request
+ * id names the /mcp request it served, with the message's place in a batch.
  */
 export async function callTool(
+  run: OperationRunner,
   req: Request,
   tool: Tool,
   args: Record<string, unknown>,
@@ -112,38 +89,14 @@ export async function callTool(
 ): Promise<ToolResult> {
   const call = restCall(tool, args);
   if (typeof call === 'string') return failure(call);
-  const headers: Record<string, string> = {
-    authorization: req.get('authorization') ?? '',
-    'x-request-id': `${req.requestId.slice(0, 120)}.${seq}`,
-  };
-  if (call.body !== undefined) headers['content-type'] = 'application/json';
-  const app = req.app;
-  let answered: ServerResponse | undefined;
-  const response = await inject(
-    (inner, res) => {
-      answered = res;
-      markInternal(inner, req);
-      // Express swaps the prototypes of what it handles for its own; the injected request and
-      // response keep their stream methods as own properties, or the answer is never captured.
-      keepOwnMethods(inner);
-      keepOwnMethods(res);
-      finishOnce(res);
-      app(inner as never, res as never);
-    },
-    {
-      method: tool.op.method as 'GET' | 'POST',
-      url: call.url,
-      headers,
-      // The caller's address as the api sees it (trust proxy applied), for the request log.
-      remoteAddress: req.ip ?? req.socket.remoteAddress ?? '127.0.0.1',
-      ...(call.body === undefined ? {} : { payload: JSON.stringify(call.body) }),
-    },
-  );
-  // The object the handler answered with (kept by installRequestLog), not its JSON parsed again.
-  const kept = (answered as unknown as { locals?: { responseBody?: unknown } } | undefined)?.locals
-    ?.responseBody;
-  const body = (kept ?? response.json()) as Record<string, unknown>;
-  if (response.statusCode >= 400) return fromError(body.error as ApiError);
+  const { status, body } = await run(req, {
+    operation: tool.op,
+    url: call.url,
+    params: call.params,
+    body: call.body,
+    requestId: `${req.requestId.slice(0, 120)}.${seq}`,
+  });
+  if (status >= 400) return fromError(body.error as ApiError);
   const structured = tool.pick ? { [tool.pick]: body[tool.pick] } : body;
   return {
     content: [{ type: 'text', text: JSON.stringify(structured) }],

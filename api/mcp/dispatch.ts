@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { callTool } from './callTool.ts';
 import { asRequest, idOf, rpcCodes, rpcError, type RpcResponse, rpcResult } from './jsonRpc.ts';
 import { instructions, metaKeys, negotiate, serverInfo, supportedVersions } from './protocol.ts';
+import type { OperationRunner } from './runOperation.ts';
 import { mayCall, type Tool } from './tools.ts';
 
 const capabilities = { tools: { listChanged: false } };
@@ -11,9 +12,9 @@ const capabilities = { tools: { listChanged: false } };
 export async function dispatch(
   req: Request,
   message: unknown,
-  context: { tools: Map<string, Tool>; seq: number; stateless: boolean },
+  context: { tools: Map<string, Tool>; run: OperationRunner; seq: number; stateless: boolean },
 ): Promise<RpcResponse | undefined> {
-  const { tools, seq, stateless } = context;
+  const { tools, run, seq, stateless } = context;
   const request = asRequest(message);
   if (!request) {
     return rpcError(
@@ -62,7 +63,7 @@ export async function dispatch(
       if (typeof args !== 'object' || args === null || Array.isArray(args)) {
         return rpcError(id, rpcCodes.invalidParams, 'params.arguments must be an object.');
       }
-      return done(await callTool(req, tool, args as Record<string, unknown>, seq));
+      return done(await callTool(run, req, tool, args as Record<string, unknown>, seq));
     }
     default:
       return rpcError(id, rpcCodes.methodNotFound, `Method not found: ${request.method}.`);

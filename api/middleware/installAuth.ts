@@ -1,4 +1,4 @@
-import type { Express } from 'express';
+import type { Express, Request } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
@@ -7,7 +7,6 @@ import { scopeAllows } from '../../shared/principal.ts';
 import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';
-import { parentOf } from '../mcp/internalCall.ts';
 import { apiResourceMetadataUrl, resourceMetadataUrl } from '../mcp/resource.ts';
 
 /**
@@ -25,12 +24,6 @@ export function installAuthentication(
 ): void {
   app.use(apiBasePath, async (req, _res, next) => {
     if (!req.operation?.authenticated) return next();
-    // A tool call of POST /mcp acts as the /mcp request's credential, checked a moment ago.
-    const parent = parentOf(req);
-    if (parent) {
-      req.principal = parent.principal;
-      return next();
-    }
     const header = req.get('authorization');
     failures.check(req.ip, header, keys);
     try {
@@ -73,28 +66,33 @@ export function installAuthentication(
 
 /**
  * The project rule's scope half (a projectId in the body must be one of the key's projects), then
- * the operation scope: after the body is read, in DESIGN.md's order. Which project is billed is
- * decided later, after body validation.
+ * the operation scope. Which project is billed is decided later, after body validation.
+ * @throws AppError api_key_project_scope, api_key_operation_scope (with an insufficient_scope challenge).
  */
+export function checkScopes(req: Request, publicBaseUrl: string): void {
+  const { operation, principal } = req;
+  if (!operation?.authenticated || !principal) return;
+  const projectId = (req.body as { projectId?: unknown } | undefined)?.projectId;
+  if (typeof projectId === 'string' && !principal.projects.some((p) => p.id === projectId)) {
+    throw new AppError('api_key_project_scope', `Project '${projectId}' is outside this key's scope.`);
+  }
+  if (operation.scope !== undefined && !scopeAllows(principal.scope, operation.scope)) {
+    // RFC 6750 §3.1: an OAuth client can ask the person for the missing scope (step-up).
+    const challenge = [
+      'Bearer error="insufficient_scope"',
+      `scope="${operation.scope}"`,
+      `resource_metadata="${apiResourceMetadataUrl(publicBaseUrl)}"`,
+    ].join(', ');
+    throw new AppError('api_key_operation_scope', `This key's scope does not cover ${operation.scope}.`, {
+      headers: { 'WWW-Authenticate': challenge },
+    });
+  }
+}
+
+/** checkScopes after the body is read, in DESIGN.md's order. */
 export function installScopes(app: Express, publicBaseUrl: string): void {
   app.use(apiBasePath, (req, _res, next) => {
-    const { operation, principal } = req;
-    if (!operation?.authenticated || !principal) return next();
-    const projectId = (req.body as { projectId?: unknown } | undefined)?.projectId;
-    if (typeof projectId === 'string' && !principal.projects.some((p) => p.id === projectId)) {
-      throw new AppError('api_key_project_scope', `Project '${projectId}' is outside this key's scope.`);
-    }
-    if (operation.scope !== undefined && !scopeAllows(principal.scope, operation.scope)) {
-      // RFC 6750 §3.1: an OAuth client can ask the person for the missing scope (step-up).
-      const challenge = [
-        'Bearer error="insufficient_scope"',
-        `scope="${operation.scope}"`,
-        `resource_metadata="${apiResourceMetadataUrl(publicBaseUrl)}"`,
-      ].join(', ');
-      throw new AppError('api_key_operation_scope', `This key's scope does not cover ${operation.scope}.`, {
-        headers: { 'WWW-Authenticate': challenge },
-      });
-    }
+    checkScopes(req, publicBaseUrl);
     next();
   });
 }

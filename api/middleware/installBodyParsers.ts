@@ -1,4 +1,4 @@
-import type { Express } from 'express';
+import type { Express, Request } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
@@ -7,7 +7,7 @@ import { BodyReadError, maxInflationRatio, readJsonText } from '../body/readJson
 import type { Operation } from '../openapi/document.ts';
 
 // Far beyond any schema here; deeper bodies would only exhaust the stack of whatever walks them.
-const maxDepth = 64;
+export const maxBodyDepth = 64;
 const jsonTypes = ['application/json', 'application/*+json'];
 
 /**
@@ -60,6 +60,22 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * Takes a parsed JSON body as the request's: one too deep becomes `req.bodyError`; the paths of text
+ * PostgreSQL cannot store go to `req.unstorableBody`, refused after the schema checks.
+ */
+export function acceptJsonBody(req: Request, body: unknown): void {
+  const { tooDeep, unstorable } = inspectJson(body, maxBodyDepth);
+  if (tooDeep) {
+    req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
+      issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxBodyDepth} levels` }],
+    });
+    return;
+  }
+  if (unstorable.length > 0) req.unstorableBody = unstorable;
+  req.body = body;
+}
+
+/**
  * Reads the JSON body of an operation that takes one, once the caller is authenticated (installed
  * after installAuthentication), holding at most the operation's `maxBodyBytes` (OpenAPI
  * `x-svc-max-body-bytes`). A body that cannot be read is kept on `req.bodyError` and answered after
@@ -73,16 +89,7 @@ export function installBodyParser(app: Express): void {
       req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
     if (!operation?.hasJsonBody || !hasBody || !req.is(jsonTypes)) return next();
     try {
-      const body = parseJson(await readJsonText(req, operation.maxBodyBytes));
-      const { tooDeep, unstorable } = inspectJson(body, maxDepth);
-      if (tooDeep) {
-        req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
-          issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxDepth} levels` }],
-        });
-        return next();
-      }
-      if (unstorable.length > 0) req.unstorableBody = unstorable;
-      req.body = body;
+      acceptJsonBody(req, parseJson(await readJsonText(req, operation.maxBodyBytes)));
     } catch (error) {
       if (!(error instanceof BodyReadError)) throw error;
       if (error.abandoned) res.setHeader('Connection', 'close');

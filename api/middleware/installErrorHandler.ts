@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Express } from 'express';
+import type { ErrorRequestHandler, Express, Request } from 'express';
 
 import { AppError, type Issue } from '../../shared/errors/appError.ts';
 import type { ErrorCode } from '../../shared/errors/codes.ts';
@@ -56,6 +56,41 @@ function fromValidator(error: ValidatorError, operation: Operation | undefined):
 }
 
 /**
+ * Any failure as the AppError it answers as: an AppError itself, a validator report mapped to the
+ * spec's codes, anything else a logged internal_error. MCP tool calls map theirs with it too.
+ */
+export function toAppError(error: unknown, req: Request, logger: Logger): AppError {
+  let appError: AppError;
+  if (error instanceof AppError) appError = error;
+  // A 5xx from the validator is a response that breaks the contract (tests validate responses):
+  // the server's fault, logged with what did not match.
+  else if (isValidatorError(error) && error.status < 500) appError = fromValidator(error, req.operation);
+  else {
+    logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
+    appError = new AppError(
+      'internal_error',
+      'The server failed to complete the request; retry with backoff.',
+    );
+  }
+  if (appError.status >= 500 && appError.code !== 'internal_error') {
+    logger.warn({ err: error, requestId: req.requestId }, 'server-side error answered');
+  }
+  return appError;
+}
+
+/** The spec's error envelope, naming the request. */
+export function errorBody(appError: AppError, requestId: string) {
+  return {
+    error: {
+      code: appError.code,
+      message: appError.message,
+      requestId,
+      ...(appError.issues ? { issues: appError.issues } : {}),
+    },
+  };
+}
+
+/**
  * The one error middleware: every failure leaves as the spec's envelope with the request id. A
  * request that lost an Idempotency-Key race answers as its retry would; a refusal a handler gave
  * before any work committed is stored under the request's key.
@@ -74,35 +109,14 @@ export function installErrorHandler(app: Express, logger: Logger, idempotency?: 
       res.end();
       return;
     }
-    let appError: AppError;
-    if (error instanceof AppError) appError = error;
-    // A 5xx from the validator is a response that breaks the contract (tests validate responses):
-    // the server's fault, logged with what did not match.
-    else if (isValidatorError(error) && error.status < 500) appError = fromValidator(error, req.operation);
-    else {
-      logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
-      appError = new AppError(
-        'internal_error',
-        'The server failed to complete the request; retry with backoff.',
-      );
-    }
-    if (appError.status >= 500 && appError.code !== 'internal_error') {
-      logger.warn({ err: error, requestId: req.requestId }, 'server-side error answered');
-    }
+    const appError = toAppError(error, req, logger);
     if (res.headersSent) {
       // A streamed response already started: the only honest thing left is to end it.
       res.end();
       return;
     }
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    const body = {
-      error: {
-        code: appError.code,
-        message: appError.message,
-        requestId: req.requestId,
-        ...(appError.issues ? { issues: appError.issues } : {}),
-      },
-    };
+    const body = errorBody(appError, req.requestId);
     await idempotency?.storeRefusal(req, appError.status, body);
     res.status(appError.status).json(body);
   };

@@ -2,6 +2,7 @@ import { type RequestHandler, Router } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
+import type { RequestValidation } from '../openapi/requestValidation.ts';
 import { searchBrain } from './brain/searchBrain.ts';
 import { documentHandlers } from './files/documentHandlers.ts';
 import { fileHandlers } from './files/index.ts';
@@ -18,13 +19,12 @@ import { videoHandlers } from './videos/index.ts';
 /** operationId (openapi.yaml) → handler. Each capability's module adds its operations here. */
 export type HandlerTable = Record<string, RequestHandler>;
 
-export function handlerTable(deps: AppDeps): HandlerTable {
-  return {
+export function handlerTable(deps: AppDeps, validation: RequestValidation): HandlerTable {
+  const table: HandlerTable = {
     'platform.openapi': getOpenapi(deps),
     'platform.status': getStatus(deps),
     'platform.me': getMe,
     'platform.reference': getReference(deps),
-    'platform.mcp': postMcp(deps),
     'jobs.read': getJob(deps),
     ...generationHandlers(deps),
     ...taskHandlers(deps),
@@ -33,12 +33,15 @@ export function handlerTable(deps: AppDeps): HandlerTable {
     'brain.search': searchBrain(deps),
     ...documentHandlers(deps),
   };
+  // MCP tools call the other operations' handlers (api/mcp/runOperation.ts).
+  table['platform.mcp'] = postMcp(deps, table, validation);
+  return table;
 }
 
 /** Mounts every documented operation that has a handler at its OpenAPI path. */
-export function makeApiRouter(deps: AppDeps): Router {
+export function makeApiRouter(deps: AppDeps, validation: RequestValidation): Router {
   const router = Router({ caseSensitive: true });
-  const handlers = handlerTable(deps);
+  const handlers = handlerTable(deps, validation);
   for (const op of deps.doc.operations) {
     const handler = handlers[op.id];
     if (!handler) continue;

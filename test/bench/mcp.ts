@@ -5,8 +5,9 @@ const rounds = 3;
 /**
  * tools/call get_task on POST /mcp beside its REST twin GET /tasks/{taskId}, in the same run and
  * alternated round by round so the host's load falls on both alike. The tool runs the REST
- * operation in process (api/mcp/callTool.ts), so the difference is the JSON-RPC layer and the
- * in-process dispatch. Target: p50 and p99 ≤ 1.2× the REST call's.
+ * operation's handler in process after its checks (api/mcp/runOperation.ts), so the difference is
+ * the JSON-RPC layer and the tool call's own request-log entry. Target: p50 and p99 ≤ 1.2× the
+ * REST call's.
  */
 export default async function mcpBench(ctx: BenchContext): Promise<void> {
   const platform = await ctx.startPlatform({ worker: false });

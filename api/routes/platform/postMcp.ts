@@ -5,7 +5,9 @@ import type { AppDeps } from '../../deps.ts';
 import { dispatch } from '../../mcp/dispatch.ts';
 import { checkHeaders } from '../../mcp/headerChecks.ts';
 import { rpcCodes, rpcError, type RpcResponse } from '../../mcp/jsonRpc.ts';
+import { makeOperationRunner } from '../../mcp/runOperation.ts';
 import { toolsOf } from '../../mcp/tools.ts';
+import type { RequestValidation } from '../../openapi/requestValidation.ts';
 
 // Each tool call is a whole API request: a batch stays a handful of them.
 const maxBatch = 20;
@@ -14,8 +16,16 @@ const maxBatch = 20;
  * POST /mcp, stateless Streamable HTTP: answers in JSON (never SSE: nothing here streams). Framing
  * errors of the whole body answer 400 with a JSON-RPC error; anything per message answers 200.
  */
-export function postMcp({ doc }: AppDeps): RequestHandler {
-  const tools = toolsOf(doc);
+export function postMcp(
+  deps: AppDeps,
+  handlers: Record<string, RequestHandler>,
+  validation: RequestValidation,
+): RequestHandler {
+  const tools = toolsOf(deps.doc);
+  for (const tool of tools.values()) {
+    if (!handlers[tool.op.id]) throw new Error(`MCP tool ${tool.name}: no handler for ${tool.op.id}`);
+  }
+  const run = makeOperationRunner(deps, handlers, validation);
   return async (req, res) => {
     if (req.bodyError !== undefined) {
       const type = ((req.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
@@ -38,7 +48,7 @@ export function postMcp({ doc }: AppDeps): RequestHandler {
     }
     const answers: RpcResponse[] = [];
     for (const [seq, message] of messages.entries()) {
-      const answer = await dispatch(req, message, { tools, seq, stateless: checked.stateless });
+      const answer = await dispatch(req, message, { tools, run, seq, stateless: checked.stateless });
       if (answer) answers.push(answer);
     }
     if (answers.length === 0) {

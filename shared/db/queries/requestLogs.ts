@@ -27,12 +27,16 @@ export type RequestLogEntry = {
  * @throws the database error when PostgreSQL refuses any row (the whole batch is then not written).
  */
 export async function insertRequestLogs(db: Db, entries: RequestLogEntry[]): Promise<void> {
+  // The batch as one JSON text: sql.jsonb would first walk every value building a path string per
+  // node to look for text jsonb refuses, on the event loop, for hundreds of rows a flush. Bodies are
+  // already storable (redact.ts); a row PostgreSQL still refuses fails with its SQLSTATE, which the
+  // writer splits its batch around.
   await db.query(sql.prepared('request_logs_insert', noRows)`
     insert into request_logs (request_id, workspace_id, project_id, key_id, oauth_app_id, operation, method, path,
                               status, latency_ms, cost_minor, ip, request_body, response_body, created_at)
     select request_id, workspace_id, project_id, key_id, oauth_app_id, operation, method, path, status, latency_ms,
            cost_minor, ip, request_body, response_body, created_at
-    from jsonb_to_recordset(${sql.jsonb(entries as never)}) as t(
+    from jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as t(
       request_id text, workspace_id text, project_id text, key_id text, oauth_app_id text, operation text,
       method text, path text, status int,
       latency_ms int, cost_minor bigint, ip text, request_body jsonb, response_body jsonb, created_at timestamptz)

@@ -145,6 +145,21 @@ describe('every tool through the SDK client with an API key', () => {
     await poor.close();
   });
 
+  it('checks path and query arguments with the contract, as the REST call is checked', async () => {
+    const client = await connect(h.tenant.testKey);
+    const created = await client.callTool({ name: 'create_task', arguments: { input: 'Page me.' } });
+    const taskId = (structured(created).task as { id: string }).id;
+    const zero = await client.callTool({ name: 'list_task_messages', arguments: { taskId, limit: 0 } });
+    expect(zero.isError).toBe(true);
+    expect(text(zero)).toContain('invalid_request_body');
+    expect(text(zero)).toContain('limit');
+    const padded = await client.callTool({ name: 'list_task_messages', arguments: { taskId, limit: '010' } });
+    expect(text(padded)).toContain('must be a decimal integer');
+    const extra = await client.callTool({ name: 'get_task', arguments: { taskId, colour: 'red' } });
+    expect(text(extra)).toContain('Unknown argument(s): colour');
+    await client.close();
+  });
+
   it('shows only the tools a key may call, and refuses the others as a tool failure', async () => {
     const narrow = await h.tenant.key({
       livemode: false,
@@ -236,5 +251,37 @@ describe('every tool through the SDK client with an API key', () => {
     expect(mcpEntry).toEqual(restEntry);
     // The tool call's entry names the /mcp request it served.
     expect(mcpId).toMatch(/^req_[A-Za-z0-9]+\.0$/);
+  });
+
+  it('writes the request-log entry of a read as GET does, bodies included', async () => {
+    const client = await connect(h.tenant.testKey);
+    const created = await client.callTool({ name: 'create_task', arguments: { input: 'Read me.' } });
+    const taskId = (structured(created).task as { id: string }).id;
+    await client.callTool({ name: 'get_task', arguments: { taskId } });
+    await client.close();
+    const rest = await fetch(`${h.base}/api/pub/v1/tasks/${taskId}`, {
+      headers: { authorization: `Bearer ${h.tenant.testKey}` },
+    });
+    expect(rest.status).toBe(200);
+    await h.t.deps.requestLog.flush();
+    const row = z.object({
+      method: z.string(),
+      status: z.number(),
+      cost_minor: z.number(),
+      project_id: z.string().nullable(),
+      key_id: z.string().nullable(),
+      ip: z.string().nullable(),
+      request_body: z.unknown(),
+      response_body: z.unknown(),
+    });
+    const rows = await h.t.deps.pool.any(sql.type(row)`
+      select method, status, cost_minor::int, project_id, key_id, ip, request_body, response_body
+      from request_logs
+      where workspace_id = ${h.tenant.workspaceId} and path = ${`/api/pub/v1/tasks/${taskId}`}
+      order by created_at
+    `);
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toEqual(rows[1]);
+    expect(rows[0]!.response_body).toMatchObject({ task: { id: taskId } });
   });
 });
