@@ -40,7 +40,7 @@ function fitKey(key: string): string {
   return toStorableText(key.length > maxKeyChars ? `${key.slice(0, maxKeyChars)}…` : key);
 }
 
-/** `value` redacted into at most `limit` bytes of JSON, or undefined when not even a stub fits. */
+/** `value` redacted into at most `limit` bytes of JSON, or undefined when not even its shortest form (a truncation mark, `[]`, `{}`) fits. */
 function fit(value: unknown, depth: number, limit: number): Fitted | undefined {
   if (typeof value === 'string') return fitString(value, limit);
   if (typeof value === 'bigint') return fit(Number(value), depth, limit);
