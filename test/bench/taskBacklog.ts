@@ -5,11 +5,13 @@ import { createTaskWithMessage, submitUserMessage } from '../../shared/tasks/mes
 import { type BenchContext, type LoadResult, medianResult, type Platform } from './harness.ts';
 
 const backlogSize = 100;
-const rounds = 3;
+const rounds = 5;
 const connections = 4;
 // Short enough to end before a backlog that drains promptly has drained (each round says how many
 // replies were still waiting when its window closed: a window that outlived its backlog says so).
-const windowSeconds = 2;
+// On a quiet 2-core machine 100 fixture replies drain in about 2.1 s, so a 2 s window (with the
+// load generator's start-up) outlived them; five 1 s rounds keep a few thousand samples per side.
+const windowSeconds = 1;
 // A backlog still waiting after this long drains at about one reply per poll interval.
 const drainLimitMs = 60_000;
 // Replies follow one another as each ends (a fixture reply takes a few ms; the rest is the worker's
@@ -69,7 +71,7 @@ const row = (r: LoadResult) =>
 /**
  * POST /text (test key) p99 while one task works through a backlog of 100 messages, beside its
  * idle p99: a backlog in one task's replies must not delay other jobs (issue 9). Target: ≤ 2× the
- * idle p99. Rounds alternate idle and backlog windows (median of three each); each backlog round
+ * idle p99. Rounds alternate idle and backlog windows (median of five each); each backlog round
  * queues 100 messages on a new task, measures POST /text for the window right after, then waits for
  * the backlog to drain, whose time is reported too (replies one after another, not one per poll).
  */
