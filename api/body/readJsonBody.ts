@@ -74,9 +74,19 @@ export async function readJsonText(req: IncomingMessage, limit: number): Promise
     let wire = 0;
     let inflated = 0;
     let settled = false;
+    // Read or refused, the body's listeners go: left on the request, they would keep its chunks and
+    // this promise's continuation alive until the connection's next request, long enough for the
+    // young generation's collector to copy them into the old one on every POST.
+    const settle = () => {
+      settled = true;
+      req.off('data', onWire);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      req.off('error', aborted);
+    };
     const fail = (error: BodyReadError) => {
       if (settled) return;
-      settled = true;
+      settle();
       req.unpipe();
       decoder?.destroy();
       // Whatever the client still sends is not read: the answer closes the connection.
@@ -94,18 +104,20 @@ export async function readJsonText(req: IncomingMessage, limit: number): Promise
     };
     const onEnd = () => {
       if (settled) return;
-      settled = true;
+      settle();
       resolve(Buffer.concat(chunks).toString('utf8'));
     };
-    req.on('data', (chunk: Buffer) => {
+    const onWire = (chunk: Buffer) => {
       wire += chunk.length;
       if (!decoder) onData(chunk);
-    });
+    };
     // Node's parser delivers exactly Content-Length bytes; a client that leaves first closes the request early.
     const aborted = () => fail(new BodyReadError('request.aborted', 'request aborted', true));
-    req.once('close', () => {
+    const onClose = () => {
       if (!req.complete) aborted();
-    });
+    };
+    req.on('data', onWire);
+    req.once('close', onClose);
     req.once('error', aborted);
     if (decoder) {
       decoder.on('data', onData);
