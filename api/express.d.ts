@@ -21,6 +21,10 @@ declare global {
       costMinor?: number;
       projectId?: string;
       responseBody?: unknown;
+      /** Request-log entries the tool calls of this /mcp request wrote (api/mcp/runOperation.ts). */
+      toolEntries?: number;
+      /** Every message of this /mcp request was a tool call with its own entry: no entry of its own. */
+      loggedAsToolCalls?: boolean;
     }
   }
 }

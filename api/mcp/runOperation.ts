@@ -78,6 +78,8 @@ export function makeOperationRunner(
       res.status(appError.status).json(errorBody(appError, req.requestId));
     }
     requestLog.push(requestLogEntry(req, res.asExpress()));
+    const locals = outer.res!.locals;
+    locals.toolEntries = (locals.toolEntries ?? 0) + 1;
     return { status: res.statusCode, body: res.body as Record<string, unknown> };
   };
 }

@@ -9,7 +9,8 @@ import type { RequestLogWriter } from '../requestLog.ts';
  * The log row of an answered API call (status, latency, cost). Bodies are kept, redacted and
  * bounded (redact.ts), only for calls made with a credential: an anonymous caller (a 401, an unknown
  * path, /status, /openapi.json) must not be able to write what it likes into a log kept 30 days.
- * MCP tool calls write theirs with it too (api/mcp/runOperation.ts).
+ * MCP tool calls write theirs with it too (api/mcp/runOperation.ts); a /mcp request whose every
+ * message was a tool call is recorded by those entries alone, one per call, as its REST twin would be.
  */
 export function requestLogEntry(req: Request, res: Response): RequestLogEntry {
   const principal = req.principal;
@@ -43,7 +44,9 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
       res.locals.responseBody = body;
       return json(body);
     };
-    res.on('finish', () => writer.push(requestLogEntry(req, res)));
+    res.on('finish', () => {
+      if (!res.locals.loggedAsToolCalls) writer.push(requestLogEntry(req, res));
+    });
     next();
   });
 }

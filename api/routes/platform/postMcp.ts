@@ -51,6 +51,9 @@ export function postMcp(
       const answer = await dispatch(req, message, { tools, run, seq, stateless: checked.stateless });
       if (answer) answers.push(answer);
     }
+    // A call is logged once: a request of tool calls only is logged as the operations they ran,
+    // each entry's request id naming this request (callTool).
+    res.locals.loggedAsToolCalls = res.locals.toolEntries === messages.length;
     if (answers.length === 0) {
       res.status(202).end();
       return;

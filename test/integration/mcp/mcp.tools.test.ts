@@ -284,4 +284,60 @@ describe('every tool through the SDK client with an API key', () => {
     expect(rows[0]).toEqual(rows[1]);
     expect(rows[0]!.response_body).toMatchObject({ task: { id: taskId } });
   });
+
+  it('logs a request of tool calls once per call, and any other /mcp request as itself', async () => {
+    const created = await fetch(`${h.base}/api/pub/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.tenant.testKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Count my rows.' }),
+    });
+    const taskId = ((await created.json()) as { task: { id: string } }).task.id;
+    const getTask = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'get_task', arguments: { taskId } },
+    });
+    const post = async (body: unknown) => {
+      const res = await fetch(`${h.base}/api/pub/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${h.tenant.testKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      return res.headers.get('x-request-id')!;
+    };
+    const lone = await post(getTask(1));
+    const batch = await post([getTask(1), getTask(2)]);
+    const mixed = await post([getTask(1), { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const unknownTool = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'nope' } });
+    await h.t.deps.requestLog.flush();
+    const entry = z.object({ request_id: z.string(), method: z.string(), path: z.string(), operation: z.string() });
+    const rows = await h.t.deps.pool.any(sql.type(entry)`
+      select request_id, method, path, operation from request_logs
+      where request_id like any(${sql.array(
+        [lone, batch, mixed, unknownTool].map((id) => `${id}%`),
+        'text',
+      )})
+      order by request_id
+    `);
+    const taskPath = `/api/pub/v1/tasks/${taskId}`;
+    const toolRow = (id: string) => ({ request_id: id, method: 'GET', path: taskPath, operation: 'tasks.read' });
+    const mcpRow = (id: string) => ({ request_id: id, method: 'POST', path: '/api/pub/v1/mcp', operation: 'platform.mcp' });
+    expect(rows).toEqual(
+      [
+        toolRow(`${lone}.0`),
+        toolRow(`${batch}.0`),
+        toolRow(`${batch}.1`),
+        mcpRow(mixed),
+        toolRow(`${mixed}.0`),
+        mcpRow(unknownTool),
+      ].sort((a, b) => (a.request_id < b.request_id ? -1 : 1)),
+    );
+  });
 });
