@@ -1,9 +1,10 @@
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
-import autocannon from 'autocannon';
 import pg from 'pg';
 
 import { startApi } from '../../api/server.ts';
@@ -18,6 +19,7 @@ import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
 import { startWorker } from '../../worker/main.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { cpuTicks, serverAndPostgresCpuMs } from './cpu.ts';
+import type { LoadWorkerResult } from './loadWorker.ts';
 
 export type LoadResult = {
   requestsPerSecond: number;
@@ -97,26 +99,28 @@ export type BenchContext = {
 export async function load(options: Parameters<BenchContext['load']>[0]): Promise<LoadResult> {
   const before = cpuTicks();
   const cpuBefore = serverAndPostgresCpuMs();
-  const result = await autocannon({
-    url: options.url,
-    method: options.method ?? 'GET',
-    headers: options.headers,
-    body: options.body,
-    ...(options.bodies ? { requests: options.bodies.map((body) => ({ body })) } : {}),
-    connections: options.connections ?? 32,
-    duration: options.seconds ?? 8,
-    timeout: options.timeoutSeconds ?? 10,
-    // In its own thread: a real client does not share the server's event loop.
-    workers: 1,
+  const worker = new Worker(new URL('./loadWorker.ts', import.meta.url), {
+    workerData: {
+      url: options.url,
+      method: options.method ?? 'GET',
+      headers: options.headers,
+      body: options.body,
+      ...(options.bodies ? { requests: options.bodies.map((body) => ({ body })) } : {}),
+      connections: options.connections ?? 32,
+      duration: options.seconds ?? 8,
+      timeout: options.timeoutSeconds ?? 10,
+    },
   });
+  const [result] = (await once(worker, 'message')) as [LoadWorkerResult];
+  await worker.terminate();
   return {
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors + result.timeouts,
+    requestsPerSecond: result.requestsPerSecond,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    errors: result.errors,
     non2xx: result.non2xx,
     stealPercent: stealSince(before),
-    ...cpuPerCall(cpuBefore, result.requests.total),
+    ...cpuPerCall(cpuBefore, result.total),
   };
 }
 
