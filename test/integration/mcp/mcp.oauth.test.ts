@@ -114,6 +114,27 @@ afterAll(async () => {
   await h.close();
 });
 
+
+/** Redeems the code on the redirect `page` landed on (authorization_code with PKCE) for an access token. */
+async function redeemCode(
+  landedOn: string,
+  app: { redirectUri: string; verifier: string; clientId: string },
+): Promise<string> {
+  const res = await fetch(`${h.issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: new URL(landedOn).searchParams.get('code')!,
+      redirect_uri: app.redirectUri,
+      code_verifier: app.verifier,
+      client_id: app.clientId,
+    }).toString(),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
 describe('an MCP client authorizing itself', () => {
   it('discovers, registers, gets consent in Chromium, and calls the tools with its token', async () => {
     const provider = new MemoryProvider();
@@ -245,20 +266,7 @@ describe('an MCP client authorizing itself', () => {
         await page.getByRole('button', { name: 'Allow' }).click();
       }
       await page.waitForURL(`${app.redirectUri}?**`);
-      const code = new URL(page.url()).searchParams.get('code')!;
-      const res = await fetch(`${h.issuer}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: app.redirectUri,
-          code_verifier: verifier,
-          client_id: app.clientId,
-        }).toString(),
-      });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { access_token: string }).access_token;
+      return redeemCode(page.url(), { redirectUri: app.redirectUri, verifier, clientId: app.clientId });
     };
     // Without a resource: both the REST API and /mcp.
     const anywhere = await tokenFor(undefined);
@@ -316,20 +324,7 @@ describe('an MCP client authorizing itself', () => {
     await page.getByLabel('Test workspace').check();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${redirectUri}?**`);
-    const code = new URL(page.url()).searchParams.get('code')!;
-    const res = await fetch(`${h.issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        code_verifier: verifier,
-        client_id: clientId,
-      }).toString(),
-    });
-    expect(res.status).toBe(200);
-    const token = ((await res.json()) as { access_token: string }).access_token;
+    const token = await redeemCode(page.url(), { redirectUri, verifier, clientId });
     const list = await fetch(`${h.base}/api/pub/v1/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
