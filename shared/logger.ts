@@ -172,6 +172,9 @@ export function createLogger(level: string, name: string, options: LoggerOptions
         },
       },
     },
-    options.destination,
+    // Synchronous: pino's default asynchronous stdout writes each line from the thread pool, and the
+    // flush it runs on exit writes what is buffered at once, ahead of a line still queued there — so
+    // a process's last lines (a drain's "database system is shut down") came out after later ones.
+    options.destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }
