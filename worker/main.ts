@@ -176,7 +176,7 @@ export async function startWorker(
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
   const runners: Partial<Record<LaneName, Runner>> = {};
-  const stop = async () => {
+  const stopAll = async () => {
     await Promise.all(Object.values(runners).map((runner) => runner.stop()));
     await ctx.close();
     await liveness.stop();
@@ -185,6 +185,9 @@ export async function startWorker(
     await workerUtils.release();
     for (const runnerPool of pgPools.values()) await runnerPool.end();
   };
+  let stopping: Promise<void> | undefined;
+  // Once: a second signal, or a test that stops its worker before the context's own teardown.
+  const stop = () => (stopping ??= stopAll());
   try {
     for (const lane of lanes) {
       const main = lane.name === 'main';
