@@ -8,6 +8,7 @@ import type { ObjectStore } from '../shared/objectStore.ts';
 import type { OcrProvider, Providers } from '../shared/providers/types.ts';
 import type { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import type { ByteBudget } from './byteBudget.ts';
+import type { DeferredFinishes } from './deferredFinishes.ts';
 import type { DeckRenderer } from './render/deckRenderer.ts';
 
 /** What every task of this worker process may use; built once by startWorker. */
@@ -42,6 +43,8 @@ export type WorkerContext = {
    * share one statement. True when this call finished it (false: an earlier attempt had).
    */
   finishUnbilled(outcome: UnbilledOutcome): Promise<boolean>;
+  /** Finishes of inline jobs, written after their queue jobs are let go (see DeferredFinishes). */
+  inlineFinishes: DeferredFinishes;
   /** Releases what the context holds of its own (the OCR engines' threads, the browser); the pool and hub are the caller's. */
   close(): Promise<void>;
   /** graphile-worker's public utilities (maintenance runs its `cleanup`, never SQL on its tables). */

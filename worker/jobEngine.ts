@@ -302,9 +302,10 @@ async function handBack(ctx: WorkerContext, jobId: string, rawPayload: unknown, 
 }
 
 /**
- * An inline job (see shared/jobs.ts): started from its payload, finished and metered in one
- * statement, failed in one. Nothing is held or charged, so a retry after a committed finish only
- * repeats free work, which the finish then ignores.
+ * An inline job (see shared/jobs.ts): started from its payload and failed in one statement; its
+ * finish, which also meters it, is written after the queue job is let go (see DeferredFinishes).
+ * Nothing is held or charged, so a retry after a committed finish only repeats free work, which the
+ * finish then ignores.
  */
 async function runInlineJob(
   ctx: WorkerContext,
@@ -330,25 +331,42 @@ async function runInlineJob(
     completed_at: null,
     currency: null,
   };
+  let outcome: JobOutcome;
   try {
     const prepared = await definition.prepare?.(job);
-    const outcome = await definition.run(job, prepared, control.signal, helpers);
-    await ctx.finishUnbilled({
+    outcome = await definition.run(job, prepared, control.signal, helpers);
+  } catch (thrown) {
+    await endFailedInlineAttempt(ctx, definition, jobId, thrown, rawPayload, helpers);
+    return;
+  } finally {
+    control.done();
+  }
+  ctx.inlineFinishes.add(
+    {
       jobId,
       status: outcome.cancelled ? 'cancelled' : 'succeeded',
       result: outcome.result,
       meteringId: newId('mtr'),
       usage: outcome.usage,
-    });
-  } catch (thrown) {
-    const failure = failureOf(thrown, helpers);
-    if (failure.kind === 'handBack') return handBack(ctx, jobId, rawPayload, helpers);
-    if (failure.kind === 'retry') throw failure.error;
-    helpers.logger.error(`job ${jobId} failed for good: ${failure.error.message}`);
-    await failUnbilledJob(ctx.pool, jobId, failure.publicError);
-  } finally {
-    control.done();
-  }
+    },
+    () => afterFinished(ctx, definition, jobId),
+  );
+}
+
+async function endFailedInlineAttempt(
+  ctx: WorkerContext,
+  definition: AnyJobDefinition,
+  jobId: string,
+  thrown: unknown,
+  rawPayload: unknown,
+  helpers: JobHelpers,
+): Promise<void> {
+  const failure = failureOf(thrown, helpers);
+  if (failure.kind === 'handBack') return handBack(ctx, jobId, rawPayload, helpers);
+  if (failure.kind === 'retry') throw failure.error;
+  helpers.logger.error(`job ${jobId} failed for good: ${failure.error.message}`);
+  await failUnbilledJob(ctx.pool, jobId, failure.publicError);
+  await afterFinished(ctx, definition, jobId);
 }
 
 /**
@@ -366,13 +384,7 @@ export async function runJob<P>(
   helpers: JobHelpers,
 ): Promise<void> {
   const { jobId, inline } = jobPayload.parse(rawPayload);
-  if (inline) {
-    try {
-      return await runInlineJob(ctx, definition, jobId, inline, rawPayload, helpers);
-    } finally {
-      await afterFinished(ctx, definition, jobId);
-    }
-  }
+  if (inline) return runInlineJob(ctx, definition, jobId, inline, rawPayload, helpers);
   const job = marksRunning(jobTypeOfTask(helpers.job.task_identifier))
     ? await ctx.markRunning(jobId)
     : await ctx.readUnfinished(jobId);

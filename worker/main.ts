@@ -25,6 +25,7 @@ import { fixtureProviders } from '../shared/providers/fixtures.ts';
 import { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import { ByteBudget } from './byteBudget.ts';
 import type { WorkerContext } from './context.ts';
+import { DeferredFinishes } from './deferredFinishes.ts';
 import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
 import { type Lane, laneConcurrency, type LaneName, runnerPoolSize, splitIntoLanes } from './lanes.ts';
@@ -61,6 +62,7 @@ export function makeWorkerContext(
   const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) =>
     finishUnbilledJobs(parts.pool, outcomes),
   );
+  const inlineFinishes = new DeferredFinishes((outcome) => finishUnbilled.submit(outcome), parts.logger);
   const ctx: WorkerContext = {
     config,
     ...parts,
@@ -72,7 +74,10 @@ export function makeWorkerContext(
     markRunning: (jobId) => markRunning.submit(jobId),
     readUnfinished: (jobId) => readUnfinished.submit(jobId),
     finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
+    inlineFinishes,
     close: async () => {
+      // The runners have stopped: what their last jobs left to write goes out before the pool ends.
+      await inlineFinishes.drain();
       ctx.cancellations.close();
       await live.close();
       await probeOcr.close();

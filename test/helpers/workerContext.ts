@@ -49,7 +49,11 @@ export async function runDueJobs(t: TestContext, taskList: TaskList): Promise<vo
 /** Work for a job in tests: the job and its signal in, the outcome out. */
 export type JobWork = (job: RunningJob, signal: AbortSignal) => Promise<JobOutcome>;
 
-/** Runs a job through the production job engine with `work` as its whole definition. */
-export function runWork(ctx: WorkerContext, payload: unknown, helpers: JobHelpers, work: JobWork) {
-  return runJob(ctx, { run: (job, _prepared, signal) => work(job, signal) }, payload, helpers);
+/**
+ * Runs a job through the production job engine with `work` as its whole definition, to its end: an
+ * inline job's deferred finish (see DeferredFinishes) has landed when this resolves.
+ */
+export async function runWork(ctx: WorkerContext, payload: unknown, helpers: JobHelpers, work: JobWork) {
+  await runJob(ctx, { run: (job, _prepared, signal) => work(job, signal) }, payload, helpers);
+  await ctx.inlineFinishes.drain();
 }

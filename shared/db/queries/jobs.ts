@@ -322,8 +322,10 @@ export type UnbilledOutcome = {
  * metering record, any number in one statement (workers batch concurrent finishes): the common case
  * of test keys. Such a job may still read `queued` (an inline job is never marked running). Says
  * per outcome whether it finished the job: false when an earlier attempt already had (a retry).
- * Committed asynchronously: such a job costs nothing, and if a database crash loses the finish, it
- * also loses graphile-worker's later (durable) completion of the job, which then runs again.
+ * Committed asynchronously: such a job costs nothing. If a database crash loses the finish, either
+ * it also lost graphile-worker's later (durable) completion of the job, which then runs again, or
+ * (an inline job, whose queue job is let go first: see worker/deferredFinishes.ts) the reconciler
+ * ends the job.
  */
 export async function finishUnbilledJobs(db: Db, outcomes: UnbilledOutcome[]): Promise<boolean[]> {
   const given = outcomes.map((o) => ({
