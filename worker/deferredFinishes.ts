@@ -5,6 +5,9 @@ import type { Logger } from '../shared/logger.ts';
 
 // Within a synchronous caller's wait: a database that hiccups loses no answer.
 const defaultRetryDelaysMs = [100, 500, 2000];
+// Several batches' worth: never reached while the database keeps up (a few dozen pending on the jobs
+// bench); when it does not, jobs wait for room instead of their outputs piling up in memory.
+const defaultMaxPending = 256;
 
 /**
  * The finishes of inline jobs (see shared/jobs.ts), written after their queue jobs are let go.
@@ -16,26 +19,32 @@ const defaultRetryDelaysMs = [100, 500, 2000];
  * retried here; a finish that never lands (the process dies first, or every retry fails) leaves a
  * job whose queue job is gone, which the reconciler fails within minutes (jobs__reconcile), as it
  * fails any job the queue will not run again. A finish is exactly once either way: it only ends a
- * job still unfinished.
+ * job still unfinished. At most `maxPending` finishes wait at once: past that, `add` waits for room,
+ * and with it the job's slot, as when every finish was awaited.
  */
 export class DeferredFinishes {
   private readonly write: (outcome: UnbilledOutcome) => Promise<boolean>;
   private readonly logger: Logger;
   private readonly retryDelaysMs: readonly number[];
+  private readonly maxPending: number;
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
     write: (outcome: UnbilledOutcome) => Promise<boolean>,
     logger: Logger,
-    retryDelaysMs: readonly number[] = defaultRetryDelaysMs,
+    options: { retryDelaysMs?: readonly number[]; maxPending?: number } = {},
   ) {
     this.write = write;
     this.logger = logger;
-    this.retryDelaysMs = retryDelaysMs;
+    this.retryDelaysMs = options.retryDelaysMs ?? defaultRetryDelaysMs;
+    this.maxPending = options.maxPending ?? defaultMaxPending;
   }
 
-  /** Writes `outcome` in the background, then runs `after` (the kind's clean-up) once it landed. */
-  add(outcome: UnbilledOutcome, after: () => Promise<void>): void {
+  /**
+   * Writes `outcome` in the background, then runs `after` (the kind's clean-up) once it landed.
+   * Resolves at once, or once fewer than `maxPending` finishes are left waiting.
+   */
+  async add(outcome: UnbilledOutcome, after: () => Promise<void>): Promise<void> {
     const written = this.writeWithRetries(outcome)
       .then((landed) => (landed ? after() : undefined))
       .catch((error: unknown) =>
@@ -43,6 +52,7 @@ export class DeferredFinishes {
       )
       .finally(() => this.pending.delete(written));
     this.pending.add(written);
+    while (this.pending.size > this.maxPending) await Promise.race(this.pending);
   }
 
   /** Resolves once every finish added so far has landed or given up (a stopping worker waits on it). */

@@ -341,7 +341,7 @@ async function runInlineJob(
   } finally {
     control.done();
   }
-  ctx.inlineFinishes.add(
+  await ctx.inlineFinishes.add(
     {
       jobId,
       status: outcome.cancelled ? 'cancelled' : 'succeeded',
