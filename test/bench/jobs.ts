@@ -8,7 +8,7 @@ import { serverAndPostgresCpuMs } from './cpu.ts';
 import { type BenchContext, type Platform } from './harness.ts';
 
 const jobsPerRound = 4000;
-const rounds = 3;
+const rounds = 5;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {

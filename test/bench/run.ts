@@ -23,11 +23,12 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'console request log', run: consoleLogBench },
 ];
 
-const only = process.argv[2];
+// Scenarios whose names contain any of the comma-separated words given (all when none is).
+const only = process.argv[2]?.split(',');
 const ctx = await makeBenchContext();
 try {
   for (const scenario of scenarios) {
-    if (only && !scenario.name.includes(only)) continue;
+    if (only && !only.some((word) => scenario.name.includes(word))) continue;
     await scenario.run(ctx);
   }
 } finally {
