@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { findJob, type JobRow } from '../../../shared/db/queries/jobs.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createLogger } from '../../../shared/logger.ts';
+import type { WorkerHandle } from '../../../worker/main.ts';
 import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -48,6 +49,9 @@ async function injectFailures(failures: number): Promise<void> {
   await t.deps.pool.query(sql.unsafe`update finish_fault set failures = ${failures}`);
 }
 
+/** Lets every later finish through; the count of attempts so far stays readable. */
+const stopInjecting = () => t.deps.pool.query(sql.unsafe`update finish_fault set failures = 0`);
+
 const createInlineJob = () =>
   t.deps.jobs.create(t.deps.pool, {
     type: 'embeddings.create',
@@ -85,6 +89,27 @@ const meteringCount = (jobId: string) =>
     select count(*)::int as n from metering_records where job_id = ${jobId}
   `);
 
+/**
+ * Runs one inline job on a worker of its own whose next `failures` finish statements fail; `settle`
+ * runs once the queue job is gone (a stop, or a drain of the pending finishes).
+ */
+async function jobWithFailingFinishes(
+  failures: number,
+  settle: (worker: WorkerHandle) => Promise<void>,
+): Promise<JobRow> {
+  const worker = await t.startWorker();
+  try {
+    await injectFailures(failures);
+    const job = await createInlineJob();
+    await queueJobGone(job);
+    await settle(worker);
+    return job;
+  } finally {
+    await stopInjecting();
+    await worker.stop();
+  }
+}
+
 describe('deferred finishes of inline jobs', () => {
   it('let the queue job go before the finish lands', async () => {
     const worker = await t.startWorker();
@@ -118,50 +143,22 @@ describe('deferred finishes of inline jobs', () => {
   });
 
   it('has a stopping worker wait for a finish it is still retrying', async () => {
-    const worker = await t.startWorker();
-    try {
-      // Retried after 0.1, 0.5 and 2 s: the stop below comes while the finish is still pending.
-      await injectFailures(3);
-      const job = await createInlineJob();
-      await queueJobGone(job);
-      await worker.stop();
-      expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'succeeded' });
-      expect(await meteringCount(job.id)).toBe(1);
-      expect(await finishAttempts()).toBe(4);
-    } finally {
-      await injectFailures(0);
-      await worker.stop();
-    }
+    // Retried after 0.1, 0.5 and 2 s: the stop comes while the finish is still pending.
+    const job = await jobWithFailingFinishes(3, (worker) => worker.stop());
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'succeeded' });
+    expect(await meteringCount(job.id)).toBe(1);
+    expect(await finishAttempts()).toBe(4);
   });
 
   it('retries a finish that fails, and the job ends once, metered once', async () => {
-    const worker = await t.startWorker();
-    try {
-      await injectFailures(2);
-      const job = await createInlineJob();
-      await queueJobGone(job);
-      await worker.ctx.inlineFinishes.drain();
-      expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'succeeded' });
-      expect(await meteringCount(job.id)).toBe(1);
-      expect(await finishAttempts()).toBe(3);
-    } finally {
-      await injectFailures(0);
-      await worker.stop();
-    }
+    const job = await jobWithFailingFinishes(2, (worker) => worker.ctx.inlineFinishes.drain());
+    expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'succeeded' });
+    expect(await meteringCount(job.id)).toBe(1);
+    expect(await finishAttempts()).toBe(3);
   });
 
   it('leaves a job whose finish never lands to the reconciler, which fails it once', async () => {
-    const worker = await t.startWorker();
-    let job: JobRow;
-    try {
-      await injectFailures(1_000);
-      job = await createInlineJob();
-      await queueJobGone(job);
-      await worker.ctx.inlineFinishes.drain();
-    } finally {
-      await injectFailures(0);
-      await worker.stop();
-    }
+    const job = await jobWithFailingFinishes(1_000, (worker) => worker.ctx.inlineFinishes.drain());
     expect(await findJob(t.deps.pool, job.id)).toMatchObject({ status: 'queued', completed_at: null });
     // Older than the reconciler's minimum age: it may be taken.
     await t.deps.pool.query(sql.typeAlias('void')`
