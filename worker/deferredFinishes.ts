@@ -23,14 +23,14 @@ const defaultMaxPending = 256;
  * and with it the job's slot, as when every finish was awaited.
  */
 export class DeferredFinishes {
-  private readonly write: (outcome: UnbilledOutcome) => Promise<boolean>;
+  private readonly write: (outcome: UnbilledOutcome) => Promise<unknown>;
   private readonly logger: Logger;
   private readonly retryDelaysMs: readonly number[];
   private readonly maxPending: number;
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
-    write: (outcome: UnbilledOutcome) => Promise<boolean>,
+    write: (outcome: UnbilledOutcome) => Promise<unknown>,
     logger: Logger,
     options: { retryDelaysMs?: readonly number[]; maxPending?: number } = {},
   ) {

@@ -95,18 +95,6 @@ const requestLogRow = z.object({
   cursor_at: z.string(),
 });
 
-/**
- * A workspace's calls within the retention window, newest first, one page after `before`: the
- * console's log with no filter (see listFilteredRequestLogs).
- */
-export function listWorkspaceRequestLogs(
-  db: Db,
-  workspaceId: string,
-  page: { before?: RequestLogCursor; limit: number; retentionDays: number },
-) {
-  return listFilteredRequestLogs(db, workspaceId, {}, page);
-}
-
 /** The console's filters; each narrows the workspace's window and each is index-served (000025, 000027). */
 export type RequestLogFilter = {
   keyId?: string;

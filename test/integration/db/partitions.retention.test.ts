@@ -8,7 +8,7 @@ import {
 } from '../../../shared/db/queries/meteringRecords.ts';
 import {
   createRequestLogPartitions,
-  listWorkspaceRequestLogs,
+  listFilteredRequestLogs,
 } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { enqueue } from '../../../shared/jobs.ts';
@@ -182,7 +182,7 @@ describe('reads stay on one partition and page exactly by (created_at, id)', () 
     const seen: string[] = [];
     let before: { at: string; id: number } | undefined;
     for (;;) {
-      const page = await listWorkspaceRequestLogs(t.deps.pool, other.workspaceId, {
+      const page = await listFilteredRequestLogs(t.deps.pool, other.workspaceId, {}, {
         before,
         limit: 7,
         retentionDays: 30,
