@@ -21,21 +21,44 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
   }
 }
 
+type Round = {
+  jobsPerSecond: number;
+  serverMsPerJob: number;
+  postgresMsPerJob: number;
+  walBytesPerJob: number;
+};
+
+/** Where the server's write-ahead log ends, in bytes (one log for both databases). */
+async function walPosition(url: string): Promise<number> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ b: string }>(`select pg_current_wal_lsn() - '0/0'::pg_lsn as b`);
+    return Number(rows[0]!.b);
+  });
+}
+
+type Start = { at: number; cpu: { server: number; postgres: number }; wal: number };
+
+async function start(url: string): Promise<Start> {
+  const wal = await walPosition(url);
+  return { at: performance.now(), cpu: serverAndPostgresCpuMs(), wal };
+}
+
+async function measure(url: string, started: Start): Promise<Round> {
+  const seconds = (performance.now() - started.at) / 1000;
+  const after = serverAndPostgresCpuMs();
+  return {
+    jobsPerSecond: jobsPerRound / seconds,
+    serverMsPerJob: (after.server - started.cpu.server) / jobsPerRound,
+    postgresMsPerJob: (after.postgres - started.cpu.postgres) / jobsPerRound,
+    // What the round's commits had to flush: the write-ahead log each job adds.
+    walBytesPerJob: ((await walPosition(url)) - started.wal) / jobsPerRound,
+  };
+}
+
 /**
  * Raw graphile-worker, as the platform's worker runs it (same concurrency, local queue and batched
  * completion), with a task that does nothing: jobs per second from their insert to the last completion.
  */
-type Round = { jobsPerSecond: number; serverMsPerJob: number; postgresMsPerJob: number };
-
-function measure(started: number, cpu: { server: number; postgres: number }): Round {
-  const after = serverAndPostgresCpuMs();
-  return {
-    jobsPerSecond: jobsPerRound / ((performance.now() - started) / 1000),
-    serverMsPerJob: (after.server - cpu.server) / jobsPerRound,
-    postgresMsPerJob: (after.postgres - cpu.postgres) / jobsPerRound,
-  };
-}
-
 async function rawRound(databaseUrl: string, concurrency: number): Promise<Round> {
   const events = new EventEmitter() as WorkerEvents;
   let completed = 0;
@@ -55,8 +78,7 @@ async function rawRound(databaseUrl: string, concurrency: number): Promise<Round
     taskList: { bench_raw_noop: async () => {} },
   });
   try {
-    const started = performance.now();
-    const cpu = serverAndPostgresCpuMs();
+    const started = await start(databaseUrl);
     await withClient(databaseUrl, (c) =>
       c.query(
         `select count(*) from graphile_worker.add_jobs((
@@ -66,7 +88,7 @@ async function rawRound(databaseUrl: string, concurrency: number): Promise<Round
       ),
     );
     await done;
-    return measure(started, cpu);
+    return await measure(databaseUrl, started);
   } finally {
     await runner.stop();
   }
@@ -86,8 +108,7 @@ async function platformRound(
 ): Promise<Round> {
   const prefix = `job_bench${round}_`;
   const creator = new JobCreator(platform.pool);
-  const started = performance.now();
-  const cpu = serverAndPostgresCpuMs();
+  const started = await start(databaseUrl);
   await Promise.all(
     Array.from({ length: jobsPerRound }, (_, i) =>
       creator.create(platform.pool, {
@@ -114,7 +135,7 @@ async function platformRound(
       await new Promise((r) => setTimeout(r, 20));
     }
   });
-  return measure(started, cpu);
+  return measure(databaseUrl, started);
 }
 
 async function vacuumQueues(databaseUrl: string): Promise<void> {
@@ -155,12 +176,15 @@ export default async function jobsBench(ctx: BenchContext): Promise<void> {
   const rate = (runs: Round[]) => median(runs.map((r) => r.jobsPerSecond));
   const cpu = (runs: Round[]) =>
     `${median(runs.map((r) => r.serverMsPerJob)).toFixed(2)} + ${median(runs.map((r) => r.postgresMsPerJob)).toFixed(2)} ms`;
+  const wal = (runs: Round[]) =>
+    `${Math.round(median(runs.map((r) => r.walBytesPerJob))).toLocaleString('en-US')} B`;
   const ratio = rate(ours) / rate(raw);
   ctx.report(`Job throughput of one worker process (${jobsPerRound} jobs, concurrency ${concurrency})`, {
     'raw graphile-worker, no-op task (jobs/s)': Math.round(rate(raw)),
     'platform worker, job engine (jobs/s)': Math.round(rate(ours)),
     'CPU per job raw (event loop + PostgreSQL)': cpu(raw),
     'CPU per job platform (event loop + PostgreSQL)': cpu(ours),
+    'write-ahead log per job raw / platform': `${wal(raw)} / ${wal(ours)}`,
     'ratio (target ≥ 0.7)': `${ratio.toFixed(2)} ${ratio >= 0.7 ? 'PASS' : 'FAIL'}`,
   });
 }
