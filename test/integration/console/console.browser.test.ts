@@ -267,8 +267,11 @@ describe('the web console in Chromium', () => {
       }),
     );
     await waitUntil(async () => (received.length >= 1 ? true : undefined));
-    const endpointLink = page.locator('tbody a').first();
-    await endpointLink.click();
+    // A reload while the click's navigation is still under way fails ("Not attached to an active
+    // page"): each click that navigates is followed by the load of the page it leads to.
+    const endpointPage = page.waitForEvent('load');
+    await page.locator('tbody a').first().click();
+    await endpointPage;
     const delivery = page.locator('tr[data-delivery]');
     await waitUntil(async () => {
       await page.reload();
@@ -277,7 +280,9 @@ describe('the web console in Chromium', () => {
     await expect(delivery.textContent()).resolves.toContain('failed');
     // The receiver's answer is shown as text.
     await expect(delivery.locator('pre').textContent()).resolves.toBe('<b>busy</b> try later');
+    const redirected = page.waitForEvent('load');
     await delivery.getByRole('button', { name: 'Resend' }).click();
+    await redirected;
     await waitUntil(async () => (received.length >= 2 ? true : undefined));
     expect(received[1]).toBe(received[0]);
     await waitUntil(async () => {
