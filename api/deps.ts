@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config.ts';
-import type { JobCreator } from '../shared/jobs.ts';
+import type { JobCreator } from '../shared/jobs/createJob.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import type { NotificationHub } from '../shared/pubsub.ts';
@@ -10,7 +10,7 @@ import type { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import type { KeyCache } from './auth/keyCache.ts';
 import type { CursorKeys } from './cursor.ts';
 import type { IdempotencyStore } from './idempotency.ts';
-import type { JobWaiter } from './jobWaiter.ts';
+import type { JobWaiter } from './jobs/jobWaiter.ts';
 import type { OauthOptions } from './oauth/oauthServer.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
@@ -19,7 +19,7 @@ import type { StreamLeases } from './sse/streamLeases.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
-import type { TextStreamOptions } from './sse/textStream.ts';
+import type { TextStreamOptions } from './sse/textStreamOptions.ts';
 import type { StatusSnapshots } from './status.ts';
 import type { UploadGauge } from './uploads/uploadGauge.ts';
 

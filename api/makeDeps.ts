@@ -1,6 +1,6 @@
 import type { Config } from '../shared/config.ts';
 import { makePool } from '../shared/db/pool.ts';
-import { JobCreator } from '../shared/jobs.ts';
+import { JobCreator } from '../shared/jobs/createJob.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { NotificationHub } from '../shared/pubsub.ts';
@@ -10,7 +10,7 @@ import { KeyCache } from './auth/keyCache.ts';
 import { CursorKeys } from './cursor.ts';
 import type { AppDeps } from './deps.ts';
 import { IdempotencyStore } from './idempotency.ts';
-import { JobWaiter } from './jobWaiter.ts';
+import { JobWaiter } from './jobs/jobWaiter.ts';
 import type { OauthOptions } from './oauth/oauthServer.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';

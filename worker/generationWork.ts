@@ -1,7 +1,7 @@
 import type { JobHelpers } from 'graphile-worker';
 
 import type { JobRow } from '../shared/db/queries/jobs.ts';
-import { audioMaxBytes } from '../shared/generationJobs.ts';
+import { audioMaxBytes } from '../shared/jobs/generationInputs.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
 import { ProviderError } from '../shared/providers/types.ts';
 import type { WorkerContext } from './context.ts';

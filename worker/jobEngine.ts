@@ -3,7 +3,6 @@ import type { JobHelpers } from 'graphile-worker';
 import {
   failUnbilledJob,
   findJob,
-  finishJob,
   type JobRow,
   lockJob,
   markJobQueued,
@@ -12,18 +11,17 @@ import {
 import { attachJobHold, findKeySpendCap } from '../shared/db/queries/tasks.ts';
 import type { Db } from '../shared/db/sql.ts';
 import { AppError, coerceError } from '../shared/errors/appError.ts';
-import { recordEvent } from '../shared/events.ts';
 import { newId } from '../shared/ids.ts';
 import {
-  type InlineJob,
-  isJobType,
-  jobPayload,
-  jobSpecs,
-  type JobType,
-  jobTypeOfTask,
-  marksRunning,
-} from '../shared/jobs.ts';
-import { releaseHold, reserveCredits, settleUsage } from '../shared/metering.ts';
+  failJob,
+  isPublicJobType,
+  type PublicJobError,
+  releaseAndFinishJob,
+  settleAndFinishJob,
+} from '../shared/jobs/finish.ts';
+import { type JobType, jobTypeOfTask, marksRunning } from '../shared/jobs/specs.ts';
+import { type InlineJob, jobPayload } from '../shared/jobs/taskMap.ts';
+import { reserveCredits } from '../shared/metering.ts';
 import type { WorkerContext } from './context.ts';
 
 /** What a job's work produced; the engine settles its cost and records it. */
@@ -39,7 +37,6 @@ export type JobOutcome = {
 export type RunningJob = JobRow & { currency: string | null };
 
 /** How a job failed, as GET /jobs and the job.failed event show it. */
-export type PublicJobError = { code: string; message: string };
 
 /** A failure that retrying cannot fix (bad input, a provider refusing the request). */
 export class PermanentJobError extends Error {
@@ -136,10 +133,6 @@ function failureOf(thrown: unknown, helpers: JobHelpers): Failure {
   };
 }
 
-function isPublicType(type: string): boolean {
-  return isJobType(type) && jobSpecs[type].isPublic;
-}
-
 /**
  * Fails an unfinished job for good: its hold released, the kind's failure writes, the final status
  * and (public jobs) job.failed, all in one transaction under the job's row lock. Exactly once: a job
@@ -154,17 +147,8 @@ export async function failJobForGood(
   return ctx.pool.transaction(async (tx) => {
     const current = await lockJob(tx, jobId);
     if (!current || !unfinished.has(current.status)) return false;
-    if (current.hold_id !== null) await releaseHold(tx, current.hold_id);
     const recorded = (await definition?.onFailed?.(tx, current, error)) ?? error;
-    await finishJob(tx, jobId, { status: 'failed', result: null, error: recorded, costMinor: 0 });
-    if (isPublicType(current.type)) {
-      await recordEvent(tx, {
-        workspaceId: current.workspace_id,
-        projectId: current.project_id,
-        type: 'job.failed',
-        data: { job: { id: jobId, type: current.type, status: 'failed', error: recorded } },
-      });
-    }
+    await failJob(tx, current, recorded);
     return true;
   });
 }
@@ -214,7 +198,7 @@ async function reserveForJob(
       ) {
         const refusal = { code: error.code, message: error.message };
         const recorded = (await definition.onFailed?.(tx, current, refusal)) ?? refusal;
-        await finishJob(tx, job.id, { status: 'failed', result: null, error: recorded, costMinor: 0 });
+        await failJob(tx, current, recorded);
         return false;
       }
       throw error;
@@ -231,8 +215,7 @@ async function commitOutcome<P>(
   outcome: JobOutcome,
 ): Promise<void> {
   const status = outcome.cancelled ? 'cancelled' : 'succeeded';
-  const isPublic = isPublicType(job.type);
-  if (job.hold_id === null && !job.livemode && !isPublic && !definition.onSucceeded) {
+  if (job.hold_id === null && !job.livemode && !isPublicJobType(job.type) && !definition.onSucceeded) {
     // Nothing held, nothing to charge, nothing to announce: one statement finishes and meters it.
     await ctx.finishUnbilled({
       jobId: job.id,
@@ -246,43 +229,21 @@ async function commitOutcome<P>(
   await ctx.pool.transaction(async (tx) => {
     const current = await lockJob(tx, job.id);
     if (!current || !unfinished.has(current.status)) return;
-    const holdId = current.hold_id;
     if (outcome.cancelled) await definition.onCancelled?.(tx, job);
     if (outcome.cancelled && outcome.costMinor <= 0) {
       // Stopped before producing anything: released, not billed.
-      if (holdId !== null) await releaseHold(tx, holdId);
-      await finishJob(tx, job.id, { status, result: outcome.result, error: null, costMinor: 0 });
+      await releaseAndFinishJob(tx, current, status, outcome.result);
       return;
     }
     const result =
       status === 'succeeded' && definition.onSucceeded
         ? await definition.onSucceeded(tx, job, prepared, outcome)
         : outcome.result;
-    const charge =
-      job.project_id === null
-        ? 0
-        : await settleUsage(tx, {
-            holdId,
-            jobId: job.id,
-            workspaceId: job.workspace_id,
-            projectId: job.project_id,
-            keyId: job.key_id,
-            operation: job.type,
-            livemode: job.livemode,
-            usage: outcome.usage,
-            costMinor: outcome.costMinor,
-            currency: job.currency ?? 'USD',
-            requestId: job.request_id,
-          });
-    await finishJob(tx, job.id, { status, result, error: null, costMinor: charge });
-    if (isPublic && status === 'succeeded') {
-      await recordEvent(tx, {
-        workspaceId: job.workspace_id,
-        projectId: job.project_id,
-        type: 'job.succeeded',
-        data: { job: { id: job.id, type: job.type, status, result } },
-      });
-    }
+    await settleAndFinishJob(
+      tx,
+      { ...current, currency: job.currency ?? 'USD' },
+      { status, result, usage: outcome.usage, costMinor: outcome.costMinor },
+    );
   });
 }
 

@@ -10,13 +10,9 @@ import pg from 'pg';
 import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
-import {
-  finishUnbilledJobs,
-  markJobsRunning,
-  readUnfinishedJobs,
-  type UnbilledOutcome,
-} from '../shared/db/queries/jobs.ts';
-import { enqueue } from '../shared/jobs.ts';
+import { markJobsRunning, readUnfinishedJobs } from '../shared/db/queries/jobs.ts';
+import { enqueue } from '../shared/jobs/enqueue.ts';
+import { batchedUnbilledFinish } from '../shared/jobs/finish.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
 import { resolveServices, type Services } from '../shared/platform/services.ts';
@@ -59,10 +55,8 @@ export function makeWorkerContext(
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
   const readUnfinished = new Batcher((jobIds: string[]) => readUnfinishedJobs(parts.pool, jobIds));
-  const finishUnbilled = new Batcher((outcomes: UnbilledOutcome[]) =>
-    finishUnbilledJobs(parts.pool, outcomes),
-  );
-  const inlineFinishes = new DeferredFinishes((outcome) => finishUnbilled.submit(outcome), parts.logger);
+  const finishUnbilled = batchedUnbilledFinish(parts.pool);
+  const inlineFinishes = new DeferredFinishes(finishUnbilled, parts.logger);
   const ctx: WorkerContext = {
     config,
     ...parts,
@@ -73,7 +67,7 @@ export function makeWorkerContext(
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
     markRunning: (jobId) => markRunning.submit(jobId),
     readUnfinished: (jobId) => readUnfinished.submit(jobId),
-    finishUnbilled: (outcome) => finishUnbilled.submit(outcome),
+    finishUnbilled,
     inlineFinishes,
     close: async () => {
       // The runners have stopped: what their last jobs left to write goes out before the pool ends.

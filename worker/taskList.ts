@@ -1,6 +1,6 @@
 import type { Task, TaskList } from 'graphile-worker';
 
-import { jobSpecs, type JobType } from '../shared/jobs.ts';
+import { jobSpecs, type JobType } from '../shared/jobs/specs.ts';
 import type { WorkerContext } from './context.ts';
 import { type AnyJobDefinition, type JobDefinitions, runJob } from './jobEngine.ts';
 import type { Probe } from './probes.ts';

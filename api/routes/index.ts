@@ -1,4 +1,4 @@
-import { type RequestHandler, Router } from 'express';
+import { Router } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
 import type { AppDeps } from '../deps.ts';
@@ -7,6 +7,7 @@ import { searchBrain } from './brain/searchBrain.ts';
 import { documentHandlers } from './files/documentHandlers.ts';
 import { fileHandlers } from './files/index.ts';
 import { generationHandlers } from './generation/index.ts';
+import type { HandlerTable } from './handlerTable.ts';
 import { getJob } from './jobs/getJob.ts';
 import { getMe } from './platform/getMe.ts';
 import { getOpenapi } from './platform/getOpenapi.ts';
@@ -15,9 +16,6 @@ import { getStatus } from './platform/getStatus.ts';
 import { postMcp } from './platform/postMcp.ts';
 import { taskHandlers } from './tasks/index.ts';
 import { videoHandlers } from './videos/index.ts';
-
-/** operationId (openapi.yaml) → handler. Each capability's module adds its operations here. */
-export type HandlerTable = Record<string, RequestHandler>;
 
 export function handlerTable(deps: AppDeps, validation: RequestValidation): HandlerTable {
   const table: HandlerTable = {

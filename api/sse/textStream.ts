@@ -1,24 +1,13 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
-import { newJobId } from '../../shared/jobs.ts';
+import { newJobId } from '../../shared/jobs/createJob.ts';
 import { clientGone } from '../clientGone.ts';
 import type { AppDeps } from '../deps.ts';
-import { awaitSyncJob } from '../routes/generation/billedJob.ts';
+import { awaitSyncJob } from '../jobs/billedJob.ts';
 import { releaseWhenClosed } from './streamLeases.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
-
-export type TextStreamOptions = {
-  /** Interval of comment lines that keep proxies and load balancers from closing a stream that waits on a slow model. */
-  keepaliveMs: number;
-  /** How long the stream's last events may wait to be flushed to a reader that does not read before the connection is cut. */
-  stallMs: number;
-};
-
-export const defaultTextStreamOptions: TextStreamOptions = Object.freeze({
-  keepaliveMs: 15_000,
-  stallMs: 10_000,
-});
+import { defaultTextStreamOptions } from './textStreamOptions.ts';
 
 export type TextBody = { text: string };
 

@@ -1,10 +1,5 @@
-import { z } from 'zod';
-
 import type { Db } from '../db/sql.ts';
-import { enqueue } from '../jobs.ts';
-
-export const brainSynthesizePayload = z.object({ taskId: z.string().min(1) });
-export type BrainSynthesizePayload = z.infer<typeof brainSynthesizePayload>;
+import { enqueue } from '../jobs/enqueue.ts';
 
 /**
  * Schedules the synthesis of a task's brain page `debounceMs` from now, in the caller's transaction.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import type { Db } from '../db/sql.ts';
-import { enqueue } from '../jobs.ts';
+import { enqueue } from '../jobs/enqueue.ts';
 
 /** The native document kinds (DESIGN "Native documents"); any other file keeps kind `file`. */
 export type NativeKind = 'page' | 'sheet' | 'deck';
@@ -42,9 +42,6 @@ export const exportContentType: Record<ExportFormat, string> = {
   pdf: 'application/pdf',
   pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
 };
-
-export const filesParsePayload = z.object({ fileId: z.string().min(1) });
-export type FilesParsePayload = z.infer<typeof filesParsePayload>;
 
 export const deckExportInput = z.object({ fileId: z.string().min(1) });
 export type DeckExportInput = z.infer<typeof deckExportInput>;

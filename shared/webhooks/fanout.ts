@@ -1,10 +1,9 @@
-import { z } from 'zod';
-
 import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
-import type { DomainEvent, EventType } from '../events.ts';
+import type { DomainEvent, EventType } from '../events/domainEvent.ts';
 import { newId } from '../ids.ts';
-import { enqueue } from '../jobs.ts';
+import { enqueue } from '../jobs/enqueue.ts';
+import type { WebhookDeliverPayload } from '../jobs/taskMap.ts';
 
 /** Event kinds an endpoint can subscribe to (spec "Webhooks"). */
 export const webhookEventTypes = [
@@ -17,10 +16,6 @@ export const webhookEventTypes = [
 export function isWebhookEventType(value: string): value is (typeof webhookEventTypes)[number] {
   return (webhookEventTypes as readonly string[]).includes(value);
 }
-
-/** Payload of `webhook__deliver`: one attempt of one delivery. */
-export const webhookDeliverPayload = z.object({ deliveryId: z.string(), attempt: z.int().min(1) });
-export type WebhookDeliverPayload = z.infer<typeof webhookDeliverPayload>;
 
 /**
  * The job that makes attempt `attempt`; its key makes a re-enqueue of the same attempt a no-op

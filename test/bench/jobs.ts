@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { Logger, run, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 
-import { JobCreator } from '../../shared/jobs.ts';
+import { JobCreator } from '../../shared/jobs/createJob.ts';
 import { serverAndPostgresCpuMs } from './cpu.ts';
 import { type BenchContext, type Platform } from './harness.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { createCanvas } from '@napi-rs/canvas';
 
-import { ocrMaxPixels } from '../../shared/generationJobs.ts';
 import { oversizedImageMessage, readImageDimensions } from '../../shared/imageDimensions.ts';
+import { ocrMaxPixels } from '../../shared/jobs/generationInputs.ts';
 import { encodePng } from '../../shared/providers/png.ts';
 import {
   bmp,

@@ -2,10 +2,10 @@ import type { Task } from 'graphile-worker';
 
 import { extractiveSummary, type PageText } from '../../shared/brain/extractiveSummary.ts';
 import { slugify } from '../../shared/brain/slug.ts';
-import { brainSynthesizePayload } from '../../shared/brain/synthesis.ts';
 import { findTaskPage, upsertTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
 import { newId } from '../../shared/ids.ts';
+import { brainSynthesizePayload } from '../../shared/jobs/taskMap.ts';
 import { summaryMessages } from '../brain/summaryPrompt.ts';
 import type { WorkerContext } from '../context.ts';
 

@@ -1,4 +1,4 @@
-import { embeddingJobInput } from '../../shared/generationJobs.ts';
+import { embeddingJobInput } from '../../shared/jobs/generationInputs.ts';
 import { embeddingCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';

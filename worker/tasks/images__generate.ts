@@ -1,4 +1,4 @@
-import { imageJobInput } from '../../shared/generationJobs.ts';
+import { imageJobInput } from '../../shared/jobs/generationInputs.ts';
 import { imageCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';

@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 
 import { findAbandonedJobs, findStrandedHolds } from '../../shared/db/queries/jobs.ts';
-import { isJobType } from '../../shared/jobs.ts';
+import { isJobType } from '../../shared/jobs/specs.ts';
 import { releaseHold } from '../../shared/metering.ts';
 import type { WorkerContext } from '../context.ts';
 import { afterFinished, failJobForGood, type JobDefinitions } from '../jobEngine.ts';

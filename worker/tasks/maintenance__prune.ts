@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 
+import { deleteEventsBefore } from '../../shared/db/queries/events.ts';
 import { findReferencedDocumentKeys } from '../../shared/db/queries/fileDocuments.ts';
 import { findReferencedFileKeys } from '../../shared/db/queries/files.ts';
 import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotencyKeys.ts';
@@ -13,8 +14,7 @@ import {
   dropRequestLogPartitionsBefore,
 } from '../../shared/db/queries/requestLogs.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
-import { deleteEventsBefore } from '../../shared/events.ts';
-import { jobSpecs } from '../../shared/jobs.ts';
+import { jobSpecs } from '../../shared/jobs/specs.ts';
 import type { WorkerContext } from '../context.ts';
 import { sweepOrphanUploads } from '../sweepUploads.ts';
 
@@ -77,7 +77,12 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     );
     // Parsed forms, exports and PDFs of deleted files, and PDFs of a deck's earlier revisions.
     await step('stale document objects', () =>
-      sweepOrphanUploads(ctx, new Date(Date.now() - 24 * 3_600_000), 'documents/', findReferencedDocumentKeys),
+      sweepOrphanUploads(
+        ctx,
+        new Date(Date.now() - 24 * 3_600_000),
+        'documents/',
+        findReferencedDocumentKeys,
+      ),
     );
     if (failures.length > 0) {
       throw new AggregateError(failures, `${failures.length} maintenance steps failed`);

@@ -1,4 +1,4 @@
-import { ocrJobInput } from '../../shared/generationJobs.ts';
+import { ocrJobInput } from '../../shared/jobs/generationInputs.ts';
 import { ocrCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome, removeJobInput, withInputObject } from '../generationWork.ts';

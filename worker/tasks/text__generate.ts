@@ -1,4 +1,4 @@
-import { textJobInput } from '../../shared/generationJobs.ts';
+import { textJobInput } from '../../shared/jobs/generationInputs.ts';
 import { textCost } from '../../shared/prices.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
 import { TextDeltaPublisher } from '../../shared/textDeltas.ts';

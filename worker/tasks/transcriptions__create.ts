@@ -1,4 +1,4 @@
-import { transcriptionJobInput } from '../../shared/generationJobs.ts';
+import { transcriptionJobInput } from '../../shared/jobs/generationInputs.ts';
 import { transcriptionCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome, removeJobInput, withInputObject } from '../generationWork.ts';

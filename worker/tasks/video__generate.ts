@@ -10,14 +10,15 @@ import { findMember } from '../../shared/db/queries/members.ts';
 import { findVideo, lockVideo, markVideoFailed, markVideoReady } from '../../shared/db/queries/videos.ts';
 import { addStorageUsed } from '../../shared/db/queries/workspaces.ts';
 import type { Db } from '../../shared/db/sql.ts';
-import { recordEvent } from '../../shared/events.ts';
-import { videoJobInput } from '../../shared/generationJobs.ts';
+import { recordEvent } from '../../shared/events/recordEvent.ts';
 import { newId } from '../../shared/ids.ts';
+import type { PublicJobError } from '../../shared/jobs/finish.ts';
+import { videoJobInput } from '../../shared/jobs/generationInputs.ts';
 import { videoCost } from '../../shared/prices.ts';
 import { toVideoDto, videoFilename, videoObjectKey } from '../../shared/videos/dto.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
-import { type JobDefinition, PermanentJobError, type PublicJobError, type RunningJob } from '../jobEngine.ts';
+import { type JobDefinition, PermanentJobError, type RunningJob } from '../jobEngine.ts';
 
 /** What a render hands from `run` to `onSucceeded` (the job's public result is only the video id). */
 const rendered = z.object({

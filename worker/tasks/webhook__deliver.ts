@@ -6,7 +6,8 @@ import {
   lockDelivery,
   updateDelivery,
 } from '../../shared/db/queries/webhooks.ts';
-import { enqueueDeliveryAttempt, webhookDeliverPayload } from '../../shared/webhooks/fanout.ts';
+import { webhookDeliverPayload } from '../../shared/jobs/taskMap.ts';
+import { enqueueDeliveryAttempt } from '../../shared/webhooks/fanout.ts';
 import { webhookHeaders } from '../../shared/webhooks/signing.ts';
 import type { WorkerContext } from '../context.ts';
 import { defaultWebhookPolicy, retryDelayMs, type WebhookPolicy } from '../webhooks/policy.ts';

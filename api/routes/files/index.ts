@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps.ts';
-import type { HandlerTable } from '../index.ts';
+import type { HandlerTable } from '../handlerTable.ts';
 import { completeUpload } from './completeUpload.ts';
 import { createUpload } from './createUpload.ts';
 import { downloadFile } from './downloadFile.ts';

@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import { apiBasePath } from '../../../shared/config.ts';
 import { findWorkspaceFile } from '../../../shared/db/queries/files.ts';
 import { AppError, errors } from '../../../shared/errors/appError.ts';
-import { toJobDto } from '../../../shared/jobs.ts';
+import { toJobDto } from '../../../shared/jobs/jobDto.ts';
 import type { AppDeps } from '../../deps.ts';
 
 /**

@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
 
 import { AppError } from '../../../shared/errors/appError.ts';
-import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/generationJobs.ts';
+import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/jobs/generationInputs.ts';
 import { maxEmbeddingCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { costOf, runBilledJob } from './billedJob.ts';
+import { costOf, runBilledJob } from '../../jobs/billedJob.ts';
 
 const maxEmbeddingTextLength = 50_000;
 

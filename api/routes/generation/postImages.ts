@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
 
-import { type ImageJobInput, imageJobResult } from '../../../shared/generationJobs.ts';
+import { type ImageJobInput, imageJobResult } from '../../../shared/jobs/generationInputs.ts';
 import { imageCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { costOf, runBilledJob } from './billedJob.ts';
+import { costOf, runBilledJob } from '../../jobs/billedJob.ts';
 
 type ImagesBody = { prompt: string; aspectRatio?: string; projectId?: string };
 

@@ -5,22 +5,22 @@ import { isOcrContent } from '../../../shared/contentSniff.ts';
 import type { JobRow } from '../../../shared/db/queries/jobs.ts';
 import type { Db } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
+import { newId } from '../../../shared/ids.ts';
+import { oversizedImageMessage, readImageDimensions } from '../../../shared/imageDimensions.ts';
 import {
   inputObjectKey,
   type OcrJobInput,
   ocrMaxBytes,
   ocrMaxPixels,
-} from '../../../shared/generationJobs.ts';
-import { newId } from '../../../shared/ids.ts';
-import { oversizedImageMessage, readImageDimensions } from '../../../shared/imageDimensions.ts';
-import { toJobDto } from '../../../shared/jobs.ts';
+} from '../../../shared/jobs/generationInputs.ts';
+import { toJobDto } from '../../../shared/jobs/jobDto.ts';
 import { ocrCost } from '../../../shared/prices.ts';
 import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { startBilledJob } from './billedJob.ts';
+import { startBilledJob } from '../../jobs/billedJob.ts';
+import { finishFixtureJob, insertFixtureJob } from '../../jobs/fixtureJob.ts';
 import { base64DecodedBytes, decodeBase64 } from './decodeBase64.ts';
-import { insertFixtureJob, settleFixtureJob } from './fixtureJob.ts';
 
 type OcrBody = {
   data: string;
@@ -42,9 +42,8 @@ async function fixtureJob(tx: Db, req: Request, projectId: string, input: Omit<O
     signal: new AbortController().signal,
   });
   const result = { text: out.text, pages: out.pages, languages: ['en'], model: out.model };
-  const job = await insertFixtureJob(tx, req, { type: 'ocr.extract', projectId, input, result });
-  await settleFixtureJob(tx, req, job, { pages: out.pages });
-  return job;
+  const job = await insertFixtureJob(tx, req, { type: 'ocr.extract', projectId, input });
+  return finishFixtureJob(tx, req, job, { result, usage: { pages: out.pages } });
 }
 
 /**

@@ -5,12 +5,12 @@ import {
   maxTokensCeiling,
   type TextJobInput,
   textJobResult,
-} from '../../../shared/generationJobs.ts';
+} from '../../../shared/jobs/generationInputs.ts';
 import { maxTextCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
+import { costOf, runBilledJob, startBilledJob } from '../../jobs/billedJob.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
-import { costOf, runBilledJob, startBilledJob } from './billedJob.ts';
 
 type TextBody = { prompt: string; system?: string; maxTokens?: number; projectId?: string; stream?: boolean };
 

@@ -1,19 +1,19 @@
 import type { Request, RequestHandler } from 'express';
 
 import { AppError, type Issue } from '../../../shared/errors/appError.ts';
+import { newId } from '../../../shared/ids.ts';
+import { newJobId } from '../../../shared/jobs/createJob.ts';
 import {
   inputObjectKey,
   type TranscriptionJobInput,
   transcriptionJobResult,
-} from '../../../shared/generationJobs.ts';
-import { newId } from '../../../shared/ids.ts';
-import { newJobId } from '../../../shared/jobs.ts';
+} from '../../../shared/jobs/generationInputs.ts';
 import { maxTranscriptionCost } from '../../../shared/prices.ts';
 import { isStorableText, unstorableMessage } from '../../../shared/storableText.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
+import { awaitSyncJob, type BilledJob, costOf, startBilledJob } from '../../jobs/billedJob.ts';
 import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
-import { awaitSyncJob, type BilledJob, costOf, startBilledJob } from './billedJob.ts';
 import { receiveAudio, type ReceivedAudio } from './receiveAudio.ts';
 
 /**

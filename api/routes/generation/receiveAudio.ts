@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 
 import { isAudioContent } from '../../../shared/contentSniff.ts';
-import { audioMaxBytes } from '../../../shared/generationJobs.ts';
+import { audioMaxBytes } from '../../../shared/jobs/generationInputs.ts';
 import { isAudioUpload } from '../../../shared/providers/audio.ts';
 import type { AppDeps } from '../../deps.ts';
 import { type ReceivedUpload, receiveUpload } from '../../uploads/receiveUpload.ts';

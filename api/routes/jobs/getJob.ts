@@ -2,7 +2,8 @@ import type { RequestHandler } from 'express';
 
 import { findWorkspaceJob } from '../../../shared/db/queries/jobs.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { isJobType, jobSpecs, toJobDto } from '../../../shared/jobs.ts';
+import { toJobDto } from '../../../shared/jobs/jobDto.ts';
+import { isJobType, jobSpecs } from '../../../shared/jobs/specs.ts';
 import type { AppDeps } from '../../deps.ts';
 
 export function getJob({ pool }: AppDeps): RequestHandler {

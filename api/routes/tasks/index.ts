@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps.ts';
-import type { HandlerTable } from '../index.ts';
+import type { HandlerTable } from '../handlerTable.ts';
 import { listStaff } from '../staff/listStaff.ts';
 import { triggerStaff } from '../staff/triggerStaff.ts';
 import { runWorkflow } from '../workflows/runWorkflow.ts';

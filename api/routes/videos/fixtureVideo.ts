@@ -4,13 +4,13 @@ import { insertFile } from '../../../shared/db/queries/files.ts';
 import { insertVideo, markVideoReady } from '../../../shared/db/queries/videos.ts';
 import { addStorageUsed } from '../../../shared/db/queries/workspaces.ts';
 import type { Db } from '../../../shared/db/sql.ts';
-import { recordEvent } from '../../../shared/events.ts';
-import type { VideoJobInput } from '../../../shared/generationJobs.ts';
+import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/ids.ts';
+import type { VideoJobInput } from '../../../shared/jobs/generationInputs.ts';
 import { toVideoDto, videoFilename, videoObjectKey } from '../../../shared/videos/dto.ts';
 import { fixtureVideo, fixtureVideoSeconds } from '../../../shared/videos/fixture.ts';
 import type { AppDeps } from '../../deps.ts';
-import { insertFixtureJob, settleFixtureJob } from '../generation/fixtureJob.ts';
+import { finishFixtureJob, insertFixtureJob } from '../../jobs/fixtureJob.ts';
 import { newVideo, videoAnswer } from './videoBody.ts';
 
 type Stored = { objectKey: string; sizeBytes: number };
@@ -30,7 +30,7 @@ async function insertFixtureVideo(
   const principal = req.principal!;
   const { projectId, taskId } = at;
   const result = { videoId: input.videoId };
-  const job = await insertFixtureJob(tx, req, { type: 'video.generate', projectId, input, result });
+  const job = await insertFixtureJob(tx, req, { type: 'video.generate', projectId, input });
   await insertVideo(
     tx,
     newVideo(input, {
@@ -58,10 +58,10 @@ async function insertFixtureVideo(
     durationSeconds: fixtureVideoSeconds,
   }))!;
   await addStorageUsed(tx, principal.workspaceId, stored.sizeBytes);
-  await settleFixtureJob(tx, req, job, { seconds: fixtureVideoSeconds });
+  const finished = await finishFixtureJob(tx, req, job, { result, usage: { seconds: fixtureVideoSeconds } });
   const announced = { workspaceId: principal.workspaceId, projectId };
   await recordEvent(tx, { ...announced, type: 'video.ready', data: { video: toVideoDto(video) } });
-  return videoAnswer(video, job);
+  return videoAnswer(video, finished);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps.ts';
-import type { HandlerTable } from '../index.ts';
+import type { HandlerTable } from '../handlerTable.ts';
 import { downloadVideo } from './downloadVideo.ts';
 import { getVideo } from './getVideo.ts';
 import { postVideos } from './postVideos.ts';

@@ -7,7 +7,7 @@ import { newId } from '../../../shared/ids.ts';
 import { videoCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { startBilledJob } from '../generation/billedJob.ts';
+import { startBilledJob } from '../../jobs/billedJob.ts';
 import { answerFixtureVideo } from './fixtureVideo.ts';
 import { newVideo, videoAnswer, type VideoBody, videoRequest } from './videoBody.ts';
 

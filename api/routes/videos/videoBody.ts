@@ -1,7 +1,7 @@
 import { apiBasePath } from '../../../shared/config.ts';
 import type { JobRow } from '../../../shared/db/queries/jobs.ts';
 import type { NewVideo, VideoRow } from '../../../shared/db/queries/videos.ts';
-import type { VideoJobInput } from '../../../shared/generationJobs.ts';
+import type { VideoJobInput } from '../../../shared/jobs/generationInputs.ts';
 import { toVideoDto, videoTitle } from '../../../shared/videos/dto.ts';
 
 /** POST /videos body; its shape is enforced by the OpenAPI validator. */

@@ -241,19 +241,6 @@ export async function insertInlineJobs(db: Db, jobs: NewInlineJob[]): Promise<Jo
   });
 }
 
-/** A job that is born finished (test-key fixtures answer with an already succeeded job). */
-export function insertFinishedJob(db: Db, job: NewJob & { result: unknown }) {
-  return db.one(sql.type(jobRow)`
-    insert into jobs (id, workspace_id, project_id, key_id, oauth_app_id, type, livemode, input, hold_id, request_id,
-                      status, result, cost_minor, started_at, completed_at)
-    values (${job.id}, ${job.workspaceId}, ${job.projectId}, ${job.keyId}, ${job.oauthAppId ?? null}, ${job.type},
-            ${job.livemode},
-            ${sql.jsonb(job.input as never)}, ${job.holdId}, ${job.requestId},
-            'succeeded', ${sql.jsonb(job.result as never)}, 0, now(), now())
-    returning ${columns}
-  `);
-}
-
 export function findJob(db: Db, jobId: string) {
   return db.maybeOne(sql.type(jobRow)`select ${columns} from jobs where id = ${jobId}`);
 }
@@ -392,13 +379,14 @@ export async function finishJob(
     error: unknown;
     costMinor: number | null;
   },
-): Promise<void> {
-  await db.query(sql.typeAlias('void')`
+): Promise<JobRow> {
+  return db.one(sql.type(jobRow)`
     update jobs
     set status = ${outcome.status}, result = ${outcome.result === null ? null : sql.jsonb(outcome.result as never)},
         error = ${outcome.error === null ? null : sql.jsonb(outcome.error as never)},
         cost_minor = ${outcome.costMinor}, completed_at = now()
     where id = ${jobId}
+    returning ${columns}
   `);
 }
 

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express from 'express';
 import { z } from 'zod';
 
-import { awaitSyncJob } from '../../../api/routes/generation/billedJob.ts';
+import { awaitSyncJob } from '../../../api/jobs/billedJob.ts';
 import { TextDeltaRelay } from '../../../api/sse/textDeltaRelay.ts';
 import { streamTextJob } from '../../../api/sse/textStream.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newJobId } from '../../../shared/jobs.ts';
+import { newJobId } from '../../../shared/jobs/createJob.ts';
 import type { WorkerHandle } from '../../../worker/main.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';

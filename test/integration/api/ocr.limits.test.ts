@@ -3,9 +3,9 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { inputObjectKey } from '../../../shared/generationJobs.ts';
 import { newId } from '../../../shared/ids.ts';
-import { createJob } from '../../../shared/jobs.ts';
+import { createJob } from '../../../shared/jobs/createJob.ts';
+import { inputObjectKey } from '../../../shared/jobs/generationInputs.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import { ObjectStore } from '../../../shared/objectStore.ts';
 import { encodePng } from '../../../shared/providers/png.ts';

@@ -9,7 +9,7 @@ import { RequestLogWriter } from '../../../api/requestLog.ts';
 import { makePool } from '../../../shared/db/pool.ts';
 import type { RequestLogEntry } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { enqueue } from '../../../shared/jobs.ts';
+import { enqueue } from '../../../shared/jobs/enqueue.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';

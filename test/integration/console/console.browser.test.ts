@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { recordEvent } from '../../../shared/events.ts';
+import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';

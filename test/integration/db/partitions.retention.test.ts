@@ -11,7 +11,7 @@ import {
   listFilteredRequestLogs,
 } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { enqueue } from '../../../shared/jobs.ts';
+import { enqueue } from '../../../shared/jobs/enqueue.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
@@ -182,11 +182,16 @@ describe('reads stay on one partition and page exactly by (created_at, id)', () 
     const seen: string[] = [];
     let before: { at: string; id: number } | undefined;
     for (;;) {
-      const page = await listFilteredRequestLogs(t.deps.pool, other.workspaceId, {}, {
-        before,
-        limit: 7,
-        retentionDays: 30,
-      });
+      const page = await listFilteredRequestLogs(
+        t.deps.pool,
+        other.workspaceId,
+        {},
+        {
+          before,
+          limit: 7,
+          retentionDays: 30,
+        },
+      );
       if (page.length === 0) break;
       seen.push(...page.map((r) => r.request_id));
       const last = page.at(-1)!;

@@ -9,7 +9,7 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob } from '../../../shared/jobs.ts';
+import { createJob } from '../../../shared/jobs/createJob.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { reserveCredits } from '../../../shared/metering.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { cancelJob } from '../../../api/routes/generation/billedJob.ts';
+import { cancelJob } from '../../../api/jobs/billedJob.ts';
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findVideo } from '../../../shared/db/queries/videos.ts';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 import { insertWebhookEndpoint, listEndpointDeliveries } from '../../../shared/db/queries/webhooks.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { recordEvent } from '../../../shared/events.ts';
+import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/ids.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';

@@ -7,7 +7,7 @@ import {
   listDeliveryAttempts,
   listEndpointDeliveries,
 } from '../../../shared/db/queries/webhooks.ts';
-import { recordEvent } from '../../../shared/events.ts';
+import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/ids.ts';
 import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';

@@ -1,15 +1,16 @@
 import type { Request, Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
-import { type JobRow, requestJobCancel } from '../../../shared/db/queries/jobs.ts';
-import { notify } from '../../../shared/db/queries/notifications.ts';
-import type { Db } from '../../../shared/db/sql.ts';
-import { AppError } from '../../../shared/errors/appError.ts';
-import { type JobType, newJobId } from '../../../shared/jobs.ts';
-import { reserveCredits } from '../../../shared/metering.ts';
-import { clientGone, ClientGoneError } from '../../clientGone.ts';
-import type { AppDeps } from '../../deps.ts';
-import type { FinishedJob } from '../../jobWaiter.ts';
+import { type JobRow, requestJobCancel } from '../../shared/db/queries/jobs.ts';
+import { notify } from '../../shared/db/queries/notifications.ts';
+import type { Db } from '../../shared/db/sql.ts';
+import { AppError } from '../../shared/errors/appError.ts';
+import { newJobId } from '../../shared/jobs/createJob.ts';
+import { type JobType } from '../../shared/jobs/specs.ts';
+import { reserveCredits } from '../../shared/metering.ts';
+import { clientGone, ClientGoneError } from '../clientGone.ts';
+import type { AppDeps } from '../deps.ts';
+import type { FinishedJob } from './jobWaiter.ts';
 
 export type BilledJob = {
   /** Allocated by the caller that must listen for the job before it exists (newJobId). */

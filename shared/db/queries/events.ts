@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+import type { DomainEvent } from '../../events/domainEvent.ts';
+import { type Db, sql } from '../sql.ts';
+
+const eventIdRow = z.object({ id: z.string(), created_at: z.string() });
+
+export function insertEvent(tx: Db, id: string, event: DomainEvent) {
+  return tx.one(sql.type(eventIdRow)`
+    insert into events (id, workspace_id, project_id, type, data)
+    values (${id}, ${event.workspaceId}, ${event.projectId}, ${event.type}, ${sql.jsonb(event.data as never)})
+    returning id, created_at
+  `);
+}
+
+/**
+ * Retention: events (and with them, by cascade, their webhook deliveries and attempts) older than
+ * `days`. Deliveries give up after about a day, so none of these is still pending.
+ */
+export async function deleteEventsBefore(db: Db, days: number): Promise<void> {
+  await db.query(
+    sql.typeAlias('void')`delete from events where created_at < now() - make_interval(days => ${days})`,
+  );
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/**
+ * Every graphile-worker task and its payload, in one place. Feature modules and the worker import
+ * payload schemas from here (never the other way round), `enqueue` and the worker's task list are
+ * typed by it, and each task parses its payload with the schema first thing: the queue holds JSON
+ * written by whichever version enqueued it, so a shape only ever gains optional fields.
+ */
+
+/**
+ * What the worker needs of an unbilled synchronous job (test keys): no hold to settle, no money to
+ * move, no public status to show, so it travels in the payload and the worker starts it without
+ * reading or marking the row (one statement less on the hot path; the prompt never lands in `jobs`).
+ */
+const inlineJob = z.object({
+  type: z.string(),
+  workspace_id: z.string(),
+  project_id: z.string().nullable(),
+  key_id: z.string().nullable(),
+  input: z.record(z.string(), z.unknown()),
+  request_id: z.string().nullable(),
+});
+export type InlineJob = z.infer<typeof inlineJob>;
+
+/** Payload of every job task: the job's id; the row holds the rest, except for inline jobs. */
+export const jobPayload = z.object({ jobId: z.string(), inline: inlineJob.optional() });
+export type JobPayload = z.infer<typeof jobPayload>;
+
+/** `webhook__deliver`: one attempt of one delivery. */
+export const webhookDeliverPayload = z.object({ deliveryId: z.string(), attempt: z.int().min(1) });
+export type WebhookDeliverPayload = z.infer<typeof webhookDeliverPayload>;
+
+/** `brain__synthesize`: the task whose brain page to (re)write. */
+export const brainSynthesizePayload = z.object({ taskId: z.string().min(1) });
+export type BrainSynthesizePayload = z.infer<typeof brainSynthesizePayload>;
+
+/** `files__parse`: the uploaded file to read as a native document. */
+export const filesParsePayload = z.object({ fileId: z.string().min(1) });
+export type FilesParsePayload = z.infer<typeof filesParsePayload>;
+
+/** Tasks the crontab starts carry nothing. */
+type NoPayload = Record<string, never>;
+
+declare global {
+  namespace GraphileWorker {
+    interface Tasks {
+      text__generate: JobPayload;
+      images__generate: JobPayload;
+      embeddings__create: JobPayload;
+      transcriptions__create: JobPayload;
+      ocr__extract: JobPayload;
+      video__generate: JobPayload;
+      deck__export: JobPayload;
+      task__reply: JobPayload;
+      webhook__deliver: WebhookDeliverPayload;
+      brain__synthesize: BrainSynthesizePayload;
+      files__parse: FilesParsePayload;
+      status__probe: NoPayload;
+      maintenance__prune: NoPayload;
+      jobs__reconcile: NoPayload;
+      uploads__sweep: NoPayload;
+    }
+  }
+}
+
+export type TaskName = keyof GraphileWorker.Tasks;
