@@ -34,7 +34,7 @@ async function showSignIn(s: OauthServer, req: Request, res: Response, r: Author
   );
 }
 
-/** Redirects to the app with a code for this member, recording (or refreshing) the consent. */
+/** Redirects to the app with a code for this member, recording (or refreshing) the consent; a metadata-document app gets its row here. */
 async function approve(
   s: OauthServer,
   res: Response,
@@ -45,7 +45,7 @@ async function approve(
   const code = await issueCode(
     s.pool,
     {
-      appId: r.app.id,
+      app: r.app.consentTo,
       workspaceId: member.workspaceId,
       memberId: member.memberId,
       scopes: r.scopes,
@@ -62,6 +62,7 @@ async function approve(
 async function parse(
   s: OauthServer,
   res: Response,
+  req: Request,
   params: Record<string, unknown>,
   status: 302 | 303,
 ): Promise<AuthorizeRequest | null> {
@@ -71,12 +72,22 @@ async function parse(
     params,
     s.config.publicBaseUrl,
     s.metadataClients,
+    req.ip ?? '',
   );
   switch (parsed.kind) {
     case 'ok':
       return parsed.request;
     case 'page':
       sendErrorPage(res, 400, 'This authorization request cannot be trusted', parsed.message);
+      return null;
+    case 'throttled':
+      res.set('Retry-After', String(parsed.retryAfterSeconds));
+      sendErrorPage(
+        res,
+        429,
+        'Too many new apps',
+        'Too many apps were looked up from your address in the last hour. Try again later.',
+      );
       return null;
     case 'redirect':
       res.redirect(
@@ -103,17 +114,19 @@ async function workspacesOf(s: OauthServer, person: Person) {
 /** GET {authorize_url}: signs the person in if needed, then shows the consent (or honours a remembered one). */
 export function showAuthorize(s: OauthServer): RequestHandler {
   return async (req, res) => {
-    const r = await parse(s, res, req.query as Record<string, unknown>, 302);
+    const r = await parse(s, res, req, req.query as Record<string, unknown>, 302);
     if (!r) return;
     const person = await s.sessions.current(req);
     if (!person) return showSignIn(s, req, res, r);
     const workspaces = await workspacesOf(s, person);
-    if (!r.forceConsent) {
+    const appId = r.app.id;
+    // A metadata-document app no one approved yet has no row, so no consent to remember.
+    if (!r.forceConsent && appId !== null) {
       // Remembered consent: the same app, workspace and (at least) these scopes. With such consents in
       // several workspaces the person still has to say which one.
       const remembered = [];
       for (const w of workspaces) {
-        const grant = await findLiveGrant(s.pool, r.app.id, w.member_id);
+        const grant = await findLiveGrant(s.pool, appId, w.member_id);
         if (grant && r.scopes.every((scope) => grant.scopes.includes(scope))) remembered.push(w);
       }
       if (remembered.length === 1) {
@@ -158,7 +171,7 @@ export function decideAuthorize(s: OauthServer): RequestHandler {
       );
     }
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const r = await parse(s, res, body, 303);
+    const r = await parse(s, res, req, body, 303);
     if (!r) return;
     if (!person) return showSignIn(s, req, res, r);
     if (body.decision === 'refuse') {
