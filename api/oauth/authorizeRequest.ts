@@ -1,16 +1,51 @@
 import { findOauthAppByClientId, type OauthAppRow } from '../../shared/db/queries/oauthApps.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { isMetadataClientId } from '../../shared/oauth/clientMetadataDocument.ts';
-import { isLoopbackRedirect, withoutPort } from '../../shared/oauth/dynamicRegistration.ts';
+import {
+  type DynamicClient,
+  isLoopbackRedirect,
+  withoutPort,
+} from '../../shared/oauth/dynamicRegistration.ts';
+import type { ConsentedApp } from '../../shared/oauth/issueCode.ts';
 import { isCodeChallenge } from '../../shared/oauth/pkce.ts';
 import { identityScopes } from '../../shared/oauth/registration.ts';
 import { resourceProblem } from '../../shared/oauth/resources.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import type { MetadataClients } from './metadataClients.ts';
 
+/** The app as the request sees it: its row, or for a metadata-document client its current document. */
+export type AuthorizeApp = Pick<
+  OauthAppRow,
+  'client_id' | 'name' | 'redirect_uris' | 'scopes' | 'verified' | 'registration'
+> & {
+  /** The stored row's id; null for a metadata-document app no one has approved yet (it has no row). */
+  id: string | null;
+  /** What an approval records consent to. */
+  consentTo: ConsentedApp;
+};
+
+const fromRow = (row: OauthAppRow): AuthorizeApp => ({ ...row, consentTo: { kind: 'row', id: row.id } });
+
+/**
+ * A metadata-document app: what it may do comes from the document (fetched or cached for this very
+ * request); only its id and an operator's verification come from a row an earlier approval made.
+ */
+function fromDocument(clientId: string, client: DynamicClient, row: OauthAppRow | null): AuthorizeApp {
+  return {
+    id: row?.id ?? null,
+    client_id: clientId,
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    scopes: client.scopes,
+    verified: row?.verified ?? false,
+    registration: 'metadata',
+    consentTo: { kind: 'document', clientId, client },
+  };
+}
+
 /** A checked authorization request: every field comes from the registered app or was validated. */
 export type AuthorizeRequest = {
-  app: OauthAppRow;
+  app: AuthorizeApp;
   redirectUri: string;
   scopes: string[];
   state: string | undefined;
@@ -25,7 +60,7 @@ export type AuthorizeRequest = {
  * Exact match, but a self-registered native app's loopback redirect may come back on any port
  * (RFC 8252 §7.3: the port is picked when the app starts listening).
  */
-function redirectAllowed(app: OauthAppRow, uri: string): boolean {
+function redirectAllowed(app: AuthorizeApp, uri: string): boolean {
   if (app.redirect_uris.includes(uri)) return true;
   if (app.registration === 'operator' || !isLoopbackRedirect(uri)) return false;
   const portless = withoutPort(uri);
@@ -42,6 +77,8 @@ export type RedirectError = {
 export type Parsed =
   /** The client or redirect_uri cannot be trusted: show a page, never redirect (open-redirect guard). */
   | { kind: 'page'; message: string }
+  /** This address fetched its budget of metadata documents: a page too, as the redirect_uri is unchecked. */
+  | { kind: 'throttled'; retryAfterSeconds: number }
   | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: RedirectError }
   | { kind: 'ok'; request: AuthorizeRequest };
 
@@ -60,6 +97,7 @@ export async function parseAuthorizeRequest(
   params: Record<string, unknown>,
   publicBaseUrl: string,
   metadataClients: MetadataClients,
+  clientAddress: string,
 ): Promise<Parsed> {
   for (const name of [
     'client_id',
@@ -73,14 +111,16 @@ export async function parseAuthorizeRequest(
     if (Array.isArray(params[name])) return { kind: 'page', message: `${name} was given more than once.` };
   }
   const clientId = one(params, 'client_id');
-  let app: OauthAppRow | null = null;
+  let app: AuthorizeApp | null = null;
   if (clientId && isMetadataClientId(clientId)) {
     // Client ID Metadata Document: the URL is the client; its document says what it may do.
-    const resolved = await metadataClients.resolve(clientId);
+    const resolved = await metadataClients.resolve(clientId, clientAddress);
+    if ('retryAfterSeconds' in resolved) return { kind: 'throttled', ...resolved };
     if ('error' in resolved) return { kind: 'page', message: resolved.error };
-    app = resolved.app;
+    app = fromDocument(clientId, resolved.client, await findOauthAppByClientId(db, clientId));
   } else if (clientId && /^svc_oc_[0-9A-Za-z]{1,64}$/.test(clientId)) {
-    app = await findOauthAppByClientId(db, clientId);
+    const row = await findOauthAppByClientId(db, clientId);
+    app = row && fromRow(row);
   }
   if (!app) return { kind: 'page', message: 'This app is not registered (unknown client_id).' };
   const redirectUri = one(params, 'redirect_uri');

@@ -5,7 +5,7 @@ import type { Request } from 'express';
 import { findOauthAppByClientId } from '../../shared/db/queries/oauthApps.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { sha256 } from '../../shared/ids.ts';
-import { isMetadataClientId } from '../../shared/oauth/clientMetadataDocument.ts';
+import { isMetadataClientId, maxClientIdUrlLength } from '../../shared/oauth/clientMetadataDocument.ts';
 import type { Client } from '../../shared/oauth/grants.ts';
 import { OauthError } from '../../shared/oauth/oauthError.ts';
 
@@ -65,7 +65,8 @@ export async function authenticateClient(db: Db, req: Request): Promise<Client> 
   }
   if (!id) throw new InvalidClient('Client authentication is required.', usedBasic);
   // A metadata-document client (client_id = URL) has its row from the authorization that preceded.
-  const known = /^svc_oc_[0-9A-Za-z]{1,64}$/.test(id) || (isMetadataClientId(id) && id.length <= 2048);
+  const known =
+    /^svc_oc_[0-9A-Za-z]{1,64}$/.test(id) || (isMetadataClientId(id) && id.length <= maxClientIdUrlLength);
   const app = known ? await findOauthAppByClientId(db, id) : null;
   if (!app) throw new InvalidClient('Unknown client.', usedBasic);
   if (app.client_secret_hash === null) {

@@ -52,7 +52,7 @@ export function makeOauthServer(deps: AppDeps): OauthServer {
     signInLimits: deps.oauth?.signInLimits ?? defaultSignInLimits,
     sessions: new BrowserSessions(deps.pool, clock, deps.config.publicBaseUrl.startsWith('https:')),
     csrf: new CsrfKeys(deps.pool),
-    metadataClients: new MetadataClients(deps.pool, deps.doc, deps.oauth?.clientMetadataFetch),
+    metadataClients: new MetadataClients(deps.doc, deps.oauth?.clientMetadataFetch, clock),
     logger: deps.logger,
     forgetTokens: () => deps.accessTokenCache?.clear(),
   };

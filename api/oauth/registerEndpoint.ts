@@ -5,26 +5,7 @@ import { newId, randomBase62 } from '../../shared/ids.ts';
 import { parseDynamicClient } from '../../shared/oauth/dynamicRegistration.ts';
 import { OauthError } from '../../shared/oauth/oauthError.ts';
 import type { AppDeps } from '../deps.ts';
-
-// Registration needs no credential, so each api process lets one address register a bounded number
-// of apps an hour: enough for a person trying several MCP clients, not for filling the table.
-const perAddressPerHour = 30;
-const hourMs = 3_600_000;
-
-class RegistrationThrottle {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-
-  take(address: string, now = Date.now()): boolean {
-    const window = this.windows.get(address);
-    if (!window || now - window.start >= hourMs) {
-      if (this.windows.size > 10_000) this.windows.clear();
-      this.windows.set(address, { start: now, count: 1 });
-      return true;
-    }
-    window.count += 1;
-    return window.count <= perAddressPerHour;
-  }
-}
+import { AddressThrottle } from './addressThrottle.ts';
 
 /**
  * POST /oauth/register, RFC 7591 dynamic client registration for MCP clients that arrive without
@@ -33,10 +14,12 @@ class RegistrationThrottle {
  */
 export function registerEndpoint(deps: AppDeps): RequestHandler {
   const sensitive = deps.doc.operations.flatMap((o) => (o.sensitive && o.scope ? [o.scope] : []));
-  const throttle = new RegistrationThrottle();
+  // Registration needs no credential: each address registers a bounded number of apps an hour.
+  const throttle = new AddressThrottle();
   return async (req, res) => {
-    if (!throttle.take(req.ip ?? '')) {
-      res.set('Retry-After', '3600');
+    const retryAfter = throttle.take(req.ip ?? '');
+    if (retryAfter !== null) {
+      res.set('Retry-After', String(retryAfter));
       throw new OauthError('invalid_request', 'Too many registrations from this address; retry later.');
     }
     const client = parseDynamicClient(

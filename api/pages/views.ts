@@ -64,7 +64,8 @@ export function consentView(input: {
   selfRegistered: { sendsTo: string; clientId: string } | null;
   email: string;
   scopes: string[];
-  workspaces: { memberId: string; name: string }[];
+  /** `loses`: scopes the app's consent in that workspace holds and this request does not. */
+  workspaces: { memberId: string; name: string; loses: string[] }[];
   /** The authorization request, repeated in hidden fields (checked again on POST). */
   params: Record<string, string>;
 }): SafeHtml {
@@ -93,9 +94,17 @@ export function consentView(input: {
         ${input.workspaces.map(
           (w, i) =>
             html`<label
-              ><input type="radio" name="member" value="${w.memberId}" ${i === 0 ? html`checked` : ''} />
-              ${w.name}</label
-            >`,
+                ><input type="radio" name="member" value="${w.memberId}" ${i === 0 ? html`checked` : ''} />
+                ${w.name}</label
+              >${
+                w.loses.length > 0
+                  ? html`<p class="muted">
+                      In ${w.name}, allowing replaces the access you gave it before: it can no longer
+                      ${w.loses.map((scope) => describeScope(input.doc, scope).words.toLowerCase()).join('; ')},
+                      and the access it holds there now ends.
+                    </p>`
+                  : ''
+              }`,
         )}
       </fieldset>
       <button type="submit" name="decision" value="approve">Allow</button>

@@ -3,7 +3,7 @@ import https from 'node:https';
 import net from 'node:net';
 
 import { BlockedTargetError, guardedLookup, isPublicAddress } from '../webhooks/ssrf.ts';
-import { type DynamicClient,parseDynamicClient } from './dynamicRegistration.ts';
+import { type DynamicClient, parseDynamicClient } from './dynamicRegistration.ts';
 
 /** How a metadata document is fetched; tests allow loopback (and plain http on it). */
 export type MetadataFetchOptions = {
@@ -20,11 +20,15 @@ export const defaultMetadataFetch: MetadataFetchOptions = {
   maxBytes: 5 * 1024,
 };
 
+/** The longest client_id URL taken: the token endpoint looks no longer one up, and each is a cache key. */
+export const maxClientIdUrlLength = 2048;
+
 /** Is this client_id a metadata document URL (rather than a registered svc_oc_ id)? */
 export const isMetadataClientId = (clientId: string) => /^https?:\/\//.test(clientId);
 
 /** Why the URL cannot be a client_id, or null (draft-ietf-oauth-client-id-metadata-document §3). */
 export function clientIdUrlProblem(raw: string, options: MetadataFetchOptions): string | null {
+  if (raw.length > maxClientIdUrlLength) return `must not be longer than ${maxClientIdUrlLength} characters`;
   let url: URL;
   try {
     url = new URL(raw);

@@ -75,5 +75,8 @@ describe('client_id URLs of metadata documents', () => {
     expect(clientIdUrlProblem('https://u:p@app.example/c', defaultMetadataFetch)).toBe(
       'must not carry credentials',
     );
+    // The token endpoint would not know a longer one, and each is a key of the document cache.
+    const long = `https://app.example/${'c'.repeat(2048)}`;
+    expect(clientIdUrlProblem(long, defaultMetadataFetch)).toBe('must not be longer than 2048 characters');
   });
 });

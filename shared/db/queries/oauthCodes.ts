@@ -50,3 +50,11 @@ export function lockCode(db: Db, codeHash: Buffer) {
 export async function markCodeUsed(db: Db, codeId: string, at: string): Promise<void> {
   await db.query(sql.typeAlias('void')`update oauth_codes set used_at = ${at} where id = ${codeId}`);
 }
+
+/** Ends the consent's codes not yet exchanged: they carry the scopes of a consent since replaced. */
+export async function expireUnusedCodes(db: Db, grantId: string, at: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update oauth_codes set expires_at = least(expires_at, ${at}::timestamptz)
+    where grant_id = ${grantId} and used_at is null
+  `);
+}

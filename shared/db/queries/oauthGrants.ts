@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { revokeGrantTokens } from './oauthTokens.ts';
 
 const grantRow = z.object({
   id: z.string(),
@@ -17,6 +18,15 @@ export function findLiveGrant(db: Db, appId: string, memberId: string) {
   return db.maybeOne(sql.type(grantRow)`
     select id, app_id, workspace_id, member_id, scopes, revoked_at from oauth_grants
     where app_id = ${appId} and member_id = ${memberId} and revoked_at is null
+  `);
+}
+
+/** The live consent of this member for this app, locked: a consent being recorded decides against it. */
+export function lockLiveGrant(db: Db, appId: string, memberId: string) {
+  return db.maybeOne(sql.type(grantRow)`
+    select id, app_id, workspace_id, member_id, scopes, revoked_at from oauth_grants
+    where app_id = ${appId} and member_id = ${memberId} and revoked_at is null
+    for update
   `);
 }
 
@@ -39,9 +49,7 @@ export function upsertGrant(
 
 /** Revokes the consent and every token under it; true when it was live. Run in a transaction. */
 export async function revokeGrant(db: Db, grantId: string): Promise<boolean> {
-  await db.query(sql.typeAlias('void')`
-    update oauth_tokens set revoked_at = now() where grant_id = ${grantId} and revoked_at is null
-  `);
+  await revokeGrantTokens(db, grantId);
   const revoked = await db.maybeOne(sql.typeAlias('id')`
     update oauth_grants set revoked_at = now() where id = ${grantId} and revoked_at is null returning id
   `);

@@ -73,6 +73,13 @@ export async function revokeFamily(db: Db, familyId: string): Promise<void> {
   `);
 }
 
+/** Revokes every live token of one consent, access and refresh alike. */
+export async function revokeGrantTokens(db: Db, grantId: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update oauth_tokens set revoked_at = now() where grant_id = ${grantId} and revoked_at is null
+  `);
+}
+
 /** Revokes one token and, for a refresh token, the access tokens issued with it. */
 export async function revokeToken(db: Db, tokenId: string): Promise<void> {
   await db.query(sql.typeAlias('void')`
