@@ -1,18 +1,11 @@
 import type { Request, RequestHandler } from 'express';
 
 import { apiBasePath } from '../../../shared/config.ts';
-import { isOcrContent } from '../../../shared/contentSniff.ts';
 import type { JobRow } from '../../../shared/db/queries/jobs.ts';
 import type { Db } from '../../../shared/db/sql.ts';
-import { AppError } from '../../../shared/errors/appError.ts';
+import { readOcrData } from '../../../shared/generation/ocrInput.ts';
 import { newId } from '../../../shared/ids.ts';
-import { oversizedImageMessage, readImageDimensions } from '../../../shared/imageDimensions.ts';
-import {
-  inputObjectKey,
-  type OcrJobInput,
-  ocrMaxBytes,
-  ocrMaxPixels,
-} from '../../../shared/jobs/generationInputs.ts';
+import { inputObjectKey, type OcrJobInput } from '../../../shared/jobs/generationInputs.ts';
 import { toJobDto } from '../../../shared/jobs/jobDto.ts';
 import { ocrCost } from '../../../shared/prices.ts';
 import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
@@ -20,7 +13,6 @@ import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { startBilledJob } from '../../jobs/billedJob.ts';
 import { finishFixtureJob, insertFixtureJob } from '../../jobs/fixtureJob.ts';
-import { base64DecodedBytes, decodeBase64 } from './decodeBase64.ts';
 
 type OcrBody = {
   data: string;
@@ -46,44 +38,12 @@ async function fixtureJob(tx: Db, req: Request, projectId: string, input: Omit<O
   return finishFixtureJob(tx, req, job, { result, usage: { pages: out.pages } });
 }
 
-/**
- * An image whose header declares more than ocrMaxPixels is refused before it is stored: it is
- * `file_too_large` (413), a size over a limit, like data over 20 MiB; the worker checks again before
- * decoding. Bytes whose header cannot be read go on to the worker, which answers for them.
- * @throws AppError file_too_large
- */
-function refuseOversizedImage(bytes: Buffer): void {
-  const image = readImageDimensions(bytes);
-  if (image && image.pixels > ocrMaxPixels) {
-    throw new AppError('file_too_large', oversizedImageMessage(image, ocrMaxPixels));
-  }
-}
-
 /** POST /ocr: the image goes to object storage, a worker reads it; answers 202 with the job to poll. */
 export function postOcr(deps: AppDeps): RequestHandler {
   const { prices } = deps.config;
   return async (req, res) => {
     const body = req.body as OcrBody; // shape enforced by the OpenAPI validator
-    if (base64DecodedBytes(body.data) > ocrMaxBytes) {
-      throw new AppError(
-        'file_too_large',
-        `OCR data may be at most ${ocrMaxBytes / 1024 / 1024} MiB once decoded.`,
-      );
-    }
-    const bytes = decodeBase64(body.data);
-    if (!bytes || bytes.length === 0) {
-      throw new AppError('invalid_request_body', 'The request body does not match the schema.', {
-        issues: [{ path: 'data', message: 'must be base64-encoded file bytes' }],
-      });
-    }
-    // The declared type is a claim; the bytes' signature decides. The spec gives POST /ocr no
-    // media-type error, so content that is not an image or PDF is an invalid `data` field.
-    if (!(await isOcrContent(bytes))) {
-      throw new AppError('invalid_request_body', 'The request body does not match the schema.', {
-        issues: [{ path: 'data', message: 'must be an image or a PDF' }],
-      });
-    }
-    refuseOversizedImage(bytes);
+    const bytes = await readOcrData(body.data);
     const projectId = resolveProject(req);
     const meta = {
       mimeType: body.mimeType,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { base64DecodedBytes, decodeBase64 } from '../../api/routes/generation/decodeBase64.ts';
+import { base64DecodedBytes, decodeBase64 } from '../../shared/generation/base64.ts';
 
 describe('decodeBase64', () => {
   it('decodes standard and URL-safe base64, with or without padding, ignoring line breaks', () => {
