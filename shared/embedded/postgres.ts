@@ -1,27 +1,14 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import pg from 'pg';
 
 import { freePort } from './freePort.ts';
-
-/**
- * Started by root, PostgreSQL runs as its own `postgres` user, which must be able to traverse every
- * directory above its binaries and its data (a checkout under a 0700 `mktemp -d` is not). Adds the
- * search (execute) bit for others to each ancestor lacking it; nothing is made readable or writable.
- */
-async function letPostgresUserReach(target: string): Promise<void> {
-  for (let dir = path.dirname(target); ; dir = path.dirname(dir)) {
-    const mode = (await stat(dir)).mode;
-    if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
-    if (dir === path.dirname(dir)) return;
-  }
-}
+import { letOthersTraverse, systemUserIds } from './systemUser.ts';
 
 const stopSignals = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
 
@@ -84,16 +71,6 @@ async function canConnect(url: string): Promise<boolean> {
   } finally {
     await client.end().catch(() => {});
   }
-}
-
-const execFileAsync = promisify(execFile);
-
-/** The `postgres` system user's ids: started by root, the server runs as that user. */
-async function postgresUser(): Promise<{ uid: number; gid: number }> {
-  const [uid, gid] = await Promise.all(
-    ['-u', '-g'].map(async (flag) => Number((await execFileAsync('id', [flag, user])).stdout.trim())),
-  );
-  return { uid: uid!, gid: gid! };
 }
 
 /**
@@ -232,12 +209,14 @@ export async function startEmbeddedPostgres(
     string
   >;
   if (isRoot) {
-    for (const binary of Object.values(binaries)) await letPostgresUserReach(binary);
-    await letPostgresUserReach(dataDir);
+    // Started by root, PostgreSQL runs as its own `postgres` user, which must reach its binaries and data.
+    for (const binary of Object.values(binaries)) await letOthersTraverse(binary);
+    await letOthersTraverse(dataDir);
   }
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
+  const owner = isRoot ? await systemUserIds(user) : undefined;
   const postmaster = await startPostmaster(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], {
-    owner: isRoot ? await postgresUser() : undefined,
+    owner: owner && { uid: owner.uid, gid: owner.gid },
     onLog: options.onLog ?? (() => {}),
   });
   return {

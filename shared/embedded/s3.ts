@@ -1,4 +1,4 @@
-import { mkdir, unlink } from 'node:fs/promises';
+import { chmod, mkdir, unlink } from 'node:fs/promises';
 
 import S3rver from 's3rver';
 import authentication from 's3rver/lib/middleware/authentication.js';
@@ -40,7 +40,10 @@ export async function startEmbeddedS3(
   bucket: string,
   port = 0,
 ): Promise<EmbeddedS3Handle> {
-  await mkdir(directory, { recursive: true });
+  // The objects are the workspaces' files: readable by this user alone, not by the system users the
+  // worker runs other programs as (the deck renderer's Chromium). Also tightens a folder made before.
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await chmod(directory, 0o700);
   const server = new S3rver({
     address: '127.0.0.1',
     port,

@@ -21,7 +21,7 @@ export class DeckRenderer {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const launching = launchChromium();
+      const launching = launchChromium({ logger: this.logger }).then(({ browser }) => browser);
       this.browser = launching;
       launching.then(
         (browser) =>

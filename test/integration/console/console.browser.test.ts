@@ -11,6 +11,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys.ts';
+import { createLogger } from '../../../shared/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { textGenerate } from '../../../worker/tasks/text__generate.ts';
@@ -59,7 +60,8 @@ beforeAll(async () => {
     });
   }).listen(0, '127.0.0.1');
   await once(receiver, 'listening');
-  browser = await launchChromium();
+  // These pages come from a local server: the browser needs the machine's network.
+  ({ browser } = await launchChromium({ logger: createLogger('silent', 'test-browser'), network: true }));
   page = await (
     await browser.newContext({ javaScriptEnabled: true, permissions: ['clipboard-read', 'clipboard-write'] })
   ).newPage();

@@ -13,6 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { commands } from '../../../cli/admin.ts';
 import { findOauthAppByClientId } from '../../../shared/db/queries/oauthApps.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import { createLogger } from '../../../shared/logger.ts';
 import {
   defaultMetadataFetch,
   fetchClientMetadataDocument,
@@ -106,14 +107,14 @@ beforeAll(async () => {
     title: 'Holiday policy',
     body: 'Everyone gets thirty days of holiday each year.',
   });
-  browser = await launchChromium();
+  // These pages come from a local server: the browser needs the machine's network.
+  ({ browser } = await launchChromium({ logger: createLogger('silent', 'test-browser'), network: true }));
 });
 afterAll(async () => {
   await browser?.close();
   callback?.close();
   await h.close();
 });
-
 
 /** Redeems the code on the redirect `page` landed on (authorization_code with PKCE) for an access token. */
 async function redeemCode(

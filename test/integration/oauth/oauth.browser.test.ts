@@ -8,6 +8,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import { createLogger } from '../../../shared/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { type Harness, password, type RegisteredApp, startHarness } from './harness.ts';
 
@@ -32,7 +33,8 @@ beforeAll(async () => {
   const scopes = ['tasks.read', 'staff.list', 'offline_access'];
   app = await h.registerApp({ name: 'Acme <Sync>', scopes, redirectUris: [`${callbackBase}/callback`] });
   other = await h.registerApp({ name: 'Other App', scopes, redirectUris: [`${callbackBase}/other`] });
-  browser = await launchChromium();
+  // These pages come from a local server: the browser needs the machine's network.
+  ({ browser } = await launchChromium({ logger: createLogger('silent', 'test-browser'), network: true }));
   page = await (await browser.newContext({ javaScriptEnabled: true })).newPage();
 });
 afterAll(async () => {
