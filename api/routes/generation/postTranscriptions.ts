@@ -8,21 +8,9 @@ import { maxTranscriptionCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { awaitSyncJob, costOf, startBilledJob } from '../../jobs/billedJob.ts';
+import { discardIfThrows } from '../../uploads/discardIfThrows.ts';
 import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
 import { receiveAudio } from './receiveAudio.ts';
-
-/** Runs `step`; if it throws, no job will read the upload (a job's worker removes its own), so it goes now. */
-async function discardIfThrows<T>(
-  upload: { discard(): Promise<void> },
-  step: () => T | Promise<T>,
-): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    await upload.discard();
-    throw error;
-  }
-}
 
 /** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */
 export function postTranscriptions(deps: AppDeps): RequestHandler {
