@@ -12,7 +12,7 @@ import { waitForLockWaiters } from '../../helpers/locks.ts';
 // No worker: replies stay queued, so a task holds exactly the messages a test sends.
 let t: TestContext;
 let tenant: Tenant;
-let second: supertest.Agent | ReturnType<typeof supertest>;
+let second: ReturnType<typeof supertest>;
 
 beforeAll(async () => {
   t = await setupTestContext();
