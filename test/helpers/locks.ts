@@ -10,11 +10,15 @@ import { waitUntil } from '../integration/api/tasks.helpers.ts';
  * it queues behind a transaction the test holds open, without sleeping.
  */
 export function waitForLockWaiters(pool: DatabasePool, count: number, timeoutMs = 30_000): Promise<number> {
-  return waitUntil(async () => {
-    const waiting = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  return waitUntil(
+    async () => {
+      const waiting = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from pg_stat_activity
       where datname = current_database() and wait_event_type = 'Lock'
     `);
-    return waiting >= count ? waiting : undefined;
-  }, timeoutMs, 20);
+      return waiting >= count ? waiting : undefined;
+    },
+    timeoutMs,
+    20,
+  );
 }

@@ -11,7 +11,10 @@ export function capturingLogger(options: { level?: string; secrets?: string[] } 
       done();
     },
   });
-  const logger = createLogger(options.level ?? 'debug', 'test', { secrets: options.secrets ?? [], destination });
+  const logger = createLogger(options.level ?? 'debug', 'test', {
+    secrets: options.secrets ?? [],
+    destination,
+  });
   return { logger, lines };
 }
 

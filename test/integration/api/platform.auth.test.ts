@@ -223,7 +223,10 @@ describe('operation scope on every read', () => {
       scopeLevel: 'operation',
       operations: ['text.generate'],
     });
-    keys['a package-level key (text, images)'] = await narrowKey({ scopeLevel: 'package', packages: ['text', 'images'] });
+    keys['a package-level key (text, images)'] = await narrowKey({
+      scopeLevel: 'package',
+      packages: ['text', 'images'],
+    });
   });
   afterAll(() => server.close());
 
@@ -274,7 +277,13 @@ describe('operation scope on every read', () => {
 
 /** The operation's required query parameters, each with the first value its schema allows. */
 function requiredQueryParameters(document: ApiDocument, op: Operation): { name: string; value: string }[] {
-  type Parameter = { $ref?: string; name?: string; in?: string; required?: boolean; schema?: { enum?: string[] } };
+  type Parameter = {
+    $ref?: string;
+    name?: string;
+    in?: string;
+    required?: boolean;
+    schema?: { enum?: string[] };
+  };
   const paths = document.raw.paths as Record<string, Record<string, { parameters?: Parameter[] }>>;
   const components = (document.raw.components as { parameters?: Record<string, Parameter> }).parameters ?? {};
   const resolved = (paths[op.path]?.[op.method.toLowerCase()]?.parameters ?? []).map((p) =>

@@ -9,7 +9,6 @@ import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/
 import { capturingLogger } from '../../helpers/logCapture.ts';
 import { secretSamples } from '../../helpers/secretSamples.ts';
 
-
 // A role of its own, so its name and password are strings no log line has any other reason to hold.
 const role = `svc_log_${randomBase62(8).toLowerCase()}`;
 const password = `pw-${randomBase62(24)}`;

@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/ids.ts';
 import { enqueue } from '../../../shared/jobs.ts';
-import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
+import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { brainSynthesize } from '../../../worker/tasks/brain__synthesize.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -33,8 +33,18 @@ beforeAll(async () => {
     'Pokhara supplier review',
     'Review the Pokhara suppliers. Two of them delivered late twice this quarter.',
   );
-  tasks.rotaA = await finishedTask(t, tenant.testKey, 'Monsoon rota', 'Who covers the Butwal office in the monsoon?');
-  tasks.rotaB = await finishedTask(t, tenant.testKey, 'Monsoon rota', 'Plan the monsoon rota for the Dharan team.');
+  tasks.rotaA = await finishedTask(
+    t,
+    tenant.testKey,
+    'Monsoon rota',
+    'Who covers the Butwal office in the monsoon?',
+  );
+  tasks.rotaB = await finishedTask(
+    t,
+    tenant.testKey,
+    'Monsoon rota',
+    'Plan the monsoon rota for the Dharan team.',
+  );
   await worker.stop();
   ctx = workerContextFor(t);
 });
@@ -112,7 +122,11 @@ describe('brain__synthesize on two workers at once', () => {
     expect(await failedSyntheses([taskId])).toEqual([]);
     const pages = await pagesOf([taskId]);
     expect(pages).toHaveLength(1);
-    expect(pages[0]).toMatchObject({ slug: 'pokhara-supplier-review', title: 'Pokhara supplier review', revision: 1 });
+    expect(pages[0]).toMatchObject({
+      slug: 'pokhara-supplier-review',
+      title: 'Pokhara supplier review',
+      revision: 1,
+    });
     expect(pages[0]!.synthesized_through_seq).toBe(pages[0]!.last_message_seq);
   });
 
