@@ -7,8 +7,11 @@ import { toStorableText } from '../shared/storableText.ts';
 export const requestLogBodyBudgetBytes = 8192;
 
 const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier|cookie/i;
-// Our own credentials, wherever they appear (a key pasted into a prompt, a secret echoed back).
-const secretValue = /svc_sk_(?:test|live)_|svc_ocs_|svc_(?:at|rt|ac)_|whsec_/;
+// Our own credentials, wherever they appear (a key pasted into a prompt, a secret echoed back), and
+// any bearer credential (another service's token pasted with its `Bearer`): at least 16 characters,
+// so prose about "Bearer tokens" is kept.
+const secretValue =
+  /svc_sk_(?:test|live)_|svc_ocs_|svc_(?:at|rt|ac)_|whsec_|\bbearer\s+[A-Za-z0-9._~+/=-]{16,}/i;
 const maxDepth = 6;
 const maxKeys = 50;
 const maxKeyChars = 64;

@@ -35,16 +35,19 @@ const maxTextLength = 4000;
 /**
  * Secrets that turn up in error texts, each replaced where it stands so the text stays readable:
  * credentials in URLs (connection strings), `password=…`-style settings (libpq keywords, inspected
- * options objects), bearer credentials and our key formats, provider keys, presigned S3 parameters.
+ * options objects; an `Authorization: Bearer …` value with its scheme), bearer credentials, our
+ * formats (keys, OAuth codes, tokens and client secrets, webhook secrets), provider keys, presigned
+ * S3 parameters.
  */
 const secretPatterns: [RegExp, string][] = [
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1[redacted]@'],
   [
-    /\b((?:password|passwd|pwd|secret(?:[_-]?(?:access)?[_-]?key)?|access[_-]?key(?:[_-]?id)?|api[_-]?key|token|authorization)["']?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&"'}]+)/gi,
+    /\b((?:password|passwd|pwd|secret(?:[_-]?(?:access)?[_-]?key)?|access[_-]?key(?:[_-]?id)?|api[_-]?key|token|authorization)["']?\s*[=:]\s*)("[^"]*"|'[^']*'|(?:(?:Bearer|Basic|Token)\s+)?[^\s,;&"'}]+)/gi,
     '$1[redacted]',
   ],
   [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, 'Bearer [redacted]'],
-  [/\b(svc_[a-z]{2}_)[A-Za-z0-9_]+/g, '$1[redacted]'],
+  [/\b(svc_(?:sk|at|rt|ac|ocs)_)[A-Za-z0-9_]+/g, '$1[redacted]'],
+  [/\b(whsec_)[A-Za-z0-9+/=]+/g, '$1[redacted]'],
   [/\b(sk-)[A-Za-z0-9_*-]{8,}/g, '$1[redacted]'],
   [/\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi, '$1=[redacted]'],
 ];

@@ -1,5 +1,5 @@
+import { addBrainPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
-import { insertBrainPage } from '../../shared/db/queries/brainPages.ts';
 import { findMember } from '../../shared/db/queries/members.ts';
 import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
 import { newId } from '../../shared/ids.ts';
@@ -36,7 +36,7 @@ export const brainCommands: CommandTable = {
           throw new CliError('not_found', `no member ${privateTo} in workspace ${workspaceId}`);
         }
       }
-      const page = await insertBrainPage(pool, {
+      const page = await addBrainPage(pool, {
         id: newId('page'),
         workspaceId,
         slug: slugify(title),

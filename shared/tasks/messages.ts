@@ -148,6 +148,6 @@ export async function createTaskWithMessage(
     fileIds: input.fileIds,
     replyStaffId: input.assigneeStaffId,
   });
-  // now() is the transaction's start time, so updated_at did not move when the message was numbered.
-  return { task: { ...task, last_message_seq: message.seq }, message };
+  // Numbering the message moved the task's updated_at to the message's time (insertTaskMessage).
+  return { task: { ...task, last_message_seq: message.seq, updated_at: message.created_at }, message };
 }

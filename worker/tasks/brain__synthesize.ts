@@ -1,8 +1,9 @@
 import type { Task } from 'graphile-worker';
 
 import { extractiveSummary, type PageText } from '../../shared/brain/extractiveSummary.ts';
+import { writeTaskPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
-import { findTaskPage, upsertTaskPage } from '../../shared/db/queries/brainPages.ts';
+import { findTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
 import { newId } from '../../shared/ids.ts';
 import { brainSynthesizePayload } from '../../shared/jobs/taskMap.ts';
@@ -18,7 +19,9 @@ const maxMessages = 200;
  * its last reply. Synthesis is a platform feature and is not billed (like brain search): the `local`
  * provider writes an extractive summary, `openai` a model summary through chat completions (for
  * tasks whose last reply was made for a live key; test-key tasks get the extractive summary).
- * Provider failures throw, so graphile-worker retries with backoff.
+ * Provider failures throw, so graphile-worker retries with backoff. Two runs for one task at once
+ * (the job key keeps one queued, but a run may still be going when the next starts) both write,
+ * under the workspace's page lock: one page, the later synthesis wins, neither fails.
  */
 export function brainSynthesize(ctx: WorkerContext): Task {
   return async (rawPayload, helpers) => {
@@ -29,7 +32,8 @@ export function brainSynthesize(ctx: WorkerContext): Task {
     const existing = await findTaskPage(ctx.pool, taskId);
     if (existing && existing.synthesized_through_seq >= task.last_message_seq) return;
     const text = await pageText(ctx, task.live, task.title, messages);
-    const page = await upsertTaskPage(ctx.pool, {
+    // Another synthesis of this task may be past this point too (another worker): the write settles it.
+    const page = await writeTaskPage(ctx.pool, {
       id: newId('page'),
       workspaceId: task.workspace_id,
       taskId,

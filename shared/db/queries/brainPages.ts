@@ -13,6 +13,19 @@ export type NewBrainPage = {
 
 const insertedPageRow = z.object({ id: z.string(), slug: z.string() });
 
+/**
+ * Takes the workspace's page-writing lock until the transaction ends (a transaction-level advisory
+ * lock on a hash of the workspace id). Both page writes below decide from what they see (the first
+ * free slug; whether the task has a page): two writers that looked before either committed picked the
+ * same slug, or both inserted the task's page, and the second insert failed on a unique key. Under
+ * this lock the second writer's statement starts after the first commits, and sees its page.
+ */
+export async function lockWorkspaceBrainPages(tx: Db, workspaceId: string): Promise<void> {
+  await tx.query(sql.typeAlias('void')`
+    select from pg_advisory_xact_lock(hashtextextended(${`brain_pages:${workspaceId}`}, 0))
+  `);
+}
+
 /** The workspace's first free slug among `slug`, `slug-2`, `slug-3`, … (one row, column `slug`). */
 function firstFreeSlug(workspaceId: string, slug: string) {
   return sql.fragment`(
@@ -24,7 +37,10 @@ function firstFreeSlug(workspaceId: string, slug: string) {
   )`;
 }
 
-/** Inserts the page; when the slug is taken in the workspace, the next free `-2`, `-3`, … suffix is used. */
+/**
+ * Inserts the page; when the slug is taken in the workspace, the next free `-2`, `-3`, … suffix is
+ * used. Run under lockWorkspaceBrainPages (see shared/brain/pages.ts).
+ */
 export function insertBrainPage(db: Db, page: NewBrainPage) {
   return db.one(sql.type(insertedPageRow)`
     insert into brain_pages (id, workspace_id, slug, title, body, private_to_member_id)
@@ -48,8 +64,8 @@ const taskPageRow = z.object({ id: z.string(), slug: z.string(), revision: z.num
 
 /**
  * Writes the page of a task: a new page takes the first free slug (as insertBrainPage), an existing
- * one is updated in place and keeps its slug. A synthesis older than the page's (a lower `throughSeq`)
- * changes nothing and returns null.
+ * one is updated in place and keeps its slug. A synthesis no newer than the page's (a `throughSeq`
+ * not above it) changes nothing and returns null. Run under lockWorkspaceBrainPages.
  */
 export function upsertTaskPage(db: Db, page: TaskPage) {
   return db.maybeOne(sql.type(taskPageRow)`

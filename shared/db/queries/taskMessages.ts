@@ -38,17 +38,25 @@ export type NewTaskMessage = {
  * Appends a message with the task's next number. The update holds the task row's lock until the
  * transaction ends, so messages of one task commit in number order (see the migration). Returns
  * null when the task is not in the workspace, or when this job already wrote its reply.
+ *
+ * The message's time is taken with its number, under that lock: the clock's time then, and never
+ * before the previous message's (kept in the task's updated_at), so createdAt never contradicts the
+ * listing order. now() would be the transaction's start: a transaction that began first but waited
+ * (for the lock, for an Idempotency-Key) was numbered after a later one yet dated before it.
  */
 export function insertTaskMessage(db: Db, m: NewTaskMessage) {
   return db.maybeOne(sql.type(messageRow)`
     with next as (
-      update tasks set last_message_seq = last_message_seq + 1, updated_at = now()
+      update tasks
+      set last_message_seq = last_message_seq + 1, updated_at = greatest(clock_timestamp(), updated_at)
       where id = ${m.taskId} and workspace_id = ${m.workspaceId}
-      returning last_message_seq
+      returning last_message_seq, updated_at
     )
-    insert into task_messages (id, workspace_id, task_id, seq, role, text, status, error_code, staff_id, job_id)
+    insert into task_messages (id, workspace_id, task_id, seq, role, text, status, error_code, staff_id, job_id,
+                               created_at)
     select ${m.id}, ${m.workspaceId}, ${m.taskId}, next.last_message_seq, ${m.role}, ${m.text},
-           ${m.status ?? 'completed'}, ${m.errorCode ?? null}, ${m.staffId ?? null}, ${m.jobId ?? null}
+           ${m.status ?? 'completed'}, ${m.errorCode ?? null}, ${m.staffId ?? null}, ${m.jobId ?? null},
+           next.updated_at
     from next
     on conflict (job_id) do nothing
     returning ${columns}

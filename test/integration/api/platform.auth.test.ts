@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { type ApiDocument, loadApiDocument, type Operation } from '../../../api/openapi/document.ts';
 import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
+import type { CreateKeyInput } from '../../../shared/keys.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
+import { listenOnLoopback } from '../../helpers/sse.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -176,3 +179,121 @@ describe('GET /me', () => {
     });
   });
 });
+
+/**
+ * Every scoped read of the API document (api/openapi/openapi.yaml, the single source of truth),
+ * called for real resources of the key's own workspace by keys whose scope does not cover it: a
+ * GET the scope check skipped would answer the resource. A GET added to the document is covered
+ * here as it is added; a path parameter this table has no resource for fails the test until added.
+ */
+describe('operation scope on every read', () => {
+  const document = loadApiDocument();
+  const reads = document.operations.filter((op) => op.method === 'GET' && op.scope !== undefined);
+  const ids: Record<string, string> = {};
+  const keys: Record<string, string> = {};
+  let server: { origin: string; close(): Promise<void> };
+  const narrowKey = async (scope: Partial<CreateKeyInput>) =>
+    (await tenant.key({ livemode: false, ...scope })).secret;
+
+  beforeAll(async () => {
+    server = await listenOnLoopback(t.app);
+    const task = await t.http
+      .post(api('/tasks'))
+      .set(bearer(tenant.testKey))
+      .send({ input: 'Only a key with tasks.read may read this.' })
+      .expect(202);
+    ids.taskId = task.body.task.id;
+    const video = await t.http
+      .post(api('/videos'))
+      .set(bearer(tenant.testKey))
+      .send({ taskId: ids.taskId, prompt: 'A fox crossing a field at dawn', durationSeconds: 2 })
+      .expect(202);
+    ids.videoId = video.body.video.id;
+    ids.jobId = video.body.jobId;
+    const file = await t.http
+      .post(api('/files'))
+      .set(bearer(tenant.testKey))
+      .attach('file', Buffer.from('region,revenue\nKathmandu,11\n'), {
+        filename: 'revenue.csv',
+        contentType: 'text/csv',
+      })
+      .expect(201);
+    ids.fileId = file.body.file.id;
+    keys['an operation-level key (text.generate)'] = await narrowKey({
+      scopeLevel: 'operation',
+      operations: ['text.generate'],
+    });
+    keys['a package-level key (text, images)'] = await narrowKey({
+      scopeLevel: 'package',
+      packages: ['text', 'images'],
+    });
+  });
+  afterAll(() => server.close());
+
+  /** The operation's URL for the fixtures: path parameters filled, required query parameters set. */
+  function urlOf(op: Operation): string {
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const id = ids[name];
+      if (id === undefined) throw new Error(`no resource for {${name}} of ${op.id}: add one in beforeAll`);
+      return encodeURIComponent(id);
+    });
+    const query = new URLSearchParams();
+    for (const parameter of requiredQueryParameters(document, op)) query.set(parameter.name, parameter.value);
+    return `${server.origin}${api(path)}${query.size > 0 ? `?${query}` : ''}`;
+  }
+
+  /** Status and error code, without reading a body that would not end (an event stream let through). */
+  async function call(url: string, secret: string): Promise<{ status: number; code?: string }> {
+    const res = await fetch(url, { headers: bearer(secret), signal: AbortSignal.timeout(30_000) });
+    if (res.status !== 403) {
+      await res.body?.cancel();
+      return { status: res.status };
+    }
+    return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
+  }
+
+  it('the document has the reads this table is for', () => {
+    expect(reads.map((op) => op.id)).toEqual(
+      expect.arrayContaining(['tasks.read', 'tasks.listMessages', 'staff.list', 'files.read', 'jobs.read']),
+    );
+  });
+
+  for (const op of reads) {
+    it(`${op.method} ${op.path} answers api_key_operation_scope to keys without ${op.scope}`, async () => {
+      const url = urlOf(op);
+      for (const [name, secret] of Object.entries(keys)) {
+        expect({ key: name, ...(await call(url, secret)) }).toEqual({
+          key: name,
+          status: 403,
+          code: 'api_key_operation_scope',
+        });
+      }
+      // The same call with the scope passes the check: the refusal above was the scope's.
+      const allowed = await narrowKey({ scopeLevel: 'operation', operations: [op.scope!] });
+      expect((await call(url, allowed)).status).not.toBe(403);
+    });
+  }
+});
+
+/** The operation's required query parameters, each with the first value its schema allows. */
+function requiredQueryParameters(document: ApiDocument, op: Operation): { name: string; value: string }[] {
+  type Parameter = {
+    $ref?: string;
+    name?: string;
+    in?: string;
+    required?: boolean;
+    schema?: { enum?: string[] };
+  };
+  const paths = document.raw.paths as Record<string, Record<string, { parameters?: Parameter[] }>>;
+  const components = (document.raw.components as { parameters?: Record<string, Parameter> }).parameters ?? {};
+  const resolved = (paths[op.path]?.[op.method.toLowerCase()]?.parameters ?? []).map((p) =>
+    p.$ref ? components[p.$ref.split('/').at(-1)!]! : p,
+  );
+  return resolved
+    .filter((p) => p.in === 'query' && p.required)
+    .map((p) => {
+      const value = p.schema?.enum?.[0];
+      if (value === undefined) throw new Error(`no value for required query parameter ${p.name} of ${op.id}`);
+      return { name: p.name!, value };
+    });
+}

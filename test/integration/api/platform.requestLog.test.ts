@@ -9,12 +9,14 @@ import { RequestLogWriter } from '../../../api/requestLog.ts';
 import { makePool } from '../../../shared/db/pool.ts';
 import type { RequestLogEntry } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
+import { newId } from '../../../shared/ids.ts';
 import { enqueue } from '../../../shared/jobs/enqueue.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { secretSamples } from '../../helpers/secretSamples.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
@@ -280,4 +282,26 @@ describe('request log writer during a database outage', () => {
       await dropTestDatabase(scratch.name);
     }
   });
+});
+
+describe('request log secrets', () => {
+  // Kept 30 days: a credential pasted into a prompt must not be, in the request nor in the answer
+  // that echoes it (a task's title is its input's first line). One request per format.
+  for (const sample of secretSamples()) {
+    it(`never stores ${sample.name} pasted into a prompt`, async () => {
+      const requestId = `log-secret-${newId('x')}`;
+      const res = await t.http
+        .post(api('/tasks'))
+        .set(bearer(tenant.testKey))
+        .set('x-request-id', requestId)
+        .send({ input: `${sample.text} is what the integration sends; why is it refused?` })
+        .expect(202);
+      expect(res.body.task.title).toContain(sample.secret);
+      await t.deps.requestLog.flush();
+      const row = await rowFor(requestId);
+      expect(row).toMatchObject({ operation: 'tasks.create', status: 202 });
+      expect(JSON.stringify([row!.request_body, row!.response_body])).not.toContain(sample.secret);
+      expect(row!.request_body).toEqual({ input: '[redacted]' });
+    });
+  }
 });

@@ -1,26 +1,13 @@
-import { Writable } from 'node:stream';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 
 import { makePool } from '../../../shared/db/pool.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { randomBase62 } from '../../../shared/ids.ts';
-import { createLogger } from '../../../shared/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
-
-/** A logger whose JSON lines are collected instead of printed. */
-function capturingLogger(secrets: string[] = []) {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { logger: createLogger('debug', 'test', { secrets, destination }), lines };
-}
+import { capturingLogger } from '../../helpers/logCapture.ts';
+import { secretSamples } from '../../helpers/secretSamples.ts';
 
 // A role of its own, so its name and password are strings no log line has any other reason to hold.
 const role = `svc_log_${randomBase62(8).toLowerCase()}`;
@@ -76,7 +63,7 @@ describe('errors in logs', () => {
     const s3Secret = `s3-secret-${randomBase62(30)}`;
     const liveKey = `svc_sk_live_${randomBase62(33)}`;
     const accessToken = `svc_at_${randomBase62(33)}`;
-    const { logger, lines } = capturingLogger([s3Secret]);
+    const { logger, lines } = capturingLogger({ secrets: [s3Secret] });
 
     // 1. An error carrying a connected pg client, as pool and driver errors can.
     const client = new pg.Client({ connectionString });
@@ -157,4 +144,24 @@ describe('errors in logs', () => {
       error: { message: 'Connection terminated' },
     });
   });
+
+  // Each format alone in its text, so each is caught by its own pattern or not at all; in every
+  // place a line carries text: its message, an error's message and cause, a string field.
+  for (const sample of secretSamples()) {
+    it(`mask ${sample.name} wherever it stands in a line`, () => {
+      const { logger, lines } = capturingLogger();
+      logger.error(
+        {
+          err: new Error(`upstream refused ${sample.text}`, { cause: new Error(`sent ${sample.text}`) }),
+          detail: `retrying with ${sample.text}`,
+        },
+        `call with ${sample.text} failed`,
+      );
+      logger.warn(new Error(`${sample.text} was rejected`));
+      graphileLogger(logger).error(`Failed task: ${sample.text}`, { error: new Error(sample.text) });
+      expect(lines).toHaveLength(3);
+      for (const line of lines) expect(line).not.toContain(sample.secret);
+      expect(lines.join('\n')).toContain('[redacted]');
+    });
+  }
 });

@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
-import { sql } from '../../../shared/db/sql.ts';
+import { type Db, sql } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { newId } from '../../../shared/ids.ts';
 import { reserveCredits, settleUsage } from '../../../shared/metering.ts';
 import type { Principal } from '../../../shared/principal.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { waitForLockWaiters } from '../../helpers/locks.ts';
 
 let t: TestContext;
 
@@ -73,6 +74,11 @@ async function billedCall(principal: Principal, projectId: string, maxCost: numb
   }
 }
 
+const spentInWorkspace = (workspaceId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ s: z.number() }))`
+    select coalesce(sum(cost_minor), 0) as s from metering_records where workspace_id = ${workspaceId}
+  `);
+
 const spentOnKey = (keyId: string) =>
   t.deps.pool.oneFirst(sql.type(z.object({ s: z.number() }))`
     select coalesce(sum(cost_minor), 0) as s from metering_records where key_id = ${keyId}
@@ -81,19 +87,78 @@ const spentOnKey = (keyId: string) =>
 describe('concurrent billed calls', () => {
   it('50 parallel calls never spend past the workspace balance', async () => {
     const tenant = await createTenant(t.deps.pool, { credits: 120 });
-    const key = await tenant.key();
-    const principal = principalOf(tenant, key.id, null);
+    // A key per call: the workspace row is the only one the calls share, so its lock alone keeps
+    // them apart (one key's month row would serialize them too, and hide a missing workspace lock).
+    const keys = await Promise.all(Array.from({ length: 50 }, () => tenant.key()));
     const outcomes = await Promise.all(
-      Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 4)),
+      keys.map((key) => billedCall(principalOf(tenant, key.id, null), tenant.projectId, 5, 4)),
     );
     const balance = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
-    expect(balance!.reserved_minor).toBe(0);
     expect(balance!.balance_minor).toBeGreaterThanOrEqual(0);
-    const charged = await spentOnKey(key.id);
+    expect(balance!.reserved_minor).toBe(0);
+    const charged = await spentInWorkspace(tenant.workspaceId);
     expect(charged).toBe(120 - balance!.balance_minor);
     expect(outcomes.filter((o) => o === 'ok').length).toBeGreaterThanOrEqual(24);
     expect(outcomes.every((o) => o === 'ok' || o === 'insufficient_credits')).toBe(true);
     expect(outcomes).toContain('insufficient_credits');
+  });
+
+  it('a reservation made while another is uncommitted counts it: never more held than the balance', async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 100 });
+    const [first, second] = [await tenant.key(), await tenant.key()];
+    const reserve = (tx: Db, keyId: string) =>
+      reserveCredits(tx, {
+        principal: principalOf(tenant, keyId, null),
+        projectId: tenant.projectId,
+        operation: 'text.generate',
+        maxCostMinor: 100,
+        requestId: newId('req'),
+      });
+    // The first call reserves the whole balance and holds its transaction open until the second
+    // call, started after that reservation, waits on a lock; then it commits. The second call must
+    // count the first's hold (it waits for the workspace row before reading the balance).
+    let commitFirst!: () => void;
+    let firstReserved!: () => void;
+    const reserved = new Promise<void>((resolve) => (firstReserved = resolve));
+    const firstHold = t.deps.pool.transaction(async (tx) => {
+      const hold = await reserve(tx, first.id);
+      firstReserved();
+      await new Promise<void>((resolve) => (commitFirst = resolve));
+      return hold;
+    });
+    await reserved;
+    const secondHold = t.deps.pool
+      .transaction((tx) => reserve(tx, second.id))
+      .catch((error: unknown) => (error instanceof AppError ? error.code : Promise.reject(error)));
+    await waitForLockWaiters(t.deps.pool, 1);
+    commitFirst();
+    const holds = [await firstHold, await secondHold];
+    const held = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
+    expect(held.reserved_minor).toBeLessThanOrEqual(held.balance_minor);
+    // Each hold that was made is spent in full: what was charged never passes the credit.
+    for (const [i, hold] of holds.entries()) {
+      if (typeof hold !== 'object' || hold === null) continue;
+      await t.deps.pool.transaction((tx) =>
+        settleUsage(tx, {
+          holdId: hold.holdId,
+          jobId: newId('job'),
+          workspaceId: tenant.workspaceId,
+          projectId: tenant.projectId,
+          keyId: [first, second][i]!.id,
+          operation: 'text.generate',
+          livemode: true,
+          usage: { outputTokens: 100 },
+          costMinor: 100,
+          currency: 'USD',
+          requestId: null,
+        }),
+      );
+    }
+    const settled = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
+    expect(settled.balance_minor).toBeGreaterThanOrEqual(0);
+    expect(await spentInWorkspace(tenant.workspaceId)).toBeLessThanOrEqual(100);
+    expect(holds[0]).toEqual({ holdId: expect.any(String), amountMinor: 100 });
+    expect(holds[1]).toBe('insufficient_credits');
   });
 
   it("50 parallel calls never spend past a key's monthly cap", async () => {

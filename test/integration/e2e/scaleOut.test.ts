@@ -9,8 +9,9 @@ import { awayFromMinuteEdge } from '../../helpers/clock.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
-import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { readEvents } from '../../helpers/sse.ts';
+import { waitUntil } from '../api/tasks.helpers.ts';
 
 /**
  * The platform deployed as the Procfile runs it: two web and two worker processes on one
@@ -35,6 +36,8 @@ beforeAll(async () => {
     DATABASE_POOL_SIZE: '5',
     WORKER_CONCURRENCY: '4',
     LOG_LEVEL: 'info',
+    // Brain pages are written as soon as a task's reply ends, on whichever worker is free.
+    BRAIN_SYNTHESIS_DEBOUNCE_MS: '0',
   };
   const ports = [await freePort(), await freePort()];
   webs = ports.map((port) => ({
@@ -162,6 +165,29 @@ describe('two web and two worker processes on one PostgreSQL and one S3', () => 
     expect(holds).toEqual(['settled']);
   }, 120_000);
 
+  it('writes the brain pages of same-titled tasks finished at once on both workers, each its own slug', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const res = await call(webs[i % 2]!.origin, '/tasks', tenant.testKey, {
+          method: 'POST',
+          body: JSON.stringify({ title: 'Fleet rota', input: `Who drives van ${i + 1} this week?` }),
+        });
+        expect(res.status).toBe(202);
+        return ((await res.json()) as { task: { id: string } }).task.id;
+      }),
+    );
+    const pages = await waitUntil(async () => {
+      const rows = await t.deps.pool.any(sql.type(z.object({ slug: z.string() }))`
+        select p.slug from brain_pages p join tasks k on k.id = p.source_task_id
+        where k.id = any(${sql.array(created, 'text')}) and p.synthesized_through_seq = k.last_message_seq
+      `);
+      return rows.length === created.length ? rows : undefined;
+    }, 60_000);
+    expect(new Set(pages.map((p) => p.slug))).toEqual(
+      new Set(['fleet-rota', ...Array.from({ length: 7 }, (_, i) => `fleet-rota-${i + 2}`)]),
+    );
+  }, 90_000);
+
   it('answers GET /status with the same snapshot from every web process', async () => {
     const read = async (origin: string) => {
       const res = await fetch(`${origin}/api/pub/v1/status`);
@@ -172,5 +198,16 @@ describe('two web and two worker processes on one PostgreSQL and one S3', () => 
     // A probe lands between the two reads: the second process still answers the fleet's snapshot.
     await insertStatusSample(t.deps.pool, 'ocr', 'outage', null);
     expect(await read(webs[1]!.origin)).toEqual(first);
+  });
+
+  // Last: the whole run, the killed worker's last words and every process's shutdown included.
+  it('no process logged at error level over the run', async () => {
+    for (const p of processes) await p.stop();
+    const errors = processes.flatMap((p) =>
+      logLines(p.output())
+        .filter((line) => typeof line.level === 'number' && line.level >= 50)
+        .map((line) => `${String(line.name)} ${String(line.pid)}: ${String(line.msg)}`),
+    );
+    expect(errors).toEqual([]);
   });
 });
