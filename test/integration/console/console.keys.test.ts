@@ -90,7 +90,7 @@ describe("a colleague's key in the console", () => {
       overlap_seconds: '0',
     });
     expect(rolled.status).toBe(200);
-    const secret = secretOf(rolled.text);
+    const secret = secretOf(rolled.text) ?? '';
     expect(secret).toMatch(/^svc_sk_test_/);
     expect(await staffStatus(secret)).toBe(200);
     expect(await staffStatus(aKey.secret)).toBe(401);
