@@ -1,3 +1,4 @@
+import { setOwn } from '../shared/ownProperty.ts';
 import { toStorableText } from '../shared/storableText.ts';
 
 /**
@@ -107,7 +108,8 @@ function fitObject(source: object, depth: number, limit: number): Fitted | undef
       full = true;
       continue;
     }
-    out[name] = child.value;
+    // A body's "__proto__" key is kept as a key: assigned, it would become the copy's prototype and vanish.
+    setOwn(out, name, child.value);
     bytes += head + child.bytes;
     kept++;
     full = kept >= maxKeys;

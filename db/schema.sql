@@ -26,11 +26,13 @@ create table api_keys (
   created_at timestamp with time zone not null default now(),
   previous_secret_hash bytea,
   previous_secret_expires_at timestamp with time zone,
+  revoked_by text,
   constraint api_keys_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE CASCADE,
   constraint api_keys_monthly_spend_cap_minor_check CHECK ((monthly_spend_cap_minor >= 0)),
   constraint api_keys_pkey PRIMARY KEY (id),
   constraint api_keys_previous_secret_check CHECK (((previous_secret_hash IS NULL) = (previous_secret_expires_at IS NULL))),
   constraint api_keys_previous_secret_hash_key UNIQUE (previous_secret_hash),
+  constraint api_keys_revoked_by_check CHECK (((revoked_by IS NULL) OR ((revoked_at IS NOT NULL) AND ((revoked_by = 'operator'::text) OR (revoked_by ~~ 'mem\_%'::text))))),
   constraint api_keys_scope_level_check CHECK ((scope_level = ANY (ARRAY['app'::text, 'package'::text, 'operation'::text]))),
   constraint api_keys_secret_hash_key UNIQUE (secret_hash),
   constraint api_keys_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
@@ -63,7 +65,8 @@ create table brain_pages (
 create table brain_words (
   workspace_id text not null,
   word text not null,
-  constraint brain_words_pkey PRIMARY KEY (workspace_id, word),
+  private_to_member_id text,
+  constraint brain_words_private_to_member_id_fkey FOREIGN KEY (private_to_member_id) REFERENCES members(id) ON DELETE CASCADE,
   constraint brain_words_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
@@ -716,7 +719,8 @@ CREATE INDEX api_key_projects_project_idx ON public.api_key_projects USING btree
 CREATE INDEX api_keys_member_idx ON public.api_keys USING btree (member_id);
 CREATE INDEX brain_pages_search_idx ON public.brain_pages USING gin (search);
 CREATE INDEX brain_pages_workspace_idx ON public.brain_pages USING btree (workspace_id);
-CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (word gist_trgm_ops);
+CREATE INDEX brain_words_trgm_idx ON public.brain_words USING gist (workspace_id, private_to_member_id, word gist_trgm_ops);
+CREATE UNIQUE INDEX brain_words_workspace_word_audience_key ON public.brain_words USING btree (workspace_id, word, COALESCE(private_to_member_id, ''::text));
 CREATE INDEX browser_sessions_expires_idx ON public.browser_sessions USING btree (expires_at);
 CREATE INDEX browser_sessions_member_ids_idx ON public.browser_sessions USING gin (member_ids);
 CREATE INDEX credit_holds_open_idx ON public.credit_holds USING btree (created_at) WHERE (status = 'held'::text);
@@ -763,6 +767,7 @@ CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btr
 CREATE INDEX webhook_endpoints_project_idx ON public.webhook_endpoints USING btree (project_id);
 CREATE INDEX workflows_workspace_idx ON public.workflows USING btree (workspace_id, created_at);
 
+create extension btree_gist; -- version 1.8
 create extension pg_trgm; -- version 1.6
 
 CREATE OR REPLACE FUNCTION public.auth_changed_notify()
@@ -779,8 +784,8 @@ CREATE OR REPLACE FUNCTION public.brain_words_collect()
  LANGUAGE plpgsql
 AS $function$
 begin
-  insert into brain_words (workspace_id, word)
-  select distinct p.workspace_id, w.lexeme
+  insert into brain_words (workspace_id, private_to_member_id, word)
+  select distinct p.workspace_id, p.private_to_member_id, w.lexeme
   from changed_pages p, unnest(to_tsvector('simple', p.title || ' ' || p.body)) w
   where length(w.lexeme) between 3 and 40 and w.lexeme ~ '^[[:alpha:]]+$'
   on conflict do nothing;

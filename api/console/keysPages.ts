@@ -13,8 +13,10 @@ import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 const wide = { wide: true };
 
 /**
- * Keys are a developer's tools: without developer access a member may look, not mint, roll (which
- * would hand them a working secret of a colleague's key) or revoke.
+ * Keys are a developer's tools: without developer access a member may look, not mint, roll or
+ * revoke. A key acts as the member who created it, so only that member may roll it (a roll hands
+ * over a working secret: of a colleague's key, their identity); any developer may revoke any key
+ * of the workspace, so stopping a leak never waits for its owner, and the revocation records who.
  */
 function needsDeveloper(c: ConsoleContext, res: Response): boolean {
   if (c.member.has_developer_access) return false;
@@ -81,7 +83,7 @@ export function createKey(s: OauthServer): RequestHandler {
   };
 }
 
-/** POST /console/:memberId/keys/:keyId/revoke */
+/** POST /console/:memberId/keys/:keyId/revoke: any key of the workspace, recorded as this member's doing. */
 export function revokeKey(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res, { form: true });
@@ -90,19 +92,22 @@ export function revokeKey(s: OauthServer): RequestHandler {
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
     }
-    await revokeApiKey(s.pool, key.id);
+    await revokeApiKey(s.pool, key.id, c.member.id);
     res.redirect(303, `${c.base}/keys`);
   };
 }
 
-/** POST /console/:memberId/keys/:keyId/roll: the same as `key roll`. */
+/**
+ * POST /console/:memberId/keys/:keyId/roll: the same as `key roll`, for the signed-in member's own
+ * keys only. A colleague's key answers exactly as a key that does not exist.
+ */
 export function rollKey(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(s, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
     const key = await findApiKey(s.pool, String(req.params.keyId));
-    if (!key || key.workspace_id !== c.member.workspace_id || key.revoked_at !== null) {
-      return sendErrorPage(res, 404, 'Not found', 'No such active key in this workspace.');
+    if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
+      return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
     }
     const seconds = Number(field(req, 'overlap_seconds') || '3600');
     if (!Number.isInteger(seconds) || seconds < 0 || seconds * 1000 > maxRollOverlapMs) {
@@ -115,7 +120,7 @@ export function rollKey(s: OauthServer): RequestHandler {
       overlapMs: seconds * 1000,
       now: s.clock(),
     });
-    if (!rolled) return sendErrorPage(res, 404, 'Not found', 'No such active key in this workspace.');
+    if (!rolled) return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
     sendPage(
       res,
       200,

@@ -3,10 +3,21 @@ import type { ApiDocument } from '../openapi/document.ts';
 import { html, type SafeHtml, secretField } from '../pages/html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
 
-function keyState(k: ListedKey, now: number): string {
-  if (k.revoked_at) return `revoked ${when(k.revoked_at)}`;
-  if (k.expires_at && Date.parse(k.expires_at) <= now) return 'expired';
-  return 'active';
+/** Who a member is to the one looking: "you", else their email (a member since deleted: their id). */
+function whoIs(c: ConsoleContext, memberId: string, email: string | null): SafeHtml {
+  if (memberId === c.member.id) return html`you`;
+  return email === null ? html`<code>${memberId}</code> (no longer a member)` : html`${email}`;
+}
+
+function keyState(c: ConsoleContext, k: ListedKey, now: number): SafeHtml {
+  if (k.revoked_at) {
+    // Null for keys revoked before revocations recorded who.
+    if (k.revoked_by === null) return html`revoked ${when(k.revoked_at)}`;
+    const by = k.revoked_by === 'operator' ? html`an operator` : whoIs(c, k.revoked_by, k.revoked_by_email);
+    return html`revoked ${when(k.revoked_at)} by ${by}`;
+  }
+  if (k.expires_at && Date.parse(k.expires_at) <= now) return html`expired`;
+  return html`active`;
 }
 
 export function keysView(
@@ -42,7 +53,9 @@ export function keysView(
         ${keys.map(
           (k) =>
             html`<tr data-key="${k.id}">
-              <td>${k.name}</td>
+              <td>
+                ${k.name}<br /><span class="muted">created by ${whoIs(c, k.member_id, k.member_email)}</span>
+              </td>
               <td><code>${k.secret_hint}</code></td>
               <td>${k.livemode ? 'live' : 'test'}</td>
               <td>
@@ -56,7 +69,7 @@ export function keysView(
                 ${k.monthly_spend_cap_minor !== null ? html` of ${money(k.monthly_spend_cap_minor, currency)}` : ' (no cap)'}
               </td>
               <td>
-                ${keyState(k, now)}
+                ${keyState(c, k, now)}
                 ${
                   k.previous_secret_expires_at && Date.parse(k.previous_secret_expires_at) > now
                     ? html`<br /><span class="muted"
@@ -67,27 +80,33 @@ export function keysView(
               </td>
               <td>
                 ${
-                  k.revoked_at || !c.member.has_developer_access
+                  // Roll only on the member's own keys (it would hand over a colleague's identity);
+                  // revoke on any, so a leak is stopped without waiting for the key's owner.
+                  k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
                     ? ''
                     : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
-                          <input type="hidden" name="_csrf" value="${c.csrf}" />
-                          <label for="overlap-${k.id}"
-                            >Old secret keeps working for (seconds, up to 86400)</label
-                          >
-                          <input
-                            id="overlap-${k.id}"
-                            type="number"
-                            name="overlap_seconds"
-                            min="0"
-                            max="86400"
-                            value="3600"
-                          />
-                          <button type="submit">Roll ${k.name}</button>
-                        </form>
-                        <form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
-                          <input type="hidden" name="_csrf" value="${c.csrf}" />
-                          <button type="submit">Revoke ${k.name}</button>
-                        </form>`
+                        <input type="hidden" name="_csrf" value="${c.csrf}" />
+                        <label for="overlap-${k.id}"
+                          >Old secret keeps working for (seconds, up to 86400)</label
+                        >
+                        <input
+                          id="overlap-${k.id}"
+                          type="number"
+                          name="overlap_seconds"
+                          min="0"
+                          max="86400"
+                          value="3600"
+                        />
+                        <button type="submit">Roll ${k.name}</button>
+                      </form>`
+                }
+                ${
+                  k.revoked_at || !c.member.has_developer_access
+                    ? ''
+                    : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
+                        <input type="hidden" name="_csrf" value="${c.csrf}" />
+                        <button type="submit">Revoke ${k.name}</button>
+                      </form>`
                 }
               </td>
             </tr>`,

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
+import { setOwn } from '../../shared/ownProperty.ts';
 import type { OperationRunner } from './runOperation.ts';
 import type { Tool } from './tools.ts';
 
@@ -54,7 +55,9 @@ function restCall(
     path = path.replace(`{${name}}`, encodeURIComponent(value));
     params[name] = value;
   }
-  // Built without `delete`, which would turn the object into a slow dictionary on this hot path.
+  // Built without `delete`, which would turn the object into a slow dictionary on this hot path, and
+  // with setOwn: an argument named __proto__ must stay an argument (the body REST's JSON.parse would
+  // give for the same text), never become the body's prototype, unseen by the size check and the log.
   const rest: Record<string, unknown> = {};
   const query: [string, string][] = [];
   const properties = (tool.definition.inputSchema as { properties: Record<string, unknown> }).properties;
@@ -65,7 +68,7 @@ function restCall(
     if (bodyless && Object.hasOwn(properties, name)) {
       query.push([name, typeof value === 'string' ? value : JSON.stringify(value)]);
     } else {
-      rest[name] = value;
+      setOwn(rest, name, value);
     }
   }
   if (bodyless && Object.keys(rest).length > 0) {

@@ -1,5 +1,5 @@
 import { loadApiDocument } from '../../api/openapi/document.ts';
-import { findApiKey, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
+import { findApiKey, listKeysForOperator, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
 import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
@@ -248,11 +248,53 @@ export const coreCommands: CommandTable = {
       return { key };
     },
   },
+  'key list': {
+    summary:
+      "Lists a workspace's API keys (or one member's), newest first, with who revoked each; never their secrets.",
+    flags: {
+      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      member: {
+        type: 'string',
+        value: 'M',
+        description: 'Only the keys this member (mem_…) of the workspace created.',
+      },
+    },
+    run: async (pool, v) => {
+      const workspaceId = requireFlag(v, 'workspace');
+      if (!(await workspaceExists(pool, workspaceId))) {
+        throw new CliError('not_found', `no workspace ${workspaceId}`);
+      }
+      const memberId = v.member as string | undefined;
+      if (memberId !== undefined) {
+        const member = await findMember(pool, memberId);
+        if (!member || member.workspace_id !== workspaceId) {
+          throw new CliError('not_found', `no member ${memberId} in workspace ${workspaceId}`);
+        }
+      }
+      const rows = await listKeysForOperator(pool, { workspaceId, memberId });
+      return {
+        keys: rows.map((k) => ({
+          id: k.id,
+          name: k.name,
+          memberId: k.member_id,
+          projects: k.projects,
+          mode: k.livemode ? 'live' : 'test',
+          createdAt: k.created_at,
+          expiresAt: k.expires_at,
+          revokedAt: k.revoked_at,
+          // A member's id (revoked in the console), 'operator' (`key revoke`), or null: live, or
+          // revoked before revocations were recorded.
+          revokedBy: k.revoked_by,
+        })),
+      };
+    },
+  },
   'key revoke': {
     summary: 'Revokes an API key; every api process refuses it as soon as it hears of the change.',
     flags: { key: { type: 'string', value: 'K', required: true, description: 'Key id (key_…).' } },
     run: async (pool, v) => {
-      const row = await revokeApiKey(pool, requireFlag(v, 'key'));
+      // Recorded as the operator's doing: `key list` and the console say so.
+      const row = await revokeApiKey(pool, requireFlag(v, 'key'), 'operator');
       if (!row) throw new CliError('not_found', `no key ${String(v.key)}`);
       return { key: { id: row.id, revokedAt: row.revoked_at } };
     },

@@ -20,6 +20,12 @@ describe('redact', () => {
       data: `${'a'.repeat(200)}…[2000 chars]`,
     });
   });
+
+  it('keeps a "__proto__" key as a key, as JSON.parse read it', () => {
+    const out = redact(JSON.parse('{"__proto__":{"password":"p","input":"hidden?"}}'));
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"password":"[redacted]","input":"hidden?"}}');
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+  });
 });
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));

@@ -108,12 +108,20 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
   `);
 }
 
-const revokedKeyRow = z.object({ id: z.string(), revoked_at: z.string() });
+const revokedKeyRow = z.object({ id: z.string(), revoked_at: z.string(), revoked_by: z.string().nullable() });
 
-export function revokeApiKey(db: Db, keyId: string) {
+/**
+ * Revokes the key, recording who did it: a member's id (the console) or 'operator' (the CLI).
+ * Revoking a revoked key changes nothing (the first revocation's time and revoker stay). Null when
+ * there is no such key.
+ */
+export function revokeApiKey(db: Db, keyId: string, revokedBy: string) {
   return db.maybeOne(sql.type(revokedKeyRow)`
-    update api_keys set revoked_at = coalesce(revoked_at, now()) where id = ${keyId}
-    returning id, revoked_at
+    update api_keys
+    set revoked_at = coalesce(revoked_at, now()),
+        revoked_by = case when revoked_at is null then ${revokedBy} else revoked_by end
+    where id = ${keyId}
+    returning id, revoked_at, revoked_by
   `);
 }
 
@@ -134,19 +142,62 @@ export function rollApiKeySecret(
   `);
 }
 
-const keyRow = keyColumns.extend({ previous_secret_expires_at: z.string().nullable() });
+const keyRow = keyColumns.extend({
+  previous_secret_expires_at: z.string().nullable(),
+  revoked_by: z.string().nullable(),
+});
 export type ApiKeyRow = z.infer<typeof keyRow>;
 
 export function findApiKey(db: Db, keyId: string) {
   return db.maybeOne(sql.type(keyRow)`
     select id, workspace_id, member_id, name, secret_hint, livemode, scope_level, scope_packages, scope_operations,
-           expires_at, ip_allowlist, monthly_spend_cap_minor, revoked_at, previous_secret_expires_at, created_at
+           expires_at, ip_allowlist, monthly_spend_cap_minor, revoked_at, revoked_by, previous_secret_expires_at,
+           created_at
     from api_keys where id = ${keyId}
   `);
 }
 
+const keyProjects = z.array(z.object({ id: z.string(), name: z.string() }));
+
+/** The key's projects as { id, name } objects, oldest first (archived ones included). */
+const projectsOfKey = sql.fragment`coalesce((
+  select json_agg(json_build_object('id', p.id, 'name', p.name) order by p.created_at, p.id)
+  from api_key_projects kp join projects p on p.id = kp.project_id where kp.key_id = k.id
+), '[]')`;
+
+const operatorKeyRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  member_id: z.string(),
+  projects: keyProjects,
+  livemode: z.boolean(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+  revoked_by: z.string().nullable(),
+});
+
+/**
+ * Every key of a workspace (or of one of its members), newest first, as `key list` shows them:
+ * never a secret, hash or hint. Served by api_keys_member_idx with a member; without one it reads
+ * api_keys as the console's list does (an operator command, not a hot path).
+ */
+export function listKeysForOperator(db: Db, filter: { workspaceId: string; memberId?: string }) {
+  const member = filter.memberId ? sql.fragment`and k.member_id = ${filter.memberId}` : sql.fragment``;
+  return db.any(sql.type(operatorKeyRow)`
+    select k.id, k.name, k.member_id, ${projectsOfKey} as projects, k.livemode, k.created_at, k.expires_at,
+           k.revoked_at, k.revoked_by
+    from api_keys k
+    where k.workspace_id = ${filter.workspaceId} ${member}
+    order by k.created_at desc, k.id desc
+  `);
+}
+
 const listedKeyRow = keyRow.extend({
-  projects: z.array(z.object({ id: z.string(), name: z.string() })),
+  // Who created the key (it acts as them) and who revoked it, by email; null for an operator.
+  member_email: z.string(),
+  revoked_by_email: z.string().nullable(),
+  projects: keyProjects,
   spent_this_month_minor: z.number(),
   last_used_at: z.string().nullable(),
   // created_at in full, for the next page's cursor.
@@ -170,12 +221,11 @@ export function listWorkspaceKeys(
   return db.any(sql.type(listedKeyRow)`
     select k.id, k.workspace_id, k.member_id, k.name, k.secret_hint, k.livemode, k.scope_level, k.scope_packages,
            k.scope_operations, k.expires_at, k.ip_allowlist, k.monthly_spend_cap_minor, k.revoked_at,
-           k.previous_secret_expires_at, k.created_at,
+           k.revoked_by, k.previous_secret_expires_at, k.created_at,
            to_char(k.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
-           coalesce((
-             select json_agg(json_build_object('id', p.id, 'name', p.name) order by p.created_at, p.id)
-             from api_key_projects kp join projects p on p.id = kp.project_id where kp.key_id = k.id
-           ), '[]') as projects,
+           (select m.email from members m where m.id = k.member_id) as member_email,
+           (select m.email from members m where m.id = k.revoked_by) as revoked_by_email,
+           ${projectsOfKey} as projects,
            coalesce((
              select s.spent_minor from key_monthly_spend s
              where s.key_id = k.id and s.month = (date_trunc('month', now() at time zone 'utc'))::date

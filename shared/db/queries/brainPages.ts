@@ -102,8 +102,9 @@ const hit = z.object({
 /**
  * Full-text search over the pages `memberId` may see (the workspace's shared pages, its tasks'
  * pages and the member's own private ones), best first. The query matches English-stemmed and
- * plain; each query word not in the workspace's vocabulary is also replaced by its nearest
- * vocabulary words by trigram similarity, so "quartely revnue" finds "quarterly revenue". The score
+ * plain; each query word not in the caller's vocabulary (the words of the pages they may see) is
+ * also replaced by its nearest words of that vocabulary by trigram similarity, so "quartely revnue"
+ * finds "quarterly revenue" and no correction hints at a word of a page the caller cannot see. The score
  * is the full-text rank plus the trigram similarity of the query to the title; the snippet is
  * ts_headline over the body, computed for the returned rows only.
  */
@@ -127,13 +128,33 @@ export function searchBrainPages(
       left join lateral (
         select '(' || string_agg(quote_literal(v.word), ' | ') || ')' as alternatives
         from (
-          select b.word from brain_words b
-          where b.workspace_id = ${input.workspaceId} and b.word % words.word
-          order by b.word <-> words.word, b.word
+          -- The nearest three of the caller's vocabulary: the shared pages' words and the caller's
+          -- private pages' words, each an index walk in distance order; a word in both counts once.
+          select n.word from (
+            (
+              select b.word, b.word <-> words.word as distance from brain_words b
+              where b.workspace_id = ${input.workspaceId} and b.private_to_member_id is null
+                and b.word % words.word
+              order by b.word <-> words.word, b.word
+              limit 3
+            )
+            union all
+            (
+              select b.word, b.word <-> words.word as distance from brain_words b
+              where b.workspace_id = ${input.workspaceId} and b.private_to_member_id = ${input.memberId}
+                and b.word % words.word
+              order by b.word <-> words.word, b.word
+              limit 3
+            )
+          ) n
+          group by n.word
+          order by min(n.distance), n.word
           limit 3
         ) v
         having not words.negated and not exists (
-          select 1 from brain_words e where e.workspace_id = ${input.workspaceId} and e.word = words.word
+          select 1 from brain_words e
+          where e.workspace_id = ${input.workspaceId} and e.word = words.word
+            and coalesce(e.private_to_member_id, '') in ('', ${input.memberId})
         ) and count(*) > 0
       ) fix on true
       having bool_or(fix.alternatives is not null)

@@ -123,6 +123,49 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([mine.id]);
   });
 
+  it("corrects a misspelt word only from words of pages the caller may see, never a colleague's private ones", async () => {
+    const speller = await admin(
+      [
+        'member',
+        'create',
+        '--workspace',
+        tenant.workspaceId,
+        '--email',
+        'speller@example.com',
+        '--password',
+        'longenough',
+      ],
+      env,
+    );
+    const spellerId = (speller.stdout as Json).member!.id!;
+    const spellerKey = await tenant.key({ memberId: spellerId, livemode: false });
+    const w = ['--workspace', tenant.workspaceId];
+    // Made-up words English stemming leaves alone, all at the same trigram distance from "zorbolt":
+    // the nearest three (ties by spelling) are the private ones.
+    const shared = await addPage([...w, '--title', 'Harbour log', '--body', 'The zorbult is moored.']);
+    const secret = await addPage([
+      ...w,
+      '--title',
+      'Private notes',
+      '--body',
+      'zorbalt zorbelt zorbilt',
+      '--private-to',
+      tenant.memberId,
+    ]);
+    const search = async (secretKey: string, query: string) => {
+      const res = await t.http.post(api('/brain/search')).set(bearer(secretKey)).send({ query });
+      expect(res.status).toBe(200);
+      return (res.body.results as { pageId: string }[]).map((r) => r.pageId);
+    };
+    // The colleague misspells a private word: corrected to the word of the page they may see.
+    expect(await search(spellerKey.secret, 'zorbolt')).toEqual([shared.id]);
+    // The private word itself is not in their vocabulary either (it would go uncorrected, find
+    // nothing, and so tell them that some page they cannot see has it).
+    expect(await search(spellerKey.secret, 'zorbilt')).toEqual([shared.id]);
+    // The page's owner is corrected to her own private words as before.
+    expect(await search(tenant.testKey, 'zorbolt')).toContain(secret.id);
+  });
+
   it('validates the query and the scope, and meters nothing', async () => {
     const empty = await t.http
       .post(api('/brain/search'))

@@ -40,7 +40,7 @@ describe('key checks', () => {
   it('answers api_key_revoked for a revoked key', async () => {
     const key = await tenant.key();
     await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
-    await authChange(() => revokeApiKey(t.deps.pool, key.id));
+    await authChange(() => revokeApiKey(t.deps.pool, key.id, 'operator'));
     expect(code(await t.http.get(api('/me')).set(bearer(key.secret)).expect(401))).toBe('api_key_revoked');
   });
 
@@ -53,7 +53,7 @@ describe('key checks', () => {
     const future = await tenant.key({ expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     await t.http.get(api('/me')).set(bearer(future.secret)).expect(200);
     const both = await tenant.key({ expiresAt: past });
-    await revokeApiKey(t.deps.pool, both.id);
+    await revokeApiKey(t.deps.pool, both.id, 'operator');
     expect(code(await t.http.get(api('/me')).set(bearer(both.secret)).expect(401))).toBe('api_key_revoked');
   });
 

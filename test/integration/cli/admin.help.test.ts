@@ -30,7 +30,12 @@ describe('operator CLI help', () => {
     expect((await admin(['-h'], env)).stdout).toEqual(list);
     const keys = await admin(['key', '--help'], env);
     expect(keys.code).toBe(0);
-    expect((keys.stdout as List).commands.map((c) => c.command)).toEqual(['key create', 'key revoke', 'key roll']);
+    expect((keys.stdout as List).commands.map((c) => c.command)).toEqual([
+      'key create',
+      'key list',
+      'key revoke',
+      'key roll',
+    ]);
   });
 
   it("<noun> <verb> --help prints the command's flags, their meaning and which are required", async () => {

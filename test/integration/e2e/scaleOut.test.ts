@@ -116,7 +116,7 @@ describe('two web and two worker processes on one PostgreSQL and one S3', () => 
 
     const key = await tenant.key();
     for (const web of webs) expect((await call(web.origin, '/me', key.secret)).status).toBe(200);
-    await revokeApiKey(t.deps.pool, key.id);
+    await revokeApiKey(t.deps.pool, key.id, 'operator');
     // Each process hears auth:changed on its own LISTEN connection; both refuse the key.
     for (const web of webs) {
       let code: string | undefined;

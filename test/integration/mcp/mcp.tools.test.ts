@@ -160,6 +160,56 @@ describe('every tool through the SDK client with an API key', () => {
     await client.close();
   });
 
+  it('takes an argument named __proto__ as an argument, never as the body’s prototype', async () => {
+    // Raw JSON text: in a JS object literal "__proto__" would set the prototype, not make a key.
+    const call = async (tool: string, args: string) => {
+      const res = await fetch(`${h.base}/api/pub/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${h.tenant.testKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${tool}","arguments":${args}}}`,
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { result: { isError: boolean; content: { text: string }[] } }).result;
+    };
+    // 600 KB under __proto__ is measured against run_workflow's 512 KiB limit, as REST measures it.
+    const padding = 'x'.repeat(600_000);
+    const big = await call(
+      'run_workflow',
+      `{"workflowId":"${workflowId}","__proto__":{"values":{"topic":"launch","notes":"${padding}"}}}`,
+    );
+    expect(big.isError).toBe(true);
+    expect(big.content[0]!.text).toContain('larger than this endpoint accepts');
+    // A small one is an unknown body property, as POST /tasks with the same JSON says; nothing is created.
+    const sneaky = await call('create_task', '{"__proto__":{"input":"Sneaked in via the prototype."}}');
+    expect(sneaky.isError).toBe(true);
+    expect(sneaky.content[0]!.text).toContain('invalid_request_body');
+    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.tenant.testKey}`, 'content-type': 'application/json' },
+      body: '{"__proto__":{"input":"Sneaked in via the prototype."}}',
+    });
+    expect(rest.status).toBe(422);
+    const made = await h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from task_messages where text = 'Sneaked in via the prototype.'
+    `);
+    expect(made).toBe(0);
+    // The request log keeps the key as it was sent, for both.
+    await h.t.deps.requestLog.flush();
+    const logged = await h.t.deps.pool.anyFirst(sql.type(z.object({ input: z.string().nullable() }))`
+      select request_body -> '__proto__' ->> 'input' as input from request_logs
+      where workspace_id = ${h.tenant.workspaceId} and path = '/api/pub/v1/tasks' and status = 422
+        and request_body ? '__proto__'
+    `);
+    expect(logged).toEqual(['Sneaked in via the prototype.', 'Sneaked in via the prototype.']);
+    // A tool without a body names it as an unknown argument.
+    const read = await call('get_task', '{"taskId":"task_nope","__proto__":{"colour":"red"}}');
+    expect(read.content[0]!.text).toContain('Unknown argument(s): __proto__');
+  });
+
   it('shows only the tools a key may call, and refuses the others as a tool failure', async () => {
     const narrow = await h.tenant.key({
       livemode: false,
