@@ -18,14 +18,28 @@ export type ZipPart = {
   zip64Sizes?: boolean;
 };
 
-type Written = { name: Buffer; method: number; crc: number; compressed: Buffer[]; compressedSize: number; size: number };
+type Written = {
+  name: Buffer;
+  method: number;
+  crc: number;
+  compressed: Buffer[];
+  compressedSize: number;
+  size: number;
+};
 
 async function compress(part: ZipPart): Promise<Written> {
   const name = Buffer.from(part.name, 'utf8');
   const method = part.method ?? 8;
   if (Buffer.isBuffer(part.data)) {
     const compressed = method === 8 ? deflateRawSync(part.data) : part.data;
-    return { name, method, crc: crc32(part.data), compressed: [compressed], compressedSize: compressed.length, size: part.data.length };
+    return {
+      name,
+      method,
+      crc: crc32(part.data),
+      compressed: [compressed],
+      compressedSize: compressed.length,
+      size: part.data.length,
+    };
   }
   if (method !== 8) throw new Error('a streamed part is deflated');
   let crc = 0;
@@ -63,7 +77,10 @@ function header(fields: [number, 2 | 4 | 8][]): Buffer {
  * Builds a zip of `parts`; past 65,535 entries (or with `zip64`) its end records are ZIP64's, as
  * zip tools write them.
  */
-export async function buildZip(parts: ZipPart[], { zip64 = false }: { zip64?: boolean } = {}): Promise<Buffer> {
+export async function buildZip(
+  parts: ZipPart[],
+  { zip64 = false }: { zip64?: boolean } = {},
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   const directory: Buffer[] = [];
   let offset = 0;
@@ -71,13 +88,28 @@ export async function buildZip(parts: ZipPart[], { zip64 = false }: { zip64?: bo
     const w = await compress(part);
     const declared = part.declaredSize ?? w.size;
     const extra = part.zip64Sizes
-      ? header([[1, 2], [16, 2], [declared, 8], [w.compressedSize, 8]])
+      ? header([
+          [1, 2],
+          [16, 2],
+          [declared, 8],
+          [w.compressedSize, 8],
+        ])
       : Buffer.alloc(0);
-    const [compressedField, sizeField] = part.zip64Sizes ? [0xffffffff, 0xffffffff] : [w.compressedSize, declared];
+    const [compressedField, sizeField] = part.zip64Sizes
+      ? [0xffffffff, 0xffffffff]
+      : [w.compressedSize, declared];
     // Version 20, flag bit 11 (UTF-8 names), DOS time zero.
     const common: [number, 2 | 4][] = [
-      [20, 2], [0x800, 2], [w.method, 2], [0, 2], [0, 2], [w.crc, 4], [compressedField, 4], [sizeField, 4],
-      [w.name.length, 2], [extra.length, 2],
+      [20, 2],
+      [0x800, 2],
+      [w.method, 2],
+      [0, 2],
+      [0, 2],
+      [w.crc, 4],
+      [compressedField, 4],
+      [sizeField, 4],
+      [w.name.length, 2],
+      [extra.length, 2],
     ];
     const local = Buffer.concat([header([[0x04034b50, 4], ...common]), w.name, extra]);
     chunks.push(local, ...w.compressed);
@@ -95,15 +127,37 @@ export async function buildZip(parts: ZipPart[], { zip64 = false }: { zip64?: bo
     const zip64At = offset + directoryBytes.length;
     tail.push(
       header([
-        [0x06064b50, 4], [44, 8], [45, 2], [45, 2], [0, 4], [0, 4],
-        [count, 8], [count, 8], [directoryBytes.length, 8], [offset, 8],
+        [0x06064b50, 4],
+        [44, 8],
+        [45, 2],
+        [45, 2],
+        [0, 4],
+        [0, 4],
+        [count, 8],
+        [count, 8],
+        [directoryBytes.length, 8],
+        [offset, 8],
       ]),
-      header([[0x07064b50, 4], [0, 4], [zip64At, 8], [1, 4]]),
+      header([
+        [0x07064b50, 4],
+        [0, 4],
+        [zip64At, 8],
+        [1, 4],
+      ]),
     );
   }
   const small = zip64 ? 0xffff : Math.min(count, 0xffff);
   tail.push(
-    header([[0x06054b50, 4], [0, 2], [0, 2], [small, 2], [small, 2], [directoryBytes.length, 4], [offset, 4], [0, 2]]),
+    header([
+      [0x06054b50, 4],
+      [0, 2],
+      [0, 2],
+      [small, 2],
+      [small, 2],
+      [directoryBytes.length, 4],
+      [offset, 4],
+      [0, 2],
+    ]),
   );
   return Buffer.concat([...chunks, directoryBytes, ...tail]);
 }

@@ -59,7 +59,11 @@ describe('readZipDirectory', () => {
 
   it('reads ZIP64 end records, and refuses by their count before reading a single record', async () => {
     const many = await buildZip(
-      Array.from({ length: 70_000 }, (_, i) => ({ name: `p/${i}`, data: Buffer.alloc(0), method: 0 as const })),
+      Array.from({ length: 70_000 }, (_, i) => ({
+        name: `p/${i}`,
+        data: Buffer.alloc(0),
+        method: 0 as const,
+      })),
     );
     expect(readZipDirectory(many, wide).entries).toHaveLength(70_000);
     // With its central directory wiped, the count alone still refuses it: no record was read.
@@ -68,10 +72,15 @@ describe('readZipDirectory', () => {
     expect(rejection(() => readZipDirectory(wiped))).toBe('the zip has 70000 entries (at most 10000)');
   });
 
-  it('reads sizes from ZIP64 extra fields and ZIP64 end records, as exceljs\'s reader does', async () => {
-    const zip = await buildZip(parts.map((p) => ({ ...p, zip64Sizes: true })), { zip64: true });
+  it("reads sizes from ZIP64 extra fields and ZIP64 end records, as exceljs's reader does", async () => {
+    const zip = await buildZip(
+      parts.map((p) => ({ ...p, zip64Sizes: true })),
+      { zip64: true },
+    );
     const directory = readZipDirectory(zip);
-    expect(directory.entries.map((e) => [e.name, e.size])).toEqual(parts.map((p) => [p.name, (p.data as Buffer).length]));
+    expect(directory.entries.map((e) => [e.name, e.size])).toEqual(
+      parts.map((p) => [p.name, (p.data as Buffer).length]),
+    );
     expect(await openZip(zip).text('xl/workbook.xml')).toBe(parts[1]!.data.toString());
     const read = await JSZip.loadAsync(zip);
     expect(await read.file('xl/workbook.xml')!.async('string')).toBe(parts[1]!.data.toString());
@@ -85,7 +94,9 @@ describe('readZipDirectory', () => {
   });
 
   it('refuses an archive that declares more inflated bytes than the bound, before inflating', async () => {
-    const bomb = await buildZip([{ name: 'sheet.xml', data: Buffer.from('x'), declaredSize: 200 * 1024 * 1024 }]);
+    const bomb = await buildZip([
+      { name: 'sheet.xml', data: Buffer.from('x'), declaredSize: 200 * 1024 * 1024 },
+    ]);
     expect(rejection(() => readZipDirectory(bomb))).toBe('the zip declares over 128 MiB inflated');
     expect(readZipDirectory(bomb, wide).declaredBytes).toBe(200 * 1024 * 1024);
   });
@@ -96,19 +107,54 @@ describe('readZipDirectory', () => {
     ['a truncated end record', (z) => z.subarray(0, z.length - 5), /end record is truncated/],
     ['a file cut before its end', (z) => z.subarray(0, directoryAt(z) + 10), /^not a zip archive$/],
     ['bytes after the end record', (z) => Buffer.concat([z, Buffer.from('tail')]), /does not end the file/],
-    ['bytes before the first entry', (z) => Buffer.concat([Buffer.from('stub'), z]), /not where the end record says/],
+    [
+      'bytes before the first entry',
+      (z) => Buffer.concat([Buffer.from('stub'), z]),
+      /not where the end record says/,
+    ],
     ['a count under the records', (z) => withCount(z, 2), /more records than it counts/],
     ['a count over the records', (z) => withCount(z, 4), /fewer records than it counts/],
     ['a count the directory cannot hold', (z) => withCount(z, 50), /smaller than its count/],
-    ['a directory size that lies', (z) => patched(z, (c) => c.writeUInt32LE(c.readUInt32LE(endAt(z) + 12) - 1, endAt(z) + 12)), /not where the end record says/],
-    ['a directory offset past the file', (z) => patched(z, (c) => c.writeUInt32LE(0xfffffff0, endAt(z) + 16)), /not where the end record says/],
+    [
+      'a directory size that lies',
+      (z) => patched(z, (c) => c.writeUInt32LE(c.readUInt32LE(endAt(z) + 12) - 1, endAt(z) + 12)),
+      /not where the end record says/,
+    ],
+    [
+      'a directory offset past the file',
+      (z) => patched(z, (c) => c.writeUInt32LE(0xfffffff0, endAt(z) + 16)),
+      /not where the end record says/,
+    ],
     ['several disks', (z) => patched(z, (c) => c.writeUInt16LE(1, endAt(z) + 4)), /several disks/],
     ['ZIP64 fields without ZIP64 records', (z) => withCount(z, 0xffff), /no ZIP64 locator/],
-    ['a record whose name runs past the directory', (z) => patched(z, (c) => c.writeUInt16LE(60_000, directoryAt(z) + 28)), /runs past the directory/],
-    ['an encrypted entry', (z) => patched(z, (c) => c.writeUInt16LE(0x801, directoryAt(z) + 8)), /is encrypted/],
-    ['an unknown compression', (z) => patched(z, (c) => c.writeUInt16LE(12, directoryAt(z) + 10)), /uses compression 12/],
-    ['an entry starting past the entries', (z) => patched(z, (c) => c.writeUInt32LE(directoryAt(z), directoryAt(z) + 42)), /starts past the entries/],
-    ['an end record in the comment', (z) => patched(Buffer.concat([z, Buffer.from('PK\u0005\u0006'), Buffer.alloc(18)]), (c) => c.writeUInt16LE(22, endAt(z) + 20)), /not where the end record says/],
+    [
+      'a record whose name runs past the directory',
+      (z) => patched(z, (c) => c.writeUInt16LE(60_000, directoryAt(z) + 28)),
+      /runs past the directory/,
+    ],
+    [
+      'an encrypted entry',
+      (z) => patched(z, (c) => c.writeUInt16LE(0x801, directoryAt(z) + 8)),
+      /is encrypted/,
+    ],
+    [
+      'an unknown compression',
+      (z) => patched(z, (c) => c.writeUInt16LE(12, directoryAt(z) + 10)),
+      /uses compression 12/,
+    ],
+    [
+      'an entry starting past the entries',
+      (z) => patched(z, (c) => c.writeUInt32LE(directoryAt(z), directoryAt(z) + 42)),
+      /starts past the entries/,
+    ],
+    [
+      'an end record in the comment',
+      (z) =>
+        patched(Buffer.concat([z, Buffer.from('PK\u0005\u0006'), Buffer.alloc(18)]), (c) =>
+          c.writeUInt16LE(22, endAt(z) + 20),
+        ),
+      /not where the end record says/,
+    ],
   ])('refuses %s', async (_name, corrupt, message) => {
     const zip = await buildZip(parts);
     expect(readZipDirectory(zip).entries).toHaveLength(3);
@@ -149,10 +195,14 @@ describe('openZip', () => {
 
   it('refuses data that does not inflate, and a local header naming another entry', async () => {
     const zip = await buildZip(parts);
-    const garbled = patched(zip, (c) => c.fill(0xff, 30 + '[Content_Types].xml'.length, 30 + '[Content_Types].xml'.length + 4));
+    const garbled = patched(zip, (c) =>
+      c.fill(0xff, 30 + '[Content_Types].xml'.length, 30 + '[Content_Types].xml'.length + 4),
+    );
     await expect(openZip(garbled).bytes('[Content_Types].xml')).rejects.toThrow(/does not inflate/);
     const renamed = patched(zip, (c) => c.write('X', 30));
-    await expect(openZip(renamed).bytes('[Content_Types].xml')).rejects.toThrow(/disagrees with the directory/);
+    await expect(openZip(renamed).bytes('[Content_Types].xml')).rejects.toThrow(
+      /disagrees with the directory/,
+    );
   });
 
   it('charges each read to the budget before inflating it', async () => {
@@ -163,6 +213,8 @@ describe('openZip', () => {
     await expect(openZip(bytes, { readBudget: 1024 * 1024 }).bytes('big.xml')).rejects.toThrow(
       'the archive inflates past the size limit',
     );
-    expect((await openZip(bytes, { readBudget: 8 * 1024 * 1024 }).bytes('big.xml')).length).toBe(4 * 1024 * 1024);
+    expect((await openZip(bytes, { readBudget: 8 * 1024 * 1024 }).bytes('big.xml')).length).toBe(
+      4 * 1024 * 1024,
+    );
   });
 });

@@ -78,8 +78,10 @@ function readEnd(data: Buffer): End {
   const count = data.readUInt16LE(at + 10);
   const directorySize = data.readUInt32LE(at + 12);
   const directoryOffset = data.readUInt32LE(at + 16);
-  const zip64 = [disk, directoryDisk, countOnDisk, count].includes(max16) ||
-    directorySize === max32 || directoryOffset === max32;
+  const zip64 =
+    [disk, directoryDisk, countOnDisk, count].includes(max16) ||
+    directorySize === max32 ||
+    directoryOffset === max32;
   if (!zip64) {
     if (disk !== 0 || directoryDisk !== 0 || countOnDisk !== count) throw malformed('spans several disks');
     return { count, directorySize, directoryOffset, directoryEnd: at };
@@ -110,7 +112,12 @@ function readZip64End(data: Buffer, endAt: number): End {
   if (data.readUInt32LE(at + 16) !== 0 || data.readUInt32LE(at + 20) !== 0 || countOnDisk !== count) {
     throw malformed('spans several disks');
   }
-  return { count, directorySize: uint64(data, at + 40), directoryOffset: uint64(data, at + 48), directoryEnd: at };
+  return {
+    count,
+    directorySize: uint64(data, at + 40),
+    directoryOffset: uint64(data, at + 48),
+    directoryEnd: at,
+  };
 }
 
 /**
@@ -118,7 +125,7 @@ function readZip64End(data: Buffer, endAt: number): End {
  * size and local header offset whose 32-bit field is 0xFFFFFFFF.
  */
 function zip64Values(extra: Buffer, wanted: number): number[] {
-  for (let at = 0; at + 4 <= extra.length; ) {
+  for (let at = 0; at + 4 <= extra.length;) {
     const id = extra.readUInt16LE(at);
     const length = extra.readUInt16LE(at + 2);
     if (at + 4 + length > extra.length) break;
@@ -150,11 +157,16 @@ function readEntry(data: Buffer, at: number, end: number): { entry: ZipEntry; ne
   // Bit 11: the name is UTF-8; otherwise it is read byte for byte, as exceljs's reader does.
   const name = nameBytes.toString(flags & 0x800 ? 'utf8' : 'latin1');
   if (flags & 0x1) throw new DocumentRejected(`the zip entry ${name} is encrypted`);
-  if (method !== 0 && method !== 8) throw new DocumentRejected(`the zip entry ${name} uses compression ${method}`);
+  if (method !== 0 && method !== 8) {
+    throw new DocumentRejected(`the zip entry ${name} uses compression ${method}`);
+  }
   if (disk !== 0) throw malformed('spans several disks');
   const wide = [size, compressedSize, localHeaderOffset].filter((v) => v === max32).length;
   if (wide > 0) {
-    const extra = data.subarray(at + entryHeaderSize + nameLength, at + entryHeaderSize + nameLength + extraLength);
+    const extra = data.subarray(
+      at + entryHeaderSize + nameLength,
+      at + entryHeaderSize + nameLength + extraLength,
+    );
     const values = zip64Values(extra, wide);
     if (size === max32) size = values.shift()!;
     if (compressedSize === max32) compressedSize = values.shift()!;

@@ -31,7 +31,9 @@ function compressedBytes(data: Buffer, entry: ZipEntry, directoryOffset: number)
   // The data must lie among the entries, and the local name must be the directory's.
   const localName = data.subarray(at + 30, at + 30 + nameLength).toString(flags & 0x800 ? 'utf8' : 'latin1');
   if (end > directoryOffset || localName !== entry.name) {
-    throw new DocumentRejected(`malformed zip: the local header of ${entry.name} disagrees with the directory`);
+    throw new DocumentRejected(
+      `malformed zip: the local header of ${entry.name} disagrees with the directory`,
+    );
   }
   return data.subarray(start, end);
 }
@@ -52,7 +54,9 @@ async function inflate(entry: ZipEntry, compressed: Buffer, onChunk: (chunk: Buf
     for await (const chunk of inflater as AsyncIterable<Buffer>) {
       produced += chunk.length;
       if (produced > entry.size) {
-        throw new DocumentRejected(`the zip entry ${entry.name} inflates past its declared ${entry.size} bytes`);
+        throw new DocumentRejected(
+          `the zip entry ${entry.name} inflates past its declared ${entry.size} bytes`,
+        );
       }
       onChunk(chunk);
     }
@@ -94,7 +98,9 @@ export function openZip(
   let used = 0;
   const bytes = async (path: string) => {
     const entry = entryOf(path);
-    if (used + entry.size > readBudget) throw new DocumentRejected('the archive inflates past the size limit');
+    if (used + entry.size > readBudget) {
+      throw new DocumentRejected('the archive inflates past the size limit');
+    }
     used += entry.size;
     const compressed = compressedBytes(data, entry, directory.directoryOffset);
     if (entry.method === 0) return compressed;
