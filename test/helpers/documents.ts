@@ -1,4 +1,5 @@
 import ExcelJS from 'exceljs';
+import JSZip from 'jszip';
 import pptxgenjs from 'pptxgenjs';
 import { z } from 'zod';
 
@@ -11,6 +12,7 @@ import { encodePng } from '../../shared/providers/png.ts';
 import { waitUntil } from '../integration/api/tasks.helpers.ts';
 import type { TestContext } from './context.ts';
 import type { Tenant } from './fixtures.ts';
+import { buildZip, type ZipPart } from './zipArchive.ts';
 
 // Its types describe the CommonJS build (default export nested); Node's import gets the ES build's class.
 const PptxGenJS = pptxgenjs as unknown as typeof pptxgenjs.default;
@@ -39,6 +41,50 @@ export async function makeXlsx(rows: (string | number)[][]): Promise<Buffer> {
   const workbook = new ExcelJS.Workbook();
   workbook.addWorksheet('Budget').addRows(rows);
   return Buffer.from(await workbook.xlsx.writeBuffer());
+}
+
+/** The parts of a zip made by a library, as parts to write again. */
+async function partsOf(zipBytes: Buffer): Promise<ZipPart[]> {
+  const zip = await JSZip.loadAsync(zipBytes);
+  const files = Object.values(zip.files).filter((f) => !f.dir);
+  return Promise.all(files.map(async (f) => ({ name: f.name, data: await f.async('nodebuffer') })));
+}
+
+/**
+ * A zip bomb by ratio: a real workbook whose sheet is replaced by `sheetBytes` of rows (six inline
+ * strings each), about 1.2 % of that once deflated: 144 MiB of XML in a ~1.8 MiB file. The sheet is
+ * deflated as it is generated, never held whole. `declaredSize` makes its headers lie.
+ */
+export async function makeInflatingXlsx(
+  sheetBytes = 144 * 1024 * 1024,
+  { declaredSize }: { declaredSize?: number } = {},
+): Promise<Buffer> {
+  const parts = (await partsOf(await makeXlsx([['a']]))).filter((p) => p.name !== 'xl/worksheets/sheet1.xml');
+  const cells = '<c t="inlineStr"><is><t>x</t></is></c>'.repeat(6);
+  function* sheet(): Iterable<Buffer> {
+    yield Buffer.from(
+      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>',
+    );
+    let produced = 0;
+    for (let row = 1; produced < sheetBytes;) {
+      const rows: string[] = [];
+      for (let i = 0; i < 256; i++) rows.push(`<row r="${row++}">${cells}</row>`);
+      const chunk = Buffer.from(rows.join(''));
+      produced += chunk.length;
+      yield chunk;
+    }
+    yield Buffer.from('</sheetData></worksheet>');
+  }
+  return buildZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: sheet, declaredSize }]);
+}
+
+/** A real deck with `entries` parts in all: empty stored padding past its own (ZIP64 end records). */
+export async function makeCrowdedPptx(entries = 100_000): Promise<Buffer> {
+  const parts = await partsOf(await makeDeckPptx());
+  const empty = Buffer.alloc(0);
+  for (let i = parts.length; i < entries; i++) parts.push({ name: `p/${i}`, data: empty, method: 0 });
+  return buildZip(parts);
 }
 
 /**

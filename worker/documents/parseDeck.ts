@@ -97,7 +97,7 @@ async function readSlide(zip: ZipReader, slidePart: string): Promise<DeckSlide> 
  * @throws DocumentRejected when the bytes are not a pptx, have no slides or too many, or exceed the budget.
  */
 export async function parseDeck(data: Buffer): Promise<ParsedDeck> {
-  const zip = await openZip(data);
+  const zip = openZip(data);
   if (!zip.has(presentationPart)) throw new DocumentRejected('no presentation part');
   const presentation = child(parseXml(await zip.text(presentationPart)), 'p:presentation');
   const rels = relationships(await zip.text(relsPartOf(presentationPart)).catch(() => undefined));

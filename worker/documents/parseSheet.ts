@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 
 import { documentLimits, DocumentRejected,documentText } from './limits.ts';
 import type { ParsedSheet, SheetCell } from './types.ts';
@@ -50,15 +50,17 @@ function cellValue(value: ExcelJS.CellValue): SheetCell {
 }
 
 /**
- * Every worksheet's cells as values. The zip is inflated once under the budget first: exceljs
- * inflates whatever the archive holds, so a bomb must be refused before it sees it.
+ * Every worksheet's cells as values. exceljs inflates every part of the workbook itself, so the
+ * zip is judged first: its directory against maxWorkbookBytes, then each entry inflated (and
+ * dropped) to prove it holds no more than it declares. exceljs is loaded only then.
  * @throws DocumentRejected when the bytes are not an xlsx workbook or exceed the bounds.
  */
 export async function parseXlsx(data: Buffer): Promise<ParsedSheet> {
-  const zip = await openZip(data);
+  const zip = openZip(data, { maxDeclaredBytes: documentLimits.maxWorkbookBytes });
   if (!zip.has('xl/workbook.xml')) throw new DocumentRejected('no workbook part');
-  for (const path of zip.paths()) await zip.bytes(path);
-  const workbook = new ExcelJS.Workbook();
+  await zip.verifyAll();
+  const { default: Excel } = await import('exceljs');
+  const workbook = new Excel.Workbook();
   try {
     await workbook.xlsx.load(data as unknown as ExcelJS.Buffer);
   } catch (error) {

@@ -27,7 +27,7 @@ async function pictureSources(
   deck: ParsedDeck,
   logger: WorkerContext['logger'],
 ): Promise<Map<string, string>> {
-  const zip = await openZip(pptx, documentLimits.maxPictureBytes);
+  const zip = openZip(pptx, { readBudget: documentLimits.maxPictureBytes });
   const sources = new Map<string, string>();
   for (const picture of deck.slides.flatMap((s) => s.pictures)) {
     if (sources.has(picture.part) || !zip.has(picture.part)) continue;

@@ -57,9 +57,10 @@ function summaryOf(parsed: ParsedDocument): Record<string, unknown> {
 
 /**
  * `files__parse`: reads an uploaded native document (.html, .csv, .xlsx, .pptx), stores its parsed
- * form and exports, and turns the file into a page, sheet or deck. Bytes that do not parse (or pass
- * a bound of documentLimits) leave the file kind `file`: logged, not retried, since the same bytes
- * fail the same way. Storage or database failures throw and are retried (maxAttempts 3).
+ * form and exports, and turns the file into a page, sheet or deck. The parse runs in a thread of its
+ * own (parseDocument). Bytes that do not parse, pass a bound of documentLimits, or make their thread
+ * pass its heap cap or deadline leave the file kind `file`: logged at warn, not retried, since the
+ * same bytes fail the same way. Storage or database failures throw and are retried (maxAttempts 3).
  */
 export function filesParse(ctx: WorkerContext): Task {
   return async (rawPayload, helpers) => {

@@ -8,7 +8,9 @@ import { sendStoredObject } from '../../downloads/sendStoredObject.ts';
 
 /**
  * GET /videos/{videoId}/file: the clip's bytes, Range requests answered 206 (sendStoredObject);
- * video_not_ready while it renders or after it failed.
+ * video_not_ready while it renders or after it failed. Served inline (a player streams it), so,
+ * as for files, the browser must not sniff it into something else or run it: a stored object
+ * labelled video/mp4 whose bytes are HTML or SVG would otherwise run script on our origin.
  */
 export function downloadVideo({ pool, objectStore }: AppDeps): RequestHandler {
   return (req, res) =>
@@ -42,6 +44,8 @@ export async function sendWorkspaceVideo(
   if (video.file_id === null || video.storage_key === null || video.size_bytes === null) {
     throw errors.notFound('video file', videoId);
   }
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Security-Policy', 'sandbox');
   await sendStoredObject(req, res, objectStore, {
     key: video.storage_key,
     sizeBytes: video.size_bytes,

@@ -121,6 +121,9 @@ describe('POST /videos with a live key', () => {
     expect(Number(res.headers['content-length'])).toBe(whole.length);
     expect(res.headers.etag).toMatch(/^"file_/);
     expect(res.headers['last-modified']).toEqual(expect.any(String));
+    // Inline, so never sniffed into a document or run, as files are.
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['content-security-policy']).toBe('sandbox');
     const probed = await probeVideo(whole);
     expect(probed).toMatchObject({ codec: 'h264', width: 1280, height: 720, pixelFormat: 'yuv420p' });
     expect(Math.abs(probed.duration - seconds)).toBeLessThan(0.1);
@@ -194,6 +197,8 @@ describe('GET /videos/{videoId}/file ranges', () => {
       bytes: res.body as Buffer,
       contentRange: res.headers['content-range'],
       length: res.headers['content-length'],
+      nosniff: res.headers['x-content-type-options'],
+      csp: res.headers['content-security-policy'],
     };
   };
 
@@ -203,6 +208,7 @@ describe('GET /videos/{videoId}/file ranges', () => {
     const first = await range('bytes=0-99');
     expect(first.contentRange).toBe(`bytes 0-99/${size}`);
     expect(first.length).toBe('100');
+    expect([first.nosniff, first.csp]).toEqual(['nosniff', 'sandbox']);
     expect(first.bytes.equals(whole.subarray(0, 100))).toBe(true);
 
     const middle = await range('bytes=1000-1999');
