@@ -5,7 +5,7 @@ import { insertProject } from '../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../shared/db/queries/workspaces.ts';
 import { type DatabasePool, sql } from '../shared/db/sql.ts';
 import { newId, randomBase62 } from '../shared/ids.ts';
-import { createApiKey, unrestricted } from '../shared/keys.ts';
+import { createApiKey, unrestricted } from '../shared/keys/mintKeys.ts';
 import { hashPassword } from '../shared/passwords.ts';
 
 export type DemoCredentials = {

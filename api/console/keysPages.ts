@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 
 import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
-import { resolveKeyRequest } from '../../shared/keyRequest.ts';
-import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../shared/keys.ts';
+import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
+import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../shared/keys/mintKeys.ts';
 import type { OauthServer } from '../oauth/oauthServer.ts';
 import { sendErrorPage, sendPage } from '../pages/html.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';

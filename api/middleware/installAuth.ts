@@ -3,11 +3,11 @@ import type { Express, Request } from 'express';
 import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { protectedResources } from '../../shared/oauth/resources.ts';
+import { apiResourceMetadataUrl, resourceMetadataUrl } from '../../shared/oauth/resources.ts';
 import { scopeAllows } from '../../shared/principal.ts';
 import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';
-import { apiResourceMetadataUrl, resourceMetadataUrl } from '../mcp/resource.ts';
 
 /**
  * Authenticates from the headers alone, before any body is read: an unauthenticated call costs a

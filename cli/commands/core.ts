@@ -6,8 +6,8 @@ import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared
 import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace, workspaceExists } from '../../shared/db/queries/workspaces.ts';
 import { newId } from '../../shared/ids.ts';
-import { resolveKeyRequest } from '../../shared/keyRequest.ts';
-import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys.ts';
+import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
+import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys/mintKeys.ts';
 import { hashPassword } from '../../shared/passwords.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';

@@ -5,7 +5,7 @@ import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { newId, sha256 } from '../../shared/ids.ts';
-import { createApiKey, type CreateKeyInput, unrestricted } from '../../shared/keys.ts';
+import { createApiKey, type CreateKeyInput, unrestricted } from '../../shared/keys/mintKeys.ts';
 import { legacyScryptHash } from '../../shared/passwords.ts';
 import type { Principal } from '../../shared/principal.ts';
 

@@ -4,7 +4,7 @@ import { type ApiDocument, loadApiDocument, type Operation } from '../../../api/
 import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import type { CreateKeyInput } from '../../../shared/keys.ts';
+import type { CreateKeyInput } from '../../../shared/keys/mintKeys.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { afterNotification } from '../../helpers/notifications.ts';

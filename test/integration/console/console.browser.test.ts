@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/ids.ts';
-import { createApiKey, unrestricted } from '../../../shared/keys.ts';
+import { createApiKey, unrestricted } from '../../../shared/keys/mintKeys.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { jobTask } from '../../../worker/taskList.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { insertMember } from '../../../shared/db/queries/members.ts';
 import { newId } from '../../../shared/ids.ts';
-import { createApiKey, unrestricted } from '../../../shared/keys.ts';
+import { createApiKey, unrestricted } from '../../../shared/keys/mintKeys.ts';
 import { legacyScryptHash } from '../../../shared/passwords.ts';
 import { admin } from '../../helpers/cli.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';

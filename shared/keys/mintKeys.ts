@@ -1,7 +1,7 @@
-import { insertApiKey, rollApiKeySecret } from './db/queries/apiKeys.ts';
-import type { Db } from './db/sql.ts';
-import { newId, newKeySecret, sha256 } from './ids.ts';
-import type { ScopeLevel } from './principal.ts';
+import { insertApiKey, rollApiKeySecret } from '../db/queries/apiKeys.ts';
+import type { Db } from '../db/sql.ts';
+import { newId, newKeySecret, sha256 } from '../ids.ts';
+import type { ScopeLevel } from '../principal.ts';
 
 export type CreateKeyInput = {
   workspaceId: string;

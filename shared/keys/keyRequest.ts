@@ -1,7 +1,7 @@
-import { isValidCidr } from '../api/auth/ipAllowlist.ts';
-import { findProjects } from './db/queries/projects.ts';
-import type { Db } from './db/sql.ts';
-import type { CreateKeyInput } from './keys.ts';
+import { findProjects } from '../db/queries/projects.ts';
+import type { Db } from '../db/sql.ts';
+import { isValidCidr } from './ipAllowlist.ts';
+import type { CreateKeyInput } from './mintKeys.ts';
 
 /** What a person or operator asks for; the CLI's flags and the console's form both end up here. */
 export type KeyRequest = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { ipAllowed, isValidCidr } from '../../api/auth/ipAllowlist.ts';
+import { ipAllowed, isValidCidr } from '../../shared/keys/ipAllowlist.ts';
 
 describe('ipAllowed', () => {
   it('allows everyone when the list is empty', () => {
