@@ -3,10 +3,14 @@ import { pipeline } from 'node:stream/promises';
 
 import type { Request, Response } from 'express';
 
+import type { DatabasePool } from '../../shared/db/sql.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import type { ObjectStore } from '../../shared/objectStore.ts';
 import { ifRangeAllows, noneMatchHits, parseRange } from './byteRange.ts';
 import { contentDisposition } from './contentDisposition.ts';
+
+/** Where a workspace's stored bytes are found: their row, then their object. */
+export type StoredBytes = { pool: DatabasePool; objectStore: ObjectStore };
 
 export type StoredObject = {
   key: string;

@@ -1,10 +1,7 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 
-import { findWorkspaceVideoDownload } from '../../../shared/db/queries/videos.ts';
-import { AppError, errors } from '../../../shared/errors/appError.ts';
-import { videoFilename } from '../../../shared/videos/dto.ts';
 import type { AppDeps } from '../../deps.ts';
-import { sendStoredObject } from '../../downloads/sendStoredObject.ts';
+import { sendWorkspaceVideo } from '../../downloads/workspaceVideo.ts';
 
 /**
  * GET /videos/{videoId}/file: the clip's bytes, Range requests answered 206 (sendStoredObject);
@@ -21,39 +18,4 @@ export function downloadVideo({ pool, objectStore }: AppDeps): RequestHandler {
       req.principal!.workspaceId,
       req.params.videoId as string,
     );
-}
-
-/**
- * A workspace's video's bytes with Range, for the API and the console's media board alike.
- * @throws AppError not_found, video_not_ready, range_not_satisfiable.
- */
-export async function sendWorkspaceVideo(
-  req: Request,
-  res: Response,
-  { pool, objectStore }: Pick<AppDeps, 'pool' | 'objectStore'>,
-  workspaceId: string,
-  videoId: string,
-): Promise<void> {
-  const video = await findWorkspaceVideoDownload(pool, workspaceId, videoId);
-  if (!video) throw errors.notFound('video', videoId);
-  if (video.status !== 'ready') {
-    const why = video.status === 'failed' ? 'failed to render' : 'is still rendering';
-    throw new AppError('video_not_ready', `The video ${why}; its file cannot be downloaded.`);
-  }
-  // Ready, but its file was deleted since.
-  if (video.file_id === null || video.storage_key === null || video.size_bytes === null) {
-    throw errors.notFound('video file', videoId);
-  }
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Security-Policy', 'sandbox');
-  await sendStoredObject(req, res, objectStore, {
-    key: video.storage_key,
-    sizeBytes: video.size_bytes,
-    contentType: video.mime_type ?? 'video/mp4',
-    // A file row's bytes never change, so its id names them.
-    etag: `"${video.file_id}"`,
-    filename: videoFilename(video.id),
-    disposition: 'inline',
-    lastModified: video.file_created_at ? new Date(video.file_created_at) : undefined,
-  });
 }
