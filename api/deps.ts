@@ -11,7 +11,7 @@ import type { KeyCache } from './auth/keyCache.ts';
 import type { CursorKeys } from './cursor.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { JobWaiter } from './jobs/jobWaiter.ts';
-import type { OauthOptions } from './oauth/oauthServer.ts';
+import type { OauthOptions } from './oauth/oauthOptions.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { RequestLogWriter } from './requestLog.ts';

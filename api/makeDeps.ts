@@ -11,7 +11,7 @@ import { CursorKeys } from './cursor.ts';
 import type { AppDeps } from './deps.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import { JobWaiter } from './jobs/jobWaiter.ts';
-import type { OauthOptions } from './oauth/oauthServer.ts';
+import type { OauthOptions } from './oauth/oauthOptions.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { RequestLogWriter } from './requestLog.ts';

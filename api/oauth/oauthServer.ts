@@ -2,7 +2,6 @@ import type { DatabasePool } from 'slonik';
 
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import type { Config } from '../../shared/config.ts';
-import type { MetadataFetchOptions } from '../../shared/oauth/clientMetadataDocument.ts';
 import type { GrantOptions } from '../../shared/oauth/grants.ts';
 import { defaultSignInLimits, type SignInLimits } from '../../shared/oauth/signIn.ts';
 import type { AppDeps } from '../deps.ts';
@@ -10,15 +9,6 @@ import type { ApiDocument } from '../openapi/document.ts';
 import { CsrfKeys } from '../pages/csrf.ts';
 import { BrowserSessions } from '../pages/sessions.ts';
 import { MetadataClients } from './metadataClients.ts';
-
-/** What tests may change about the authorization server: its clock, the refresh grace window, sign-in limits. */
-export type OauthOptions = {
-  clock?: Clock;
-  refreshGraceMs?: number;
-  signInLimits?: SignInLimits;
-  /** How client metadata documents are fetched (tests serve them on loopback). */
-  clientMetadataFetch?: Partial<MetadataFetchOptions>;
-};
 
 /** The authorization server's collaborators, built once per app. */
 export type OauthServer = {

@@ -4,7 +4,7 @@ import supertest from 'supertest';
 import { makeApp } from '../../api/app.ts';
 import type { AppDeps } from '../../api/deps.ts';
 import { makeAppDeps } from '../../api/makeDeps.ts';
-import type { OauthOptions } from '../../api/oauth/oauthServer.ts';
+import type { OauthOptions } from '../../api/oauth/oauthOptions.ts';
 import { RateLimiter } from '../../api/rateLimiter.ts';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 
-import type { OauthOptions } from '../../../api/oauth/oauthServer.ts';
+import type { OauthOptions } from '../../../api/oauth/oauthOptions.ts';
 import { findMember, insertMember } from '../../../shared/db/queries/members.ts';
 import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
 import { insertWorkspace } from '../../../shared/db/queries/workspaces.ts';
