@@ -92,6 +92,12 @@ const envSchema = z.object({
   /** Failed authentications per client address and minute an api process takes before refusing that address. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
+   * Password checks (argon2id, ~50 ms and 19 MiB each on libuv's thread pool of 4, which DNS, file and
+   * zlib work share) run at once per api process; as many more may wait, and beyond that sign-in
+   * answers 429. Half the pool by default, so a sign-in flood never takes the whole of it.
+   */
+  SIGN_IN_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /**
    * Jobs of the main runner run at once per worker process (every job but webhook deliveries and
    * OCR, which have runners of their own). Jobs mostly wait (model providers, object storage) and
    * batch their database writes, so more at once costs little; uploaded inputs share a fixed memory budget.
@@ -174,6 +180,7 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   streamsPerWorkspace: number;
   authFailuresPerMinute: number;
+  signInHashConcurrency: number;
   workerConcurrency: number;
   brainSynthesisDebounceMs: number;
   webhookConcurrency: number;
@@ -245,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    signInHashConcurrency: e.SIGN_IN_HASH_CONCURRENCY,
     workerConcurrency: e.WORKER_CONCURRENCY,
     brainSynthesisDebounceMs: e.BRAIN_SYNTHESIS_DEBOUNCE_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,

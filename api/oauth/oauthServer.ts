@@ -5,6 +5,7 @@ import type { Config } from '../../shared/config.ts';
 import type { MetadataFetchOptions } from '../../shared/oauth/clientMetadataDocument.ts';
 import type { GrantOptions } from '../../shared/oauth/grants.ts';
 import { defaultSignInLimits, type SignInLimits } from '../../shared/oauth/signIn.ts';
+import { Semaphore } from '../../shared/semaphore.ts';
 import type { AppDeps } from '../deps.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import { CsrfKeys } from '../pages/csrf.ts';
@@ -29,6 +30,8 @@ export type OauthServer = {
   clock: Clock;
   grants: GrantOptions;
   signInLimits: SignInLimits;
+  /** Password checks this process runs at once (SIGN_IN_HASH_CONCURRENCY), as many waiting, no more. */
+  passwordChecks: Semaphore;
   sessions: BrowserSessions;
   csrf: CsrfKeys;
   metadataClients: MetadataClients;
@@ -50,6 +53,7 @@ export function makeOauthServer(deps: AppDeps): OauthServer {
     clock,
     grants: { clock, refreshGraceMs: deps.oauth?.refreshGraceMs ?? defaultGraceMs },
     signInLimits: deps.oauth?.signInLimits ?? defaultSignInLimits,
+    passwordChecks: new Semaphore(deps.config.signInHashConcurrency, deps.config.signInHashConcurrency),
     sessions: new BrowserSessions(deps.pool, clock, deps.config.publicBaseUrl.startsWith('https:')),
     csrf: new CsrfKeys(deps.pool),
     metadataClients: new MetadataClients(deps.pool, deps.doc, deps.oauth?.clientMetadataFetch),

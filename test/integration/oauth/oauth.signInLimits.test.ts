@@ -1,0 +1,261 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { insertMember } from '../../../shared/db/queries/members.ts';
+import { freePort } from '../../../shared/embedded/freePort.ts';
+import { newId } from '../../../shared/ids.ts';
+import {
+  legacyScryptHash,
+  passwordVerificationStats,
+  resetPasswordVerificationPeak,
+} from '../../../shared/passwords.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { type Harness, inputValue, password, startHarness } from './harness.ts';
+
+// Sign-in as a flood sees it: real listening servers, real argon2/scrypt, real PostgreSQL. Requests
+// come from addresses of their own (X-Forwarded-For, trusted from loopback), so the per-address
+// counts of one test never throttle another.
+
+type Form = { cookie: string; csrf: string };
+type Answer = { status: number; text: string; retryAfter: string | null; setCookies: string[] };
+
+/** A browser that has just shown the sign-in form: its cookies and the form's token. */
+async function openForm(base: string): Promise<Form> {
+  const page = await fetch(`${base}/account/sign-in`);
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return { cookie, csrf: inputValue(await page.text(), '_csrf') };
+}
+
+async function postSignIn(
+  base: string,
+  form: Form,
+  fields: { email: string; password: string; from: string },
+): Promise<Answer> {
+  const res = await fetch(`${base}/account/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      cookie: form.cookie,
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-forwarded-for': fields.from,
+    },
+    body: new URLSearchParams({
+      _csrf: form.csrf,
+      return_to: '/account',
+      email: fields.email,
+      password: fields.password,
+    }).toString(),
+  });
+  return {
+    status: res.status,
+    text: await res.text(),
+    retryAfter: res.headers.get('retry-after'),
+    setCookies: res.headers.getSetCookie(),
+  };
+}
+
+const verifications = () => passwordVerificationStats().total;
+
+/** A person who is a member of one workspace only: one hash per attempt. */
+async function addPerson(h: Harness): Promise<string> {
+  const email = `person-${newId('x').toLowerCase()}@example.com`;
+  await insertMember(h.t.deps.pool, {
+    id: newId('mem'),
+    workspaceId: h.tenant.workspaceId,
+    email,
+    passwordHash: legacyScryptHash(password),
+    hasDeveloperAccess: false,
+  });
+  return email;
+}
+
+describe('attempt slots (hashes in flight not bounded here)', () => {
+  let h: Harness;
+  let locked: string;
+  beforeAll(async () => {
+    h = await startHarness(
+      { signInLimits: { perAccount: 10, perAddress: 20, windowSeconds: 900 } },
+      { SIGN_IN_HASH_CONCURRENCY: '64' },
+    );
+    locked = await addPerson(h);
+  });
+  afterAll(() => h.close());
+
+  it('30 parallel wrong sign-ins for one account run 10 verifications; the other 20 are throttled', async () => {
+    const forms = await Promise.all(Array.from({ length: 30 }, () => openForm(h.base)));
+    const before = verifications();
+    const answers = await Promise.all(
+      forms.map((form, i) =>
+        postSignIn(h.base, form, { email: locked, password: `wrong ${i}`, from: `203.0.113.${i + 1}` }),
+      ),
+    );
+    const ran = verifications() - before;
+    const refused = answers.filter((a) => a.status === 401);
+    const throttled = answers.filter((a) => a.status === 429);
+    expect({ ran, refused: refused.length, throttled: throttled.length }).toEqual({
+      ran: 10,
+      refused: 10,
+      throttled: 20,
+    });
+    for (const answer of throttled) {
+      expect(answer.text).toContain('Too many failed attempts');
+      // Until the 15-minute window this burst started ends.
+      expect(Number(answer.retryAfter)).toBeGreaterThan(800);
+      expect(Number(answer.retryAfter)).toBeLessThanOrEqual(900);
+    }
+  });
+
+  it('counts failures only: a success or a throttled attempt leaves the address its budget', async () => {
+    const from = '198.51.100.7';
+    const other = await addPerson(h);
+    const form = await openForm(h.base);
+    const attempt = (email: string, pass: string) =>
+      postSignIn(h.base, form, { email, password: pass, from });
+    for (let i = 0; i < 19; i++) expect((await attempt(`nobody${i}@example.com`, 'x')).status).toBe(401);
+    // The first test's account is locked: refused unchecked, and not counted against this address.
+    for (let i = 0; i < 3; i++) expect((await attempt(locked, password)).status).toBe(429);
+    for (let i = 0; i < 3; i++) expect((await attempt(other, password)).status).toBe(303);
+    const before = verifications();
+    expect((await attempt('nobody-twentieth@example.com', 'x')).status).toBe(401);
+    expect(verifications() - before).toBe(1);
+    const over = await attempt(other, password);
+    expect({ status: over.status, checked: verifications() - before }).toEqual({ status: 429, checked: 1 });
+  });
+});
+
+describe('hashes in flight per process', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('runs at most 2 verifications at once; beyond, answers 429 with Retry-After and the form kept', async () => {
+    const forms = await Promise.all(Array.from({ length: 30 }, () => openForm(h.base)));
+    resetPasswordVerificationPeak();
+    const before = verifications();
+    // Unknown emails from distinct addresses: each would be checked (against the decoy hash).
+    const answers = await Promise.all(
+      forms.map((form, i) =>
+        postSignIn(h.base, form, { email: `ghost${i}@example.com`, password, from: `192.0.2.${i + 1}` }),
+      ),
+    );
+    expect(passwordVerificationStats().peak).toBeLessThanOrEqual(2);
+    const refused = answers.filter((a) => a.status === 401);
+    const busy = answers.filter((a) => a.status === 429);
+    expect(refused.length + busy.length).toBe(30);
+    expect(verifications() - before).toBe(refused.length);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const answer of busy) {
+      expect(answer.retryAfter).toBe('1');
+      expect(answer.text).toContain('Too many sign-ins are being checked');
+      expect(answer.text).toMatch(/name="email"[^>]*value="ghost\d+@example.com"/);
+      expect(answer.text).toContain('name="_csrf"');
+    }
+  });
+});
+
+describe('a flood of sign-ins against an api process', () => {
+  let t: TestContext;
+  let tenant: Tenant;
+  let api: Spawned;
+  let origin: string;
+  beforeAll(async () => {
+    t = await setupTestContext();
+    tenant = await createTenant(t.deps.pool);
+    const port = await freePort();
+    origin = `http://127.0.0.1:${port}`;
+    // As deployed: its own process, production settings (no response validation), no embedded services.
+    api = spawnNode('api/server.ts', {
+      DATABASE_URL: t.databaseUrl,
+      S3_ENDPOINT: t.s3.endpoint,
+      S3_BUCKET: t.s3.bucket,
+      PORT: String(port),
+      PUBLIC_BASE_URL: origin,
+      LOG_LEVEL: 'info',
+    });
+    await api.waitFor(/api listening/);
+    // Its request validators compile in the background for seconds after it listens: measured from
+    // then on, the flood would be charged for start-up work.
+    await cpuQuiet(api.child.pid!);
+  }, 120_000);
+  afterAll(async () => {
+    await api.stop();
+    await t.close();
+  });
+
+  it('keeps GET /me under 50 ms at p99 while 200 sign-ins arrive at once', async () => {
+    const me = async () => {
+      const started = performance.now();
+      const res = await fetch(`${origin}/api/pub/v1/me`, {
+        headers: { authorization: `Bearer ${tenant.liveKey}` },
+      });
+      await res.arrayBuffer();
+      expect(res.status).toBe(200);
+      return performance.now() - started;
+    };
+    const quiet: number[] = [];
+    for (let i = 0; i < 100; i++) quiet.push(await me());
+    quiet.sort((a, b) => a - b);
+    const form = await openForm(origin);
+    // One GET /me every 5 ms for as long as the flood lasts, each on its own (a stalled answer does
+    // not hold the next request back, so a stall shows in every sample it delays).
+    const samples: Promise<number>[] = [];
+    const sampler = setInterval(() => samples.push(me()), 5);
+    const started = performance.now();
+    // Unknown emails from as many addresses: on the old code every one of them was hashed.
+    const flood = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        postSignIn(origin, form, {
+          email: `flood${i}@example.com`,
+          password: `guess ${i}`,
+          from: `10.9.${Math.floor(i / 100)}.${(i % 100) + 1}`,
+        }),
+      ),
+    );
+    const floodMs = performance.now() - started;
+    clearInterval(sampler);
+    const latencies = await Promise.all(samples);
+    const statuses = new Set(flood.map((a) => a.status));
+    expect([...statuses].every((s) => s === 401 || s === 429)).toBe(true);
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+    const summary = {
+      samples: sorted.length,
+      floodMs: Math.round(floodMs),
+      checked: flood.filter((a) => a.status === 401).length,
+      p50: Math.round(sorted[Math.floor(sorted.length / 2)]!),
+      p99: Math.round(p99),
+      max: Math.round(sorted.at(-1)!),
+      quietP50: Math.round(quiet[49]!),
+      quietP99: Math.round(quiet[98]!),
+      load: loadavg()[0],
+    };
+    console.log('GET /me during a flood of 200 sign-ins', summary);
+    expect(sorted.length).toBeGreaterThanOrEqual(20);
+    expect(p99).toBeLessThan(50);
+  });
+});
+
+/** Resolves once process `pid` has used under 20 ms of CPU in half a second (start-up work done). */
+async function cpuQuiet(pid: number): Promise<void> {
+  const cpuMs = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  };
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const before = cpuMs();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (cpuMs() - before < 20) return;
+    if (Date.now() > deadline) throw new Error('the api process never went quiet');
+  }
+}
