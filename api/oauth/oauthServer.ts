@@ -55,7 +55,7 @@ export function makeOauthServer(deps: AppDeps): OauthServer {
     signInLimits: deps.oauth?.signInLimits ?? defaultSignInLimits,
     passwordChecks: new Semaphore(deps.config.signInHashConcurrency, deps.config.signInHashConcurrency),
     sessions: new BrowserSessions(deps.pool, clock, deps.config.publicBaseUrl.startsWith('https:')),
-    csrf: new CsrfKeys(deps.pool),
+    csrf: new CsrfKeys(deps.pool, clock),
     metadataClients: new MetadataClients(deps.pool, deps.doc, deps.oauth?.clientMetadataFetch),
     logger: deps.logger,
     forgetTokens: () => deps.accessTokenCache?.clear(),

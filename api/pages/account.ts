@@ -10,6 +10,7 @@ import { accountView, signInView } from './views.ts';
 const badForm = 'This form was not sent from this site, or it expired. Go back and try again.';
 
 const signInErrors = {
+  form: 'This sign-in form expired or was not sent from this site. It has been renewed: sign in again.',
   failed: 'That email and password do not match an account.',
   throttled: 'Too many failed attempts. Wait a few minutes and try again.',
   busy: 'Too many sign-ins are being checked right now. Try again in a moment.',
@@ -27,24 +28,24 @@ async function sendSignIn(
   status: number,
   form: { returnTo: string; email?: string; error?: string },
 ): Promise<void> {
-  const csrf = await s.csrf.tokenFor(req, res, null, s.sessions.secure);
+  const csrf = await s.csrf.signInToken(req, res, s.sessions.secure);
   sendPage(res, status, 'Sign in', signInView({ csrf, ...form }));
 }
 
 /**
- * POST /account/sign-in: email and password, throttled per account and per address, and per process
- * by the number of password checks running at once (429 with Retry-After either way, the form kept).
+ * POST /account/sign-in: email and password. A stale or foreign form is refused before anything is
+ * hashed; then the attempt is throttled per account and per address, and per process by the number
+ * of password checks running at once (429 with Retry-After either way, the form kept).
  */
 export function submitSignIn(s: OauthServer): RequestHandler {
   return async (req, res) => {
-    const current = await s.sessions.current(req);
-    if (!(await s.csrf.verify(req, current?.sessionId ?? null)) && !(await s.csrf.verify(req, null))) {
-      return sendErrorPage(res, 403, 'Form expired', badForm);
-    }
     const body = (req.body ?? {}) as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
     const email = typeof body.email === 'string' ? body.email : '';
     const password = typeof body.password === 'string' ? body.password : '';
+    if (!(await s.csrf.verifySignIn(req))) {
+      return sendSignIn(s, req, res, 403, { returnTo, email, error: signInErrors.form });
+    }
     const result = await signIn(
       s.pool,
       { email, password, ip: req.ip },
@@ -53,6 +54,7 @@ export function submitSignIn(s: OauthServer): RequestHandler {
       s.passwordChecks,
     );
     if (result.kind === 'ok') {
+      s.csrf.endSignIn(res, s.sessions.secure);
       await s.sessions.start(req, res, result.email, result.memberIds);
       return res.redirect(303, returnTo);
     }

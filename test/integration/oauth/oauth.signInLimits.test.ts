@@ -130,10 +130,11 @@ describe('attempt slots (hashes in flight not bounded here)', () => {
   });
 });
 
-describe('hashes in flight per process', () => {
+describe('hashes in flight per process, and the sign-in form token', () => {
   let h: Harness;
+  let offsetMs = 0;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ clock: () => Date.now() + offsetMs });
   });
   afterAll(() => h.close());
 
@@ -159,6 +160,49 @@ describe('hashes in flight per process', () => {
       expect(answer.text).toMatch(/name="email"[^>]*value="ghost\d+@example.com"/);
       expect(answer.text).toContain('name="_csrf"');
     }
+  });
+
+  it('refuses a sign-in form shown more than an hour ago, hashing nothing, and gives a fresh one', async () => {
+    const email = await addPerson(h);
+    const from = '192.0.2.200';
+    const form = await openForm(h.base);
+    offsetMs = 59 * 60_000;
+    const before = verifications();
+    const lastMinute = await postSignIn(h.base, form, { email, password: 'wrong', from });
+    expect(lastMinute.status).toBe(401);
+    offsetMs = 61 * 60_000;
+    const expired = await postSignIn(h.base, form, { email, password, from });
+    expect({ status: expired.status, checked: verifications() - before }).toEqual({
+      status: 403,
+      checked: 1,
+    });
+    expect(expired.text).toContain('This sign-in form expired or was not sent from this site');
+    // The refused page's own form works, for the email typed.
+    expect(expired.text).toContain(`value="${email}"`);
+    const fresh = { cookie: form.cookie, csrf: inputValue(expired.text, '_csrf') };
+    const signedIn = await postSignIn(h.base, fresh, { email, password, from });
+    expect(signedIn.status).toBe(303);
+    // Signing in ends the pre-sign-in session: its cookie is cleared.
+    expect(signedIn.setCookies.some((c) => /^svc_signin=;.*Max-Age=0/.test(c))).toBe(true);
+    offsetMs = 0;
+  });
+
+  it("refuses another browser's, a cookieless or a missing form token, hashing nothing", async () => {
+    const email = await addPerson(h);
+    const mine = await openForm(h.base);
+    const theirs = await openForm(h.base);
+    const before = verifications();
+    const cases: [string, Form][] = [
+      ['foreign', { cookie: mine.cookie, csrf: theirs.csrf }],
+      ['no cookie', { cookie: '', csrf: mine.csrf }],
+      ['no token', { cookie: mine.cookie, csrf: '' }],
+    ];
+    for (const [name, form] of cases) {
+      const res = await postSignIn(h.base, form, { email, password, from: '192.0.2.201' });
+      expect({ name, status: res.status }).toEqual({ name, status: 403 });
+      expect(res.text).toContain('This sign-in form expired or was not sent from this site');
+    }
+    expect(verifications() - before).toBe(0);
   });
 });
 
