@@ -1,5 +1,7 @@
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { Worker } from 'node:worker_threads';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
@@ -13,6 +15,7 @@ import {
 } from '../../../shared/passwords.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import type { SamplerOptions, SamplerResult } from '../../helpers/latencySampler.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { type Harness, inputValue, password, startHarness } from './harness.ts';
 
@@ -224,6 +227,8 @@ describe('a flood of sign-ins against an api process', () => {
       PORT: String(port),
       PUBLIC_BASE_URL: origin,
       LOG_LEVEL: 'info',
+      // GET /me is sampled every 5 ms: the workspace's rate limit is not what this test is about.
+      RATE_LIMIT_PER_MINUTE: '1000000',
     });
     await api.waitFor(/api listening/);
     // Its request validators compile in the background for seconds after it listens: measured from
@@ -236,57 +241,65 @@ describe('a flood of sign-ins against an api process', () => {
   });
 
   it('keeps GET /me under 50 ms at p99 while 200 sign-ins arrive at once', async () => {
-    const me = async () => {
-      const started = performance.now();
-      const res = await fetch(`${origin}/api/pub/v1/me`, {
-        headers: { authorization: `Bearer ${tenant.liveKey}` },
-      });
-      await res.arrayBuffer();
-      expect(res.status).toBe(200);
-      return performance.now() - started;
-    };
-    const quiet: number[] = [];
-    for (let i = 0; i < 100; i++) quiet.push(await me());
-    quiet.sort((a, b) => a - b);
+    const me = { url: `${origin}/api/pub/v1/me`, headers: { authorization: `Bearer ${tenant.liveKey}` } };
+    const quiet = await sampleWhile(me, () => new Promise((resolve) => setTimeout(resolve, 1000)));
     const form = await openForm(origin);
-    // One GET /me every 5 ms for as long as the flood lasts, each on its own (a stalled answer does
-    // not hold the next request back, so a stall shows in every sample it delays).
-    const samples: Promise<number>[] = [];
-    const sampler = setInterval(() => samples.push(me()), 5);
-    const started = performance.now();
-    // Unknown emails from as many addresses: on the old code every one of them was hashed.
-    const flood = await Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        postSignIn(origin, form, {
-          email: `flood${i}@example.com`,
-          password: `guess ${i}`,
-          from: `10.9.${Math.floor(i / 100)}.${(i % 100) + 1}`,
-        }),
-      ),
-    );
-    const floodMs = performance.now() - started;
-    clearInterval(sampler);
-    const latencies = await Promise.all(samples);
-    const statuses = new Set(flood.map((a) => a.status));
-    expect([...statuses].every((s) => s === 401 || s === 429)).toBe(true);
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+    let floodMs = 0;
+    let flood: Answer[] = [];
+    const during = await sampleWhile(me, async () => {
+      const started = performance.now();
+      // Unknown emails from as many addresses: on the old code every one of them was hashed.
+      flood = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          postSignIn(origin, form, {
+            email: `flood${i}@example.com`,
+            password: `guess ${i}`,
+            from: `10.9.${Math.floor(i / 100)}.${(i % 100) + 1}`,
+          }),
+        ),
+      );
+      floodMs = performance.now() - started;
+    });
+    expect(flood.filter((a) => a.status !== 401 && a.status !== 429)).toEqual([]);
+    expect(during.statuses.filter((s) => s !== 200)).toEqual([]);
     const summary = {
-      samples: sorted.length,
       floodMs: Math.round(floodMs),
       checked: flood.filter((a) => a.status === 401).length,
-      p50: Math.round(sorted[Math.floor(sorted.length / 2)]!),
-      p99: Math.round(p99),
-      max: Math.round(sorted.at(-1)!),
-      quietP50: Math.round(quiet[49]!),
-      quietP99: Math.round(quiet[98]!),
+      samples: during.latencies.length,
+      p50: Math.round(percentile(during.latencies, 50)),
+      p99: Math.round(percentile(during.latencies, 99)),
+      quietP99: Math.round(percentile(quiet.latencies, 99)),
       load: loadavg()[0],
     };
-    console.log('GET /me during a flood of 200 sign-ins', summary);
-    expect(sorted.length).toBeGreaterThanOrEqual(20);
-    expect(p99).toBeLessThan(50);
+    console.log('GET /me during a flood of 200 sign-ins (ms)', summary);
+    expect(during.latencies.length).toBeGreaterThanOrEqual(20);
+    expect(summary.p99).toBeLessThan(50);
   });
 });
+
+/** GET `target` every 10 ms from a thread of its own for as long as `work` runs (latencySampler.ts). */
+async function sampleWhile(
+  target: { url: string; headers: Record<string, string> },
+  work: () => Promise<unknown>,
+): Promise<SamplerResult> {
+  const workerData: SamplerOptions = { ...target, intervalMs: 10 };
+  const sampler = new Worker(new URL('../../helpers/latencySampler.ts', import.meta.url), { workerData });
+  try {
+    sampler.postMessage('start');
+    await once(sampler, 'message');
+    await work();
+    sampler.postMessage('stop');
+    const [result] = (await once(sampler, 'message')) as [SamplerResult];
+    return result;
+  } finally {
+    await sampler.terminate();
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
 
 /** Resolves once process `pid` has used under 20 ms of CPU in half a second (start-up work done). */
 async function cpuQuiet(pid: number): Promise<void> {
