@@ -1,4 +1,5 @@
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 import { z } from 'zod';
@@ -56,6 +57,9 @@ const trustProxy = z.string().transform((raw, ctx): TrustProxy => {
   return entries;
 });
 
+// Half of libuv's 4 threads, and one core fewer than the machine has: never all of either.
+const defaultHashConcurrency = Math.max(1, Math.min(2, os.availableParallelism() - 1));
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -92,11 +96,12 @@ const envSchema = z.object({
   /** Failed authentications per client address and minute an api process takes before refusing that address. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
-   * Password checks (argon2id, ~50 ms and 19 MiB each on libuv's thread pool of 4, which DNS, file and
-   * zlib work share) run at once per api process; as many more may wait, and beyond that sign-in
-   * answers 429. Half the pool by default, so a sign-in flood never takes the whole of it.
+   * Password checks (argon2id, ~50 ms of a core and 19 MiB each, on libuv's thread pool of 4 that
+   * DNS, file and zlib work share) run at once per api process; a few more may wait, and beyond that
+   * sign-in answers 429. By default half the pool, and never every core: a sign-in flood leaves the
+   * pool and the event loop room for everything else.
    */
-  SIGN_IN_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  SIGN_IN_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(defaultHashConcurrency),
   /**
    * Jobs of the main runner run at once per worker process (every job but webhook deliveries and
    * OCR, which have runners of their own). Jobs mostly wait (model providers, object storage) and

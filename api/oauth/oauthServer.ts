@@ -30,7 +30,7 @@ export type OauthServer = {
   clock: Clock;
   grants: GrantOptions;
   signInLimits: SignInLimits;
-  /** Password checks this process runs at once (SIGN_IN_HASH_CONCURRENCY), as many waiting, no more. */
+  /** Password checks this process runs at once (SIGN_IN_HASH_CONCURRENCY), and a short line for them. */
   passwordChecks: Semaphore;
   sessions: BrowserSessions;
   csrf: CsrfKeys;
@@ -39,6 +39,10 @@ export type OauthServer = {
   /** Forgets this process's cached token lookups after tokens were ended (a rotation, a revocation, a cut-off). */
   forgetTokens(): void;
 };
+
+// Sign-ins that may wait for a password check: with checks of ~50 ms, a wait of at most a few
+// hundred ms, which smooths a few people signing in at once; a flood beyond it is refused unqueued.
+const passwordCheckLine = 4;
 
 // Long enough for a client's racing refreshes (two tabs, a retry after a timeout) to land inside it.
 const defaultGraceMs = 30_000;
@@ -53,7 +57,7 @@ export function makeOauthServer(deps: AppDeps): OauthServer {
     clock,
     grants: { clock, refreshGraceMs: deps.oauth?.refreshGraceMs ?? defaultGraceMs },
     signInLimits: deps.oauth?.signInLimits ?? defaultSignInLimits,
-    passwordChecks: new Semaphore(deps.config.signInHashConcurrency, deps.config.signInHashConcurrency),
+    passwordChecks: new Semaphore(deps.config.signInHashConcurrency, passwordCheckLine),
     sessions: new BrowserSessions(deps.pool, clock, deps.config.publicBaseUrl.startsWith('https:')),
     csrf: new CsrfKeys(deps.pool, clock),
     metadataClients: new MetadataClients(deps.pool, deps.doc, deps.oauth?.clientMetadataFetch),

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 /**
  * A client in a thread of its own (a test's other traffic does not delay its timers or its reads):
- * one GET every `intervalMs`, each on its own, so a stalled answer does not hold back the next
+ * after a few calls to warm up, one GET every `intervalMs`, each on its own, so a stalled answer does not hold back the next
  * request and a stall shows in every sample it delays. Posts 'ready', samples until told 'stop',
  * then posts every latency (ms) and status.
  */
@@ -19,8 +19,10 @@ async function sample(): Promise<{ ms: number; status: number }> {
   return { ms: performance.now() - started, status: res.status };
 }
 
-parentPort!.once('message', (message: string) => {
+parentPort!.once('message', async (message: string) => {
   if (message !== 'start') throw new Error(`sampler: unexpected ${message}`);
+  // A few answers first, one at a time: a connection open and the server's path warm before timing.
+  for (let i = 0; i < 10; i++) await sample();
   const timer = setInterval(() => samples.push(sample()), options.intervalMs);
   parentPort!.once('message', () => {
     clearInterval(timer);
