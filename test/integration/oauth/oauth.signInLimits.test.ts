@@ -229,7 +229,7 @@ describe('a flood of sign-ins against an api process', () => {
       PORT: String(port),
       PUBLIC_BASE_URL: origin,
       LOG_LEVEL: 'info',
-      // GET /me is sampled every 5 ms: the workspace's rate limit is not what this test is about.
+      // GET /me is sampled every 10 ms: the workspace's rate limit is not what this test is about.
       RATE_LIMIT_PER_MINUTE: '1000000',
     });
     await api.waitFor(/api listening/);
