@@ -1,4 +1,5 @@
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 import { z } from 'zod';
@@ -56,6 +57,9 @@ const trustProxy = z.string().transform((raw, ctx): TrustProxy => {
   return entries;
 });
 
+// Half of libuv's 4 threads, and one core fewer than the machine has: never all of either.
+const defaultHashConcurrency = Math.max(1, Math.min(2, os.availableParallelism() - 1));
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -91,6 +95,13 @@ const envSchema = z.object({
   STREAMS_PER_WORKSPACE: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** Failed authentications per client address and minute an api process takes before refusing that address. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /**
+   * Password checks (argon2id, ~50 ms of a core and 19 MiB each, on libuv's thread pool of 4 that
+   * DNS, file and zlib work share) run at once per api process; a few more may wait, and beyond that
+   * sign-in answers 429. By default half the pool, and never every core: a sign-in flood leaves the
+   * pool and the event loop room for everything else.
+   */
+  SIGN_IN_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(defaultHashConcurrency),
   /**
    * Jobs of the main runner run at once per worker process (every job but webhook deliveries and
    * OCR, which have runners of their own). Jobs mostly wait (model providers, object storage) and
@@ -174,6 +185,7 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   streamsPerWorkspace: number;
   authFailuresPerMinute: number;
+  signInHashConcurrency: number;
   workerConcurrency: number;
   brainSynthesisDebounceMs: number;
   webhookConcurrency: number;
@@ -245,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    signInHashConcurrency: e.SIGN_IN_HASH_CONCURRENCY,
     workerConcurrency: e.WORKER_CONCURRENCY,
     brainSynthesisDebounceMs: e.BRAIN_SYNTHESIS_DEBOUNCE_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,

@@ -25,7 +25,7 @@ function formParams(r: AuthorizeRequest): Record<string, string> {
 
 async function showSignIn(s: OauthServer, req: Request, res: Response, r: AuthorizeRequest): Promise<void> {
   const returnTo = `/oauth/authorize?${new URLSearchParams(formParams(r)).toString()}`;
-  const csrf = await s.csrf.tokenFor(req, res, null, s.sessions.secure);
+  const csrf = await s.csrf.signInToken(req, res, s.sessions.secure);
   sendPage(
     res,
     200,
@@ -201,7 +201,8 @@ export function showAuthorize(s: OauthServer): RequestHandler {
 export function decideAuthorize(s: OauthServer): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
-    if (!(await s.csrf.verify(req, person?.sessionId ?? null))) {
+    // The consent form's token is bound to the session it was shown in: without it, no form is valid.
+    if (!person || !(await s.csrf.verify(req, person.sessionId))) {
       return sendErrorPage(
         res,
         403,
@@ -212,7 +213,6 @@ export function decideAuthorize(s: OauthServer): RequestHandler {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const r = await parse(s, res, req, body, 303);
     if (!r) return;
-    if (!person) return showSignIn(s, req, res, r);
     if (body.decision === 'refuse') {
       return res.redirect(
         303,

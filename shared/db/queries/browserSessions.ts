@@ -52,26 +52,45 @@ export async function deleteMemberSessions(db: Db, memberId: string): Promise<nu
   return rows.length;
 }
 
-const failureRow = z.object({ failures: z.number() });
+const attemptRow = z.object({ subject: z.string(), failures: z.number(), window_started_at: z.string() });
+export type SignInAttemptRow = z.infer<typeof attemptRow>;
 
-/** Failures counted for `subject` in the window that is current at `now` (older windows count zero). */
-export function countSignInFailures(db: Db, subjects: string[], now: string, windowSeconds: number) {
-  return db.any(sql.type(failureRow.extend({ subject: z.string() }))`
-    select subject, failures from sign_in_failures
-    where subject = any(${sql.array(subjects, 'text')})
-      and window_started_at > ${now}::timestamptz - make_interval(secs => ${windowSeconds})
-  `);
-}
-
-export async function recordSignInFailure(db: Db, subjects: string[], now: string, windowSeconds: number) {
-  await db.query(sql.typeAlias('void')`
+/**
+ * Takes one attempt's slot for every subject at once, before any password is checked: each count
+ * goes up by one in the window current at `now` (an older window starts over at 1), and the counts
+ * after the increment come back. Row locks make concurrent attempts take consecutive counts, so
+ * however many race, only the first `limit` see a count within it. An attempt counts as a failure
+ * until it is refunded (throttled) or its subject cleared (success).
+ */
+export function takeSignInAttempt(db: Db, subjects: string[], now: string, windowSeconds: number) {
+  // Rows in subject order, every statement alike: two attempts never wait on each other's rows crosswise.
+  return db.many(sql.type(attemptRow)`
     insert into sign_in_failures (subject, failures, window_started_at)
-    select unnest(${sql.array(subjects, 'text')}::text[]), 1, ${now}
+    select subject, 1, ${now} from unnest(${sql.array(subjects, 'text')}) as subject order by subject
     on conflict (subject) do update set
       failures = case when sign_in_failures.window_started_at > ${now}::timestamptz - make_interval(secs => ${windowSeconds})
                       then sign_in_failures.failures + 1 else 1 end,
       window_started_at = case when sign_in_failures.window_started_at > ${now}::timestamptz - make_interval(secs => ${windowSeconds})
                                then sign_in_failures.window_started_at else excluded.window_started_at end
+    returning subject, failures, window_started_at
+  `);
+}
+
+/** Gives back slots taken by takeSignInAttempt, each only while its window is still the current one. */
+export async function refundSignInAttempts(db: Db, slots: readonly SignInAttemptRow[]): Promise<void> {
+  if (slots.length === 0) return;
+  const subjects = sql.array(
+    slots.map((s) => s.subject),
+    'text',
+  );
+  const windows = sql.array(
+    slots.map((s) => s.window_started_at),
+    'timestamptz',
+  );
+  await db.query(sql.typeAlias('void')`
+    update sign_in_failures f set failures = f.failures - 1
+    from unnest(${subjects}, ${windows}) as taken(subject, window_started_at)
+    where f.subject = taken.subject and f.window_started_at = taken.window_started_at and f.failures > 0
   `);
 }
 
