@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 
-import { Logger, run, type WorkerEvents } from 'graphile-worker';
+import { Logger, run, type Task, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 
 import { JobCreator } from '../../shared/jobs/createJob.ts';
@@ -56,56 +56,15 @@ async function measure(url: string, started: Start): Promise<Round> {
 }
 
 /**
- * Raw graphile-worker, as the platform's worker runs it (same concurrency, local queue and batched
- * completion), with a task that does nothing: jobs per second from their insert to the last completion.
+ * One round of a plain graphile-worker runner, as the platform's worker runs its queue (same
+ * concurrency, local queue and batched completion), over `jobsPerRound` jobs of its one task that
+ * `addJobs` adds in one statement: jobs per second from their insert to the last completion.
  */
-async function rawRound(databaseUrl: string, concurrency: number): Promise<Round> {
-  const events = new EventEmitter() as WorkerEvents;
-  let completed = 0;
-  let allDone!: () => void;
-  const done = new Promise<void>((resolve) => (allDone = resolve));
-  events.on('job:complete', () => {
-    if (++completed === jobsPerRound) allDone();
-  });
-  const runner = await run({
-    connectionString: databaseUrl,
-    concurrency,
-    noHandleSignals: true,
-    pollInterval: 2000,
-    events,
-    logger: new Logger(() => () => {}),
-    preset: { worker: { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0 } },
-    taskList: { bench_raw_noop: async () => {} },
-  });
-  try {
-    const started = await start(databaseUrl);
-    await withClient(databaseUrl, (c) =>
-      c.query(
-        `select count(*) from graphile_worker.add_jobs((
-           select array_agg(row('bench_raw_noop', '{}'::json, null, null, 3, null, 0, null)::graphile_worker.job_spec)
-           from generate_series(1, $1)))`,
-        [jobsPerRound],
-      ),
-    );
-    await done;
-    return await measure(databaseUrl, started);
-  } finally {
-    await runner.stop();
-  }
-}
-
-/**
- * The floor the job engine is measured against: the same bookkeeping done the plain way. A
- * graphile-worker task (same concurrency and batching as the platform's worker) that, in a
- * transaction of its own, inserts the job's row, marks it succeeded and writes its metering record
- * (the exactly-once claim trigger included), with graphile-worker's own pg client; built the
- * obvious way, not tuned. It runs on the platform's database, beside the idle platform worker.
- */
-async function bookkeepingRound(
+async function queueRound(
   databaseUrl: string,
   concurrency: number,
-  tenant: Pick<Platform['tenant'], 'workspaceId' | 'projectId'>,
-  round: number,
+  taskList: TaskList,
+  addJobs: (client: pg.Client) => Promise<unknown>,
 ): Promise<Round> {
   const events = new EventEmitter() as WorkerEvents;
   let completed = 0;
@@ -122,53 +81,82 @@ async function bookkeepingRound(
     events,
     logger: new Logger(() => () => {}),
     preset: { worker: { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0 } },
-    taskList: {
-      bench_floor_bookkeeping: async (payload, helpers) => {
-        const { jobId } = payload as { jobId: string };
-        await helpers.withPgClient(async (client) => {
-          await client.query('begin');
-          try {
-            await client.query(
-              `insert into jobs (id, workspace_id, project_id, type, livemode, input)
-               values ($1, $2, $3, 'embeddings.create', false, '{"input":["x"]}')`,
-              [jobId, tenant.workspaceId, tenant.projectId],
-            );
-            await client.query(
-              `update jobs set status = 'succeeded', result = '{"embeddings":[[0]]}', cost_minor = 0,
-                 completed_at = now() where id = $1`,
-              [jobId],
-            );
-            await client.query(
-              `insert into metering_records (id, job_id, workspace_id, project_id, operation, livemode, usage,
-                 cost_minor, currency)
-               values ($1, $2, $3, $4, 'embeddings.create', false, '{"inputTokens":1}', 0, 'USD')`,
-              [`mtr_${jobId}`, jobId, tenant.workspaceId, tenant.projectId],
-            );
-            await client.query('commit');
-          } catch (error) {
-            await client.query('rollback');
-            throw error;
-          }
-        });
-      },
-    },
+    taskList,
   });
   try {
     const started = await start(databaseUrl);
-    await withClient(databaseUrl, (c) =>
-      c.query(
-        `select count(*) from graphile_worker.add_jobs((
-           select array_agg(row('bench_floor_bookkeeping', json_build_object('jobId', $2 || i), null, null, 3,
-                                null, 0, null)::graphile_worker.job_spec)
-           from generate_series(1, $1) i))`,
-        [jobsPerRound, `job_floor${round}_`],
-      ),
-    );
+    await withClient(databaseUrl, addJobs);
     await done;
     return await measure(databaseUrl, started);
   } finally {
     await runner.stop();
   }
+}
+
+/** Raw graphile-worker with a task that does nothing: what the queue itself costs per job. */
+function rawRound(databaseUrl: string, concurrency: number): Promise<Round> {
+  return queueRound(databaseUrl, concurrency, { bench_raw_noop: async () => {} }, (c) =>
+    c.query(
+      `select count(*) from graphile_worker.add_jobs((
+         select array_agg(row('bench_raw_noop', '{}'::json, null, null, 3, null, 0, null)::graphile_worker.job_spec)
+         from generate_series(1, $1)))`,
+      [jobsPerRound],
+    ),
+  );
+}
+
+/** The floor's task: the job's row, its finish and its metering record in one transaction of its own. */
+function bookkeepingTask(tenant: Pick<Platform['tenant'], 'workspaceId' | 'projectId'>): Task {
+  return async (payload, helpers) => {
+    const { jobId } = payload as { jobId: string };
+    await helpers.withPgClient(async (client) => {
+      await client.query('begin');
+      try {
+        await client.query(
+          `insert into jobs (id, workspace_id, project_id, type, livemode, input)
+           values ($1, $2, $3, 'embeddings.create', false, '{"input":["x"]}')`,
+          [jobId, tenant.workspaceId, tenant.projectId],
+        );
+        await client.query(
+          `update jobs set status = 'succeeded', result = '{"embeddings":[[0]]}', cost_minor = 0,
+             completed_at = now() where id = $1`,
+          [jobId],
+        );
+        await client.query(
+          `insert into metering_records (id, job_id, workspace_id, project_id, operation, livemode, usage,
+             cost_minor, currency)
+           values ($1, $2, $3, $4, 'embeddings.create', false, '{"inputTokens":1}', 0, 'USD')`,
+          [`mtr_${jobId}`, jobId, tenant.workspaceId, tenant.projectId],
+        );
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      }
+    });
+  };
+}
+
+/**
+ * The floor the job engine is measured against: the same bookkeeping done the plain way, by a
+ * graphile-worker task (bookkeepingTask) with graphile-worker's own pg client, built the obvious
+ * way, not tuned. It runs on the platform's database, beside the idle platform worker.
+ */
+function bookkeepingRound(
+  databaseUrl: string,
+  concurrency: number,
+  tenant: Pick<Platform['tenant'], 'workspaceId' | 'projectId'>,
+  round: number,
+): Promise<Round> {
+  return queueRound(databaseUrl, concurrency, { bench_floor_bookkeeping: bookkeepingTask(tenant) }, (c) =>
+    c.query(
+      `select count(*) from graphile_worker.add_jobs((
+         select array_agg(row('bench_floor_bookkeeping', json_build_object('jobId', $2 || i), null, null, 3,
+                              null, 0, null)::graphile_worker.job_spec)
+         from generate_series(1, $1) i))`,
+      [jobsPerRound, `job_floor${round}_`],
+    ),
+  );
 }
 
 /**
