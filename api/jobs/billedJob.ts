@@ -1,16 +1,28 @@
 import type { Request, Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
+import type { Config } from '../../shared/config.ts';
 import { type JobRow, requestJobCancel } from '../../shared/db/queries/jobs.ts';
 import { notify } from '../../shared/db/queries/notifications.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import { newJobId } from '../../shared/jobs/createJob.ts';
+import { type JobCreator, newJobId } from '../../shared/jobs/createJob.ts';
 import { type JobType } from '../../shared/jobs/specs.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { reserveCredits } from '../../shared/metering.ts';
 import { clientGone, ClientGoneError } from '../clientGone.ts';
-import type { AppDeps } from '../deps.ts';
-import type { FinishedJob } from './jobWaiter.ts';
+import type { IdempotencyStore } from '../idempotency.ts';
+import type { FinishedJob, JobWaiter } from './jobWaiter.ts';
+
+/** What billed jobs need of the HTTP tier: the pool, the job creator and waiter, the key store. */
+export type BilledJobDeps = {
+  pool: DatabasePool;
+  jobs: JobCreator;
+  jobWaiter: JobWaiter;
+  config: Pick<Config, 'syncTimeoutMs'>;
+  logger: Logger;
+  idempotency: IdempotencyStore;
+};
 
 export type BilledJob = {
   /** Allocated by the caller that must listen for the job before it exists (newJobId). */
@@ -33,7 +45,7 @@ export type BilledJob = {
  *   IdempotencyRace when a request with the same key took it first.
  */
 export async function startBilledJob(
-  deps: Pick<AppDeps, 'pool' | 'jobs' | 'idempotency'>,
+  deps: Pick<BilledJobDeps, 'pool' | 'jobs' | 'idempotency'>,
   req: Request,
   job: BilledJob,
   answer?: (row: JobRow) => { status: number; body: unknown; location: string | null },
@@ -105,7 +117,7 @@ const outputDiscarded = () =>
  *   idempotent_output_discarded when a job taken over had already delivered its output.
  */
 export async function awaitSyncJob(
-  deps: Pick<AppDeps, 'pool' | 'jobWaiter' | 'config' | 'logger' | 'idempotency'>,
+  deps: Omit<BilledJobDeps, 'jobs'>,
   req: Request,
   res: Response,
   job: { id: string; start: () => Promise<unknown> },
@@ -166,7 +178,7 @@ export async function awaitSyncJob(
 
 /** Creates a billed synchronous job (see startBilledJob) and waits for its result (see awaitSyncJob). */
 export function runBilledJob(
-  deps: Pick<AppDeps, 'pool' | 'jobs' | 'jobWaiter' | 'config' | 'logger' | 'idempotency'>,
+  deps: BilledJobDeps,
   req: Request,
   res: Response,
   job: Omit<BilledJob, 'id'>,

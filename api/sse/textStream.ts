@@ -3,13 +3,18 @@ import type { Request, Response } from 'express';
 import { AppError } from '../../shared/errors/appError.ts';
 import { newJobId } from '../../shared/jobs/createJob.ts';
 import { clientGone } from '../clientGone.ts';
-import type { AppDeps } from '../deps.ts';
-import { awaitSyncJob } from '../jobs/billedJob.ts';
-import { releaseWhenClosed } from './streamLeases.ts';
+import { awaitSyncJob, type BilledJobDeps } from '../jobs/billedJob.ts';
+import { releaseWhenClosed, type StreamLeases } from './streamLeases.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
-import { defaultTextStreamOptions } from './textStreamOptions.ts';
+import { defaultTextStreamOptions, type TextStreamOptions } from './textStreamOptions.ts';
 
 export type TextBody = { text: string };
+
+/** A text stream waits as a synchronous job does, holding one of its workspace's stream leases. */
+export type TextStreamDeps = Omit<BilledJobDeps, 'jobs'> & {
+  streamLeases: StreamLeases;
+  textStream?: Partial<TextStreamOptions>;
+};
 
 function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -36,7 +41,7 @@ function frame(event: string, data: unknown): string {
  * The end is written whatever the reader does; not flushed within `stallMs`, the connection is cut.
  */
 export async function streamTextJob<B extends TextBody>(
-  deps: AppDeps,
+  deps: TextStreamDeps,
   relay: TextDeltaRelay,
   req: Request,
   res: Response,

@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
-import type { AppDeps } from '../deps.ts';
-import { requestHash } from '../idempotency.ts';
+import { type IdempotencyStore, requestHash } from '../idempotency.ts';
 import type { ReceivedUpload } from './receiveUpload.ts';
 
 /**
@@ -12,7 +11,7 @@ import type { ReceivedUpload } from './receiveUpload.ts';
  * @throws AppError invalid_idempotency_key, and what IdempotencyStore.open throws.
  */
 export async function openUploadIdempotency(
-  deps: Pick<AppDeps, 'idempotency'>,
+  deps: { idempotency: IdempotencyStore },
   req: Request,
   res: Response,
   received: ReceivedUpload,

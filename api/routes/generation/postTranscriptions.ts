@@ -9,21 +9,17 @@ import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { awaitSyncJob, costOf, startBilledJob } from '../../jobs/billedJob.ts';
 import { discardIfThrows } from '../../uploads/discardIfThrows.ts';
+import { receiveAudio } from '../../uploads/receiveAudio.ts';
 import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
-import { receiveAudio } from './receiveAudio.ts';
+import { uploadSummary } from '../../uploads/uploadSummary.ts';
 
 /** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */
 export function postTranscriptions(deps: AppDeps): RequestHandler {
   const maxCostMinor = maxTranscriptionCost(deps.config.prices);
   return async (req, res) => {
     const received = await receiveAudio(req, res, deps, inputObjectKey('audio', newId('aud')));
-    const { stored } = received;
     // What the request log and resolveProject read for JSON bodies.
-    const audio = stored && {
-      filename: stored.filename,
-      mimeType: stored.mimeType,
-      sizeBytes: stored.sizeBytes,
-    };
+    const audio = uploadSummary(received.stored);
     req.body = { ...received.fields, ...(audio ? { audio } : {}) };
     const job = await discardIfThrows(received, () => {
       const input = transcriptionInputOf(

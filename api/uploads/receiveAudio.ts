@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
 
-import { isAudioContent } from '../../../shared/contentSniff.ts';
-import { audioMaxBytes } from '../../../shared/jobs/generationInputs.ts';
-import { isAudioUpload } from '../../../shared/providers/audio.ts';
-import type { AppDeps } from '../../deps.ts';
-import { type ReceivedUpload, receiveUpload } from '../../uploads/receiveUpload.ts';
+import { isAudioContent } from '../../shared/contentSniff.ts';
+import { audioMaxBytes } from '../../shared/jobs/generationInputs.ts';
+import { isAudioUpload } from '../../shared/providers/audio.ts';
+import type { ReceiveFileDeps } from './receiveFile.ts';
+import { type ReceivedUpload, receiveUpload } from './receiveUpload.ts';
 
 export type ReceivedAudio = ReceivedUpload;
 
@@ -16,7 +16,7 @@ export type ReceivedAudio = ReceivedUpload;
 export function receiveAudio(
   req: Request,
   res: Response,
-  deps: AppDeps,
+  deps: Omit<ReceiveFileDeps, 'pool'>,
   key: string,
 ): Promise<ReceivedAudio> {
   return receiveUpload(

@@ -1,0 +1,73 @@
+import type { Request, Response } from 'express';
+import type { DatabasePool } from 'slonik';
+
+import type { Config } from '../../shared/config.ts';
+import { contentFitsDeclared, refusedDeclaredType } from '../../shared/files/contentPolicy.ts';
+import { fileObjectKey } from '../../shared/files/dto.ts';
+import { releaseStorage, reserveStorage, type StorageHold } from '../../shared/files/storageQuota.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { ObjectStore } from '../../shared/objectStore.ts';
+import { type ReceivedUpload, receiveUpload, type UploadReservation } from './receiveUpload.ts';
+import type { UploadGauge } from './uploadGauge.ts';
+
+export type ReceiveFileDeps = {
+  pool: DatabasePool;
+  objectStore: ObjectStore;
+  uploads: UploadGauge;
+  logger: Logger;
+  config: Pick<Config, 'filesDirectMaxBytes' | 'uploadIdleTimeoutMs'>;
+};
+
+// Long enough for a slow 100 MiB upload; a hold left by a process that died stops counting then.
+const holdSeconds = 3600;
+
+/** The quota hold for one upload: what the body can hold at most, or what the quota has left. */
+function holdFor(deps: ReceiveFileDeps, req: Request, onHold: (hold: StorageHold) => void) {
+  const maxBytes = deps.config.filesDirectMaxBytes;
+  return async (): Promise<UploadReservation> => {
+    const declared = Number(req.get('content-length'));
+    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxBytes) : maxBytes;
+    const hold = await reserveStorage(deps.pool, {
+      workspaceId: req.principal!.workspaceId,
+      bytes,
+      ttlSeconds: holdSeconds,
+      partial: true,
+    });
+    onHold(hold);
+    return { maxBytes: hold.bytes, release: () => releaseStorage(deps.pool, hold) };
+  };
+}
+
+/**
+ * The POST /files body: the `file` field streamed to the file's object, against a quota hold taken
+ * before the body is read. The hold is the caller's once a file is stored (`hold`).
+ * @throws what receiveUpload throws.
+ */
+export async function receiveFile(
+  req: Request,
+  res: Response,
+  deps: ReceiveFileDeps,
+  fileId: string,
+): Promise<{ received: ReceivedUpload; hold: StorageHold | undefined }> {
+  let hold: StorageHold | undefined;
+  const received = await receiveUpload(
+    req,
+    res,
+    {
+      fileField: 'file',
+      maxFileBytes: deps.config.filesDirectMaxBytes,
+      textFields: [],
+      acceptsFile: (mimeType) => !refusedDeclaredType(mimeType),
+      acceptsContent: (head, mimeType) => contentFitsDeclared(mimeType, head),
+      objectKey: fileObjectKey(req.principal!.workspaceId, fileId),
+      reserve: holdFor(deps, req, (h) => (hold = h)),
+    },
+    {
+      store: deps.objectStore,
+      gauge: deps.uploads,
+      idleTimeoutMs: deps.config.uploadIdleTimeoutMs,
+      logger: deps.logger,
+    },
+  );
+  return { received, hold };
+}
