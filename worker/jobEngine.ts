@@ -20,8 +20,8 @@ import {
   settleAndFinishJob,
 } from '../shared/jobs/finish.ts';
 import { type JobType, jobTypeOfTask, marksRunning } from '../shared/jobs/specs.ts';
-import { type InlineJob, jobPayload } from '../shared/jobs/taskMap.ts';
 import { reserveCredits } from '../shared/metering.ts';
+import { type InlineJob, jobPayload } from '../shared/queue/taskMap.ts';
 import type { WorkerContext } from './context.ts';
 
 /** What a job's work produced; the engine settles its cost and records it. */

@@ -1,7 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 
 import type { Config } from '../shared/config.ts';
-import type { TaskName } from '../shared/jobs/taskMap.ts';
+import type { TaskName } from '../shared/queue/taskMap.ts';
 
 /**
  * The graphile-worker runners of a worker process. Each runs only its own tasks with its own

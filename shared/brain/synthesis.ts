@@ -1,5 +1,5 @@
 import type { Db } from '../db/sql.ts';
-import { enqueue } from '../jobs/enqueue.ts';
+import { enqueue } from '../queue/enqueue.ts';
 
 /**
  * Schedules the synthesis of a task's brain page `debounceMs` from now, in the caller's transaction.

@@ -1,8 +1,7 @@
-import { insertEvent } from '../db/queries/events.ts';
+import { type DomainEvent, insertEvent } from '../db/queries/events.ts';
 import type { Db } from '../db/sql.ts';
 import { newId } from '../ids.ts';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout.ts';
-import type { DomainEvent } from './domainEvent.ts';
 
 /**
  * Records a domain event in the caller's transaction, with a webhook delivery (and its first

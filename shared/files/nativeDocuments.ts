@@ -1,12 +1,10 @@
 import { z } from 'zod';
 
+import type { ExportFormat, NativeKind } from '../db/queries/fileDocuments.ts';
 import type { Db } from '../db/sql.ts';
-import { enqueue } from '../jobs/enqueue.ts';
+import { enqueue } from '../queue/enqueue.ts';
 
-/** The native document kinds (DESIGN "Native documents"); any other file keeps kind `file`. */
-export type NativeKind = 'page' | 'sheet' | 'deck';
-
-export type ExportFormat = 'html' | 'csv' | 'xlsx' | 'pdf' | 'pptx';
+export type { ExportFormat, NativeKind } from '../db/queries/fileDocuments.ts';
 
 const kindOfExtension: Record<string, NativeKind> = {
   html: 'page',

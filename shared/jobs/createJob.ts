@@ -10,8 +10,8 @@ import {
 } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
 import { newId } from '../ids.ts';
+import type { InlineJob, JobPayload } from '../queue/taskMap.ts';
 import { jobSpecs, type JobType } from './specs.ts';
-import type { InlineJob, JobPayload } from './taskMap.ts';
 
 /**
  * Inline jobs are also committed asynchronously (nothing the caller sees depends on that commit

@@ -1,9 +1,9 @@
+import type { DomainEvent, EventType } from '../db/queries/events.ts';
 import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
-import type { DomainEvent, EventType } from '../events/domainEvent.ts';
 import { newId } from '../ids.ts';
-import { enqueue } from '../jobs/enqueue.ts';
-import type { WebhookDeliverPayload } from '../jobs/taskMap.ts';
+import { enqueue } from '../queue/enqueue.ts';
+import type { WebhookDeliverPayload } from '../queue/taskMap.ts';
 
 /** Event kinds an endpoint can subscribe to (spec "Webhooks"). */
 export const webhookEventTypes = [

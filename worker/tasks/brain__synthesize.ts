@@ -6,7 +6,7 @@ import { slugify } from '../../shared/brain/slug.ts';
 import { findTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
 import { newId } from '../../shared/ids.ts';
-import { brainSynthesizePayload } from '../../shared/jobs/taskMap.ts';
+import { brainSynthesizePayload } from '../../shared/queue/taskMap.ts';
 import { summaryMessages } from '../brain/summaryPrompt.ts';
 import type { WorkerContext } from '../context.ts';
 

@@ -3,7 +3,7 @@ import type { Task } from 'graphile-worker';
 import { findFileDocument, upsertFileDocument } from '../../shared/db/queries/fileDocuments.ts';
 import { findFileById, updateFileKind } from '../../shared/db/queries/files.ts';
 import { documentObjectKey, type ExportFormat, nativeKindOf } from '../../shared/files/nativeDocuments.ts';
-import { filesParsePayload } from '../../shared/jobs/taskMap.ts';
+import { filesParsePayload } from '../../shared/queue/taskMap.ts';
 import type { WorkerContext } from '../context.ts';
 import { documentLimits } from '../documents/limits.ts';
 import { parseDocument } from '../documents/parseDocument.ts';

@@ -6,7 +6,7 @@ import {
   lockDelivery,
   updateDelivery,
 } from '../../shared/db/queries/webhooks.ts';
-import { webhookDeliverPayload } from '../../shared/jobs/taskMap.ts';
+import { webhookDeliverPayload } from '../../shared/queue/taskMap.ts';
 import { enqueueDeliveryAttempt } from '../../shared/webhooks/fanout.ts';
 import { webhookHeaders } from '../../shared/webhooks/signing.ts';
 import type { WorkerContext } from '../context.ts';

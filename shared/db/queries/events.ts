@@ -1,7 +1,16 @@
 import { z } from 'zod';
 
-import type { DomainEvent } from '../../events/domainEvent.ts';
 import { type Db, sql } from '../sql.ts';
+
+/** Event kinds the service emits (spec "Webhooks"). */
+export type EventType = 'task.message.created' | 'video.ready' | 'job.succeeded' | 'job.failed';
+
+export type DomainEvent = {
+  workspaceId: string;
+  projectId: string | null;
+  type: EventType;
+  data: Record<string, unknown>;
+};
 
 const eventIdRow = z.object({ id: z.string(), created_at: z.string() });
 

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 
-import type { ExportFormat, NativeKind } from '../../files/nativeDocuments.ts';
 import { type Db, sql } from '../sql.ts';
+
+/** The native document kinds (DESIGN "Native documents"); any other file keeps kind `file`. */
+export type NativeKind = 'page' | 'sheet' | 'deck';
+
+export type ExportFormat = 'html' | 'csv' | 'xlsx' | 'pdf' | 'pptx';
 
 const fileDocumentRow = z.object({
   file_id: z.string(),

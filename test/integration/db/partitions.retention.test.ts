@@ -11,8 +11,8 @@ import {
   listFilteredRequestLogs,
 } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { enqueue } from '../../../shared/jobs/enqueue.ts';
 import { createLogger } from '../../../shared/logger.ts';
+import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/ids.ts';
-import { enqueue } from '../../../shared/jobs/enqueue.ts';
+import { enqueue } from '../../../shared/queue/enqueue.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { brainSynthesize } from '../../../worker/tasks/brain__synthesize.ts';
