@@ -1,15 +1,13 @@
 import type { RequestHandler } from 'express';
 
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
-import { insertVideo, type VideoRow } from '../../../shared/db/queries/videos.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { newId } from '../../../shared/ids.ts';
-import { videoCost } from '../../../shared/prices.ts';
+import { type VideoBody, videoRequest } from '../../../shared/videos/videoRequest.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { startBilledJob } from '../../jobs/billedJob.ts';
-import { answerFixtureVideo } from './fixtureVideo.ts';
-import { newVideo, videoAnswer, type VideoBody, videoRequest } from './videoBody.ts';
+import { answerFixtureVideo } from '../../jobs/fixtureVideo.ts';
+import { startVideoJob } from '../../jobs/videoJob.ts';
 
 /**
  * POST /videos: a video on a task of the caller's workspace, generating, and the job that renders
@@ -17,7 +15,7 @@ import { newVideo, videoAnswer, type VideoBody, videoRequest } from './videoBody
  * record in one transaction; 202 with the job to poll. A test key gets a ready fixture at no cost.
  */
 export function postVideos(deps: AppDeps): RequestHandler {
-  const { prices } = deps.config;
+  const videoDeps = { ...deps, prices: deps.config.prices };
   return async (req, res) => {
     const body = req.body as VideoBody;
     const principal = req.principal!;
@@ -27,22 +25,7 @@ export function postVideos(deps: AppDeps): RequestHandler {
     const input = videoRequest(body, newId('vid'), principal.memberId);
     const at = { workspaceId: principal.workspaceId, taskId: task.id, projectId };
     if (!principal.livemode) return answerFixtureVideo(deps, req, res, at, input);
-    let video: VideoRow | undefined;
-    const job = await startBilledJob(
-      deps,
-      req,
-      {
-        type: 'video.generate',
-        projectId,
-        input,
-        maxCostMinor: videoCost(prices, input.durationSeconds),
-        alsoWrite: async (tx, created) => {
-          video = await insertVideo(tx, newVideo(input, { ...at, jobId: created.id, livemode: true }));
-        },
-      },
-      (created) => videoAnswer(video!, created),
-    );
-    const { status, body: created, location } = videoAnswer(video!, job);
+    const { status, body: created, location } = await startVideoJob(videoDeps, req, at, input);
     res.status(status).location(location).json(created);
   };
 }

@@ -1,17 +1,19 @@
 import type { Request, Response } from 'express';
 
-import { insertFile } from '../../../shared/db/queries/files.ts';
-import { insertVideo, markVideoReady } from '../../../shared/db/queries/videos.ts';
-import { addStorageUsed } from '../../../shared/db/queries/workspaces.ts';
-import type { Db } from '../../../shared/db/sql.ts';
-import { recordEvent } from '../../../shared/events/recordEvent.ts';
-import { newId } from '../../../shared/ids.ts';
-import type { VideoJobInput } from '../../../shared/jobs/generationInputs.ts';
-import { toVideoDto, videoFilename, videoObjectKey } from '../../../shared/videos/dto.ts';
-import { fixtureVideo, fixtureVideoSeconds } from '../../../shared/videos/fixture.ts';
-import type { AppDeps } from '../../deps.ts';
-import { finishFixtureJob, insertFixtureJob } from '../../jobs/fixtureJob.ts';
-import { newVideo, videoAnswer } from './videoBody.ts';
+import { insertFile } from '../../shared/db/queries/files.ts';
+import { insertVideo, markVideoReady } from '../../shared/db/queries/videos.ts';
+import { addStorageUsed } from '../../shared/db/queries/workspaces.ts';
+import type { Db } from '../../shared/db/sql.ts';
+import { recordEvent } from '../../shared/events/recordEvent.ts';
+import { newId } from '../../shared/ids.ts';
+import type { VideoJobInput } from '../../shared/jobs/generationInputs.ts';
+import type { ObjectStore } from '../../shared/objectStore.ts';
+import { toVideoDto, videoFilename, videoObjectKey } from '../../shared/videos/dto.ts';
+import { fixtureVideo, fixtureVideoSeconds } from '../../shared/videos/fixture.ts';
+import { newVideo } from '../../shared/videos/videoRequest.ts';
+import type { IdempotencyStore } from '../idempotency.ts';
+import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
+import { videoAnswer } from './videoJob.ts';
 
 type Stored = { objectKey: string; sizeBytes: number };
 
@@ -71,7 +73,7 @@ async function insertFixtureVideo(
  * rows did not commit are removed again.
  */
 export async function answerFixtureVideo(
-  deps: Pick<AppDeps, 'objectStore' | 'idempotency'>,
+  deps: { objectStore: ObjectStore; idempotency: IdempotencyStore },
   req: Request,
   res: Response,
   at: { projectId: string; taskId: string },

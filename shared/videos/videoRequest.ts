@@ -1,8 +1,6 @@
-import { apiBasePath } from '../../../shared/config.ts';
-import type { JobRow } from '../../../shared/db/queries/jobs.ts';
-import type { NewVideo, VideoRow } from '../../../shared/db/queries/videos.ts';
-import type { VideoJobInput } from '../../../shared/jobs/generationInputs.ts';
-import { toVideoDto, videoTitle } from '../../../shared/videos/dto.ts';
+import type { NewVideo } from '../db/queries/videos.ts';
+import type { VideoJobInput } from '../jobs/generationInputs.ts';
+import { videoTitle } from './dto.ts';
 
 /** POST /videos body; its shape is enforced by the OpenAPI validator. */
 export type VideoBody = {
@@ -45,14 +43,5 @@ export function newVideo(
     aspectRatio: input.aspectRatio,
     resolution: input.resolution,
     requestedDurationSeconds: input.durationSeconds,
-  };
-}
-
-/** The 202 of POST /videos (also what an Idempotency-Key replays). */
-export function videoAnswer(video: VideoRow, job: JobRow) {
-  return {
-    status: 202,
-    body: { video: toVideoDto(video), jobId: job.id },
-    location: `${apiBasePath}/jobs/${job.id}`,
   };
 }
