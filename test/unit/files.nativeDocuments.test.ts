@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import JSZip from 'jszip';
 
 import { contentDisposition } from '../../api/downloads/contentDisposition.ts';
-import { exportName } from '../../api/routes/files/exportFile.ts';
+import { exportName } from '../../shared/files/findExport.ts';
 import { nativeKindOf } from '../../shared/files/nativeDocuments.ts';
 import { DocumentRejected } from '../../worker/documents/limits.ts';
 import { parseDeck } from '../../worker/documents/parseDeck.ts';
