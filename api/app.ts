@@ -15,9 +15,9 @@ import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
 import { installStorableText } from './middleware/installStorableText.ts';
 import { installValidator } from './middleware/installValidator.ts';
-import { installOauthServer } from './oauth/index.ts';
 import { makeRequestValidation } from './openapi/requestValidation.ts';
 import { makeApiRouter } from './routes/index.ts';
+import { installOauthServer } from './web/oauth/index.ts';
 
 /**
  * The HTTP tier. The order is the contract's check order (DESIGN.md): request id and logging wrap

@@ -3,7 +3,7 @@ import type { Express, RequestHandler } from 'express';
 import { apiBasePath } from '../../shared/config.ts';
 import { mcpResource } from '../../shared/oauth/resources.ts';
 import type { AppDeps } from '../deps.ts';
-import { issuerOf } from '../oauth/metadata.ts';
+import { issuerOf } from '../web/oauth/metadata.ts';
 import { toolsOf } from './tools.ts';
 
 /**
