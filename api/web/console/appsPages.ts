@@ -2,48 +2,48 @@ import type { RequestHandler, Response } from 'express';
 
 import { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
 import { registerOauthApp } from '../../../shared/oauth/registerApp.ts';
+import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
 import { appSecretView, appsView } from './appsViews.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
 
 async function sendApps(
-  s: OauthServer,
+  web: BrowserContext,
   c: ConsoleContext,
   res: Response,
   cursor: string,
   status = 200,
   error?: string,
 ) {
-  const rows = await listWorkspaceOauthApps(s.pool, c.member.workspace_id, {
+  const rows = await listWorkspaceOauthApps(web.pool, c.member.workspace_id, {
     before: decodePageCursor(cursor),
     limit: pageSize + 1,
   });
   const { items: apps, next } = pageOf(rows);
-  sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, s.doc, apps, next, error)), {
+  sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, web.doc, apps, next, error)), {
     wide: true,
   });
 }
 
 /** GET /console/:memberId/apps: the workspace's OAuth apps and, for developers, the registration form. */
-export function showApps(s: OauthServer): RequestHandler {
+export function showApps(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
-    if (c) await sendApps(s, c, res, param(req, 'cursor'));
+    const c = await consoleContext(web, req, res);
+    if (c) await sendApps(web, c, res, param(req, 'cursor'));
   };
 }
 
 /** POST /console/:memberId/apps: the same registration as `oauth-app create`, never verified from here. */
-export function registerApp(s: OauthServer): RequestHandler {
+export function registerApp(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c) return;
     if (!c.member.has_developer_access) {
       return sendErrorPage(res, 403, 'No developer access', 'You cannot register apps in this workspace.');
     }
-    const registered = await registerOauthApp(s.pool, s.doc, {
+    const registered = await registerOauthApp(web.pool, web.doc, {
       projectId: field(req, 'project'),
       name: field(req, 'name'),
       type: field(req, 'type'),
@@ -53,7 +53,7 @@ export function registerApp(s: OauthServer): RequestHandler {
       verified: false,
       workspaceId: c.member.workspace_id,
     });
-    if ('problem' in registered) return sendApps(s, c, res, '', 400, registered.problem.message);
+    if ('problem' in registered) return sendApps(web, c, res, '', 400, registered.problem.message);
     sendPage(
       res,
       201,

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 
 import { type ConsoleMember, findConsoleMembers } from '../../../shared/db/queries/members.ts';
+import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
 import type { Person } from '../sessions.ts';
 
 export const badForm = 'This form was not sent from this site, or it expired. Go back and try again.';
@@ -23,29 +23,29 @@ export type ConsoleContext = {
  * must carry this session's CSRF token. Answers (redirect or error) and returns null otherwise.
  */
 export async function consoleContext(
-  s: OauthServer,
+  web: BrowserContext,
   req: Request,
   res: Response,
   options: { form?: boolean } = {},
 ): Promise<ConsoleContext | null> {
-  const person = await s.sessions.current(req);
+  const person = await web.sessions.current(req);
   if (!person) {
     const back = req.method === 'GET' ? req.originalUrl : '/console';
     res.redirect(303, `/account/sign-in?return_to=${encodeURIComponent(back)}`);
     return null;
   }
-  const members = await findConsoleMembers(s.pool, person.memberIds);
+  const members = await findConsoleMembers(web.pool, person.memberIds);
   const memberId = typeof req.params.memberId === 'string' ? req.params.memberId : undefined;
   const member = members.find((m) => m.id === memberId);
   if (!member) {
     sendErrorPage(res, 404, 'Not found', 'No such workspace in your account.');
     return null;
   }
-  if (options.form && !(await s.csrf.verify(req, person.sessionId))) {
+  if (options.form && !(await web.csrf.verify(req, person.sessionId))) {
     sendErrorPage(res, 403, 'Form expired', badForm);
     return null;
   }
-  const csrf = await s.csrf.tokenFor(req, res, person.sessionId, s.sessions.secure);
+  const csrf = await web.csrf.tokenFor(req, res, person.sessionId, web.sessions.secure);
   return { person, member, members, csrf, base: `/console/${member.id}` };
 }
 

@@ -3,8 +3,8 @@ import type { RequestHandler, Response } from 'express';
 import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
+import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
@@ -25,38 +25,38 @@ function needsDeveloper(c: ConsoleContext, res: Response): boolean {
 }
 
 /** GET /console/:memberId/keys */
-export function showKeys(s: OauthServer): RequestHandler {
+export function showKeys(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
     const before = decodePageCursor(param(req, 'cursor'));
-    const rows = await listWorkspaceKeys(s.pool, c.member.workspace_id, { before, limit: pageSize + 1 });
+    const rows = await listWorkspaceKeys(web.pool, c.member.workspace_id, { before, limit: pageSize + 1 });
     const { items: keys, next } = pageOf(rows);
-    sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, s.clock())), wide);
+    sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, web.clock())), wide);
   };
 }
 
 /** GET /console/:memberId/keys/new */
-export function showNewKey(s: OauthServer): RequestHandler {
+export function showNewKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c || needsDeveloper(c, res)) return;
-    sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, s.doc)), wide);
+    sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc)), wide);
   };
 }
 
 /** POST /console/:memberId/keys: the same rules and the same minting as `key create`. */
-export function createKey(s: OauthServer): RequestHandler {
+export function createKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
     const level = field(req, 'scope_level');
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
     const fail = (message: string) =>
-      sendPage(res, 400, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, s.doc, message)), wide);
+      sendPage(res, 400, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc, message)), wide);
     if (capText !== '' && !/^\d{1,15}$/.test(capText)) return fail('The spend cap must be a whole number.');
-    const resolved = await resolveKeyRequest(s.pool, s.doc, {
+    const resolved = await resolveKeyRequest(web.pool, web.doc, {
       member: c.member,
       projectIds: fields(req, 'projects'),
       livemode: field(req, 'mode') === 'live',
@@ -72,7 +72,7 @@ export function createKey(s: OauthServer): RequestHandler {
       monthlySpendCapMinor: capText === '' ? null : Number(capText),
     });
     if ('problem' in resolved) return fail(resolved.problem.message);
-    const key = await s.pool.transaction((tx) => createApiKey(tx, resolved.input));
+    const key = await web.pool.transaction((tx) => createApiKey(tx, resolved.input));
     sendPage(
       res,
       201,
@@ -84,15 +84,15 @@ export function createKey(s: OauthServer): RequestHandler {
 }
 
 /** POST /console/:memberId/keys/:keyId/revoke: any key of the workspace, recorded as this member's doing. */
-export function revokeKey(s: OauthServer): RequestHandler {
+export function revokeKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
-    const key = await findApiKey(s.pool, String(req.params.keyId));
+    const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
     }
-    await revokeApiKey(s.pool, key.id, c.member.id);
+    await revokeApiKey(web.pool, key.id, c.member.id);
     res.redirect(303, `${c.base}/keys`);
   };
 }
@@ -101,11 +101,11 @@ export function revokeKey(s: OauthServer): RequestHandler {
  * POST /console/:memberId/keys/:keyId/roll: the same as `key roll`, for the signed-in member's own
  * keys only. A colleague's key answers exactly as a key that does not exist.
  */
-export function rollKey(s: OauthServer): RequestHandler {
+export function rollKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
-    const key = await findApiKey(s.pool, String(req.params.keyId));
+    const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
       return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
     }
@@ -113,12 +113,12 @@ export function rollKey(s: OauthServer): RequestHandler {
     if (!Number.isInteger(seconds) || seconds < 0 || seconds * 1000 > maxRollOverlapMs) {
       return sendErrorPage(res, 400, 'Bad overlap', 'The overlap is 0 to 86400 seconds (24 hours).');
     }
-    const rolled = await rollApiKey(s.pool, {
+    const rolled = await rollApiKey(web.pool, {
       keyId: key.id,
       workspaceId: key.workspace_id,
       livemode: key.livemode,
       overlapMs: seconds * 1000,
-      now: s.clock(),
+      now: web.clock(),
     });
     if (!rolled) return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
     sendPage(

@@ -6,8 +6,8 @@ import {
   type RequestLogFilter,
 } from '../../../shared/db/queries/requestLogs.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
+import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { logDetailView, logsView } from './logsViews.ts';
@@ -38,15 +38,15 @@ function readFilter(doc: ApiDocument, query: (name: string) => string): RequestL
 }
 
 /** GET /console/:memberId/logs */
-export function showLogs(s: OauthServer): RequestHandler {
+export function showLogs(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
     const query = (name: string) => param(req, name);
-    const filter = readFilter(s.doc, query);
+    const filter = readFilter(web.doc, query);
     const cursor = decodePageCursor(query('cursor'));
     const before = cursor && /^\d+$/.test(cursor.id) ? { at: cursor.at, id: Number(cursor.id) } : undefined;
-    const rows = await listFilteredRequestLogs(s.pool, c.member.workspace_id, filter, {
+    const rows = await listFilteredRequestLogs(web.pool, c.member.workspace_id, filter, {
       before,
       limit: pageSize + 1,
       retentionDays,
@@ -56,21 +56,27 @@ export function showLogs(s: OauthServer): RequestHandler {
     for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
       if (query(name)) kept.set(name, query(name));
     }
-    sendPage(res, 200, 'Request log', consoleFrame(c, 'logs', logsView(c, s.doc, calls, kept, next, query)), {
-      wide: true,
-    });
+    sendPage(
+      res,
+      200,
+      'Request log',
+      consoleFrame(c, 'logs', logsView(c, web.doc, calls, kept, next, query)),
+      {
+        wide: true,
+      },
+    );
   };
 }
 
 /** GET /console/:memberId/logs/:cursor: one call, found by its primary key within this workspace. */
-export function showLog(s: OauthServer): RequestHandler {
+export function showLog(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
     const at = decodePageCursor(String(req.params.call));
     const call =
       at && /^\d+$/.test(at.id)
-        ? await findWorkspaceRequestLog(s.pool, c.member.workspace_id, at.at, Number(at.id))
+        ? await findWorkspaceRequestLog(web.pool, c.member.workspace_id, at.at, Number(at.id))
         : null;
     if (!call) return sendErrorPage(res, 404, 'Not found', 'No such call in this workspace.');
     sendPage(res, 200, 'Call', consoleFrame(c, 'logs', logDetailView(c, call)), { wide: true });

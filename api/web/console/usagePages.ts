@@ -7,8 +7,8 @@ import {
   type SpendSplit,
   sumDailySpend,
 } from '../../../shared/db/queries/meteringRecords.ts';
+import type { BrowserContext } from '../browserContext.ts';
 import { sendPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
@@ -42,28 +42,28 @@ function readWindow(req: Request, now: number): { from: string; to: string; day:
 const readPart = (req: Request) => (typeof req.query.part === 'string' ? req.query.part : undefined);
 
 /** GET /console/:memberId/usage */
-export function showUsage(s: OauthServer): RequestHandler {
+export function showUsage(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
     const split = readSplit(req);
-    const rows = await sumDailySpend(s.pool, c.member.workspace_id, split, chartDays);
-    sendPage(res, 200, 'Usage and spend', consoleFrame(c, 'usage', usageView(c, split, rows, s.clock())), {
+    const rows = await sumDailySpend(web.pool, c.member.workspace_id, split, chartDays);
+    sendPage(res, 200, 'Usage and spend', consoleFrame(c, 'usage', usageView(c, split, rows, web.clock())), {
       wide: true,
     });
   };
 }
 
 /** GET /console/:memberId/usage/records: the metering records behind a bar (or a bar's part). */
-export function showSpendRecords(s: OauthServer): RequestHandler {
+export function showSpendRecords(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
-    const window = readWindow(req, s.clock());
+    const window = readWindow(req, web.clock());
     const split = readSplit(req);
     const part = readPart(req);
     const before = decodePageCursor(param(req, 'cursor')) as MeteringCursor | undefined;
-    const rows = await listSpendRecords(s.pool, c.member.workspace_id, {
+    const rows = await listSpendRecords(web.pool, c.member.workspace_id, {
       ...window,
       split,
       part,
@@ -90,11 +90,11 @@ export function showSpendRecords(s: OauthServer): RequestHandler {
 }
 
 /** GET /console/:memberId/usage.csv: the same records as CSV, every page of them, streamed. */
-export function downloadSpendCsv(s: OauthServer): RequestHandler {
+export function downloadSpendCsv(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
-    const window = readWindow(req, s.clock());
+    const window = readWindow(req, web.clock());
     const split = readSplit(req);
     const part = readPart(req);
     res.set({
@@ -107,7 +107,7 @@ export function downloadSpendCsv(s: OauthServer): RequestHandler {
     res.write(stringify([[...columns, 'cost_minor', 'currency', 'request_id', 'usage']]));
     let before: MeteringCursor | undefined;
     for (;;) {
-      const rows = await listSpendRecords(s.pool, c.member.workspace_id, {
+      const rows = await listSpendRecords(web.pool, c.member.workspace_id, {
         ...window,
         split,
         part,

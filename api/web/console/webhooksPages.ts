@@ -11,8 +11,8 @@ import {
   rotateWebhookSecret,
   setWebhookEnabled,
 } from '../../../shared/webhooks/endpoints.ts';
+import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
@@ -27,14 +27,14 @@ function needsDeveloper(c: ConsoleContext, res: Response): boolean {
 }
 
 async function sendList(
-  s: OauthServer,
+  web: BrowserContext,
   c: ConsoleContext,
   res: Response,
   cursor: string,
   status = 200,
   error?: string,
 ) {
-  const rows = await listWorkspaceEndpoints(s.pool, c.member.workspace_id, {
+  const rows = await listWorkspaceEndpoints(web.pool, c.member.workspace_id, {
     before: decodePageCursor(cursor),
     limit: pageSize + 1,
   });
@@ -49,42 +49,42 @@ async function sendList(
 }
 
 /** GET /console/:memberId/webhooks */
-export function showWebhooks(s: OauthServer): RequestHandler {
+export function showWebhooks(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
-    if (c) await sendList(s, c, res, param(req, 'cursor'));
+    const c = await consoleContext(web, req, res);
+    if (c) await sendList(web, c, res, param(req, 'cursor'));
   };
 }
 
 /** POST /console/:memberId/webhooks: the same rules as `webhook create`. */
-export function createWebhook(s: OauthServer): RequestHandler {
+export function createWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
-    const created = await createWebhookEndpoint(s.pool, {
+    const created = await createWebhookEndpoint(web.pool, {
       projectId: field(req, 'project'),
       url: field(req, 'url'),
       events: fields(req, 'events'),
-      allowPrivate: s.config.webhookAllowPrivate,
+      allowPrivate: web.config.webhookAllowPrivate,
       workspaceId: c.member.workspace_id,
     });
-    if ('problem' in created) return sendList(s, c, res, '', 400, created.problem.message);
+    if ('problem' in created) return sendList(web, c, res, '', 400, created.problem.message);
     const secretPage = webhookSecretView(c, field(req, 'url'), created.endpoint.secret);
     sendPage(res, 201, 'Webhook added', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
   };
 }
 
 /** POST /console/:memberId/webhooks/:endpointId/rotate */
-export function rotateWebhook(s: OauthServer): RequestHandler {
+export function rotateWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
     const endpoint = await findWorkspaceEndpoint(
-      s.pool,
+      web.pool,
       String(req.params.endpointId),
       c.member.workspace_id,
     );
-    const rotated = endpoint ? await rotateWebhookSecret(s.pool, endpoint.id, c.member.workspace_id) : null;
+    const rotated = endpoint ? await rotateWebhookSecret(web.pool, endpoint.id, c.member.workspace_id) : null;
     if (!endpoint || !rotated) {
       return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
     }
@@ -99,12 +99,12 @@ export function rotateWebhook(s: OauthServer): RequestHandler {
 }
 
 /** POST /console/:memberId/webhooks/:endpointId/enabled */
-export function toggleWebhook(s: OauthServer): RequestHandler {
+export function toggleWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
     const row = await setWebhookEnabled(
-      s.pool,
+      web.pool,
       String(req.params.endpointId),
       c.member.workspace_id,
       field(req, 'enabled') === 'on',
@@ -115,17 +115,17 @@ export function toggleWebhook(s: OauthServer): RequestHandler {
 }
 
 /** GET /console/:memberId/webhooks/:endpointId: every delivery and its attempts. */
-export function showDeliveries(s: OauthServer): RequestHandler {
+export function showDeliveries(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res);
+    const c = await consoleContext(web, req, res);
     if (!c) return;
     const endpoint = await findWorkspaceEndpoint(
-      s.pool,
+      web.pool,
       String(req.params.endpointId),
       c.member.workspace_id,
     );
     if (!endpoint) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
-    const rows = await listEndpointDeliveryLog(s.pool, endpoint.id, {
+    const rows = await listEndpointDeliveryLog(web.pool, endpoint.id, {
       before: decodePageCursor(param(req, 'cursor')),
       limit: pageSize + 1,
     });
@@ -141,11 +141,11 @@ export function showDeliveries(s: OauthServer): RequestHandler {
 }
 
 /** POST /console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend: one more attempt by the worker. */
-export function resendWebhookDelivery(s: OauthServer): RequestHandler {
+export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(s, req, res, { form: true });
+    const c = await consoleContext(web, req, res, { form: true });
     if (!c || needsDeveloper(c, res)) return;
-    const result = await s.pool.transaction((tx) =>
+    const result = await web.pool.transaction((tx) =>
       resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
     );
     if ('problem' in result) {

@@ -10,14 +10,10 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, Router } from 'express';
 
 import { OauthError } from '../../../shared/oauth/oauthError.ts';
-import type { AppDeps } from '../../deps.ts';
-import { installConsole } from '../console/index.ts';
-import { sendErrorPage } from '../html.ts';
-import { cutOffApp, showAccount, showSignIn, signOut, submitSignIn } from '../pages/account.ts';
 import { decideAuthorize, showAuthorize } from './authorize.ts';
 import { InvalidClient } from './clientAuth.ts';
 import { metadataEndpoint } from './metadata.ts';
-import { makeOauthServer } from './oauthServer.ts';
+import type { OauthServer } from './oauthServer.ts';
 import { registerEndpoint } from './registerEndpoint.ts';
 import { revokeEndpoint } from './revokeEndpoint.ts';
 import { tokenEndpoint } from './tokenEndpoint.ts';
@@ -41,7 +37,7 @@ const tokenHeaders: RequestHandler = (req, res, next) => {
 };
 
 /** RFC 6749 §5.2 bodies; anything unexpected is server_error, logged. */
-function tokenErrors(deps: AppDeps, forgetTokens: () => void): ErrorRequestHandler {
+function tokenErrors(s: OauthServer): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     let oauth: OauthError;
     if (error instanceof OauthError) oauth = error;
@@ -52,40 +48,28 @@ function tokenErrors(deps: AppDeps, forgetTokens: () => void): ErrorRequestHandl
       // body-parser's refusals: malformed JSON, too large, wrong charset.
       oauth = new OauthError('invalid_request', 'The request body could not be read.');
     } else {
-      deps.logger.error({ err: error, requestId: req.requestId }, 'oauth endpoint failed');
+      s.logger.error({ err: error, requestId: req.requestId }, 'oauth endpoint failed');
       oauth = new OauthError('server_error', 'The server failed; retry later.');
     }
-    if (oauth.endedTokens) forgetTokens();
+    if (oauth.endedTokens) s.forgetTokens();
     if (oauth instanceof InvalidClient && oauth.usedBasic) res.set('WWW-Authenticate', 'Basic realm="oauth"');
     res.status(oauth.status).json({ error: oauth.error, error_description: oauth.message });
   };
 }
 
-function pageErrors(deps: AppDeps): ErrorRequestHandler {
-  return (error: unknown, req, res, _next) => {
-    const status = (error as { status?: number }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      return sendErrorPage(res, status, 'Bad request', 'The form could not be read.');
-    }
-    deps.logger.error({ err: error, requestId: req.requestId }, 'page failed');
-    sendErrorPage(res, 500, 'Something went wrong', 'The server failed; try again in a moment.');
-  };
-}
-
 /**
- * {oauth_url} (token, revoke, metadata, authorize) and the account pages, on the api tier at
- * PUBLIC_BASE_URL (DESIGN.md). Mounted before the public API's 404 handler.
+ * {oauth_url} (token, revoke, register, metadata) on the app, and the consent page (authorize) on the
+ * browser pages' router, on the api tier at PUBLIC_BASE_URL (DESIGN.md).
  */
-export function installOauthServer(app: Express, deps: AppDeps): void {
-  const s = makeOauthServer(deps);
-  const metadata = metadataEndpoint(deps);
+export function installOauthServer(app: Express, pages: Router, s: OauthServer): void {
+  const metadata = metadataEndpoint(s);
 
   const tokens = Router();
   tokens.use(['/token', '/revoke', '/register'], tokenHeaders, formBody, jsonBody);
-  tokens.post('/token', tokenEndpoint(deps, s.grants, s.forgetTokens));
-  tokens.post('/revoke', revokeEndpoint(deps, s.forgetTokens));
-  tokens.post('/register', registerEndpoint(deps));
-  tokens.use(['/token', '/revoke', '/register'], tokenErrors(deps, s.forgetTokens));
+  tokens.post('/token', tokenEndpoint(s, s.grants, s.forgetTokens));
+  tokens.post('/revoke', revokeEndpoint(s, s.forgetTokens));
+  tokens.post('/register', registerEndpoint(s));
+  tokens.use(['/token', '/revoke', '/register'], tokenErrors(s));
   app.use('/oauth', tokens);
 
   // RFC 8414 §3: {oauth_url}/.well-known/… as the spec says, and the path-inserted form for an issuer
@@ -93,16 +77,7 @@ export function installOauthServer(app: Express, deps: AppDeps): void {
   app.get('/oauth/.well-known/oauth-authorization-server', metadata);
   app.get('/.well-known/oauth-authorization-server/oauth', metadata);
 
-  const pages = Router();
   // Bodies are read on these routes only: the public API reads its own, after authentication.
   pages.get('/oauth/authorize', showAuthorize(s));
   pages.post('/oauth/authorize', formBody, decideAuthorize(s));
-  pages.get('/account', showAccount(s));
-  pages.get('/account/sign-in', showSignIn(s));
-  pages.post('/account/sign-in', formBody, submitSignIn(s));
-  pages.post('/account/sign-out', formBody, signOut(s));
-  pages.post('/account/apps/:grantId/revoke', formBody, cutOffApp(s));
-  installConsole(pages, s, deps);
-  pages.use(pageErrors(deps));
-  app.use(pages);
 }

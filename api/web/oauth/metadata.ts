@@ -1,14 +1,11 @@
 import type { RequestHandler } from 'express';
 
 import { identityScopes } from '../../../shared/oauth/registration.ts';
-import type { AppDeps } from '../../deps.ts';
-
-/** The issuer is {oauth_url} (DESIGN.md: PUBLIC_BASE_URL/oauth). */
-export const issuerOf = (deps: AppDeps) => `${deps.config.publicBaseUrl}/oauth`;
+import type { OauthServer } from './oauthServer.ts';
 
 /** RFC 8414 authorization server metadata. */
-export function metadataEndpoint(deps: AppDeps): RequestHandler {
-  const issuer = issuerOf(deps);
+export function metadataEndpoint(s: Pick<OauthServer, 'issuer' | 'doc' | 'config'>): RequestHandler {
+  const { issuer } = s;
   const body = {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -26,8 +23,8 @@ export function metadataEndpoint(deps: AppDeps): RequestHandler {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    scopes_supported: [...deps.doc.scopes, ...identityScopes],
-    service_documentation: `${deps.config.publicBaseUrl}/api/pub/v1/openapi.json`,
+    scopes_supported: [...s.doc.scopes, ...identityScopes],
+    service_documentation: `${s.config.publicBaseUrl}/api/pub/v1/openapi.json`,
   };
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(body);

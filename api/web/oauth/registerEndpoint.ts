@@ -4,15 +4,15 @@ import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
 import { newId, randomBase62 } from '../../../shared/ids.ts';
 import { parseDynamicClient } from '../../../shared/oauth/dynamicRegistration.ts';
 import { OauthError } from '../../../shared/oauth/oauthError.ts';
-import type { AppDeps } from '../../deps.ts';
 import { AddressThrottle } from './addressThrottle.ts';
+import type { OauthServer } from './oauthServer.ts';
 
 /**
  * POST /oauth/register, RFC 7591 dynamic client registration for MCP clients that arrive without
  * an operator: a public app, unverified (so never granted sensitive scopes), in no project until a
  * person consents.
  */
-export function registerEndpoint(deps: AppDeps): RequestHandler {
+export function registerEndpoint(deps: Pick<OauthServer, 'doc' | 'pool'>): RequestHandler {
   const sensitive = deps.doc.operations.flatMap((o) => (o.sensitive && o.scope ? [o.scope] : []));
   // Registration needs no credential: each address registers a bounded number of apps an hour.
   const throttle = new AddressThrottle();

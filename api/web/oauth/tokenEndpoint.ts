@@ -3,8 +3,10 @@ import type { RequestHandler } from 'express';
 import { exchangeCode, type GrantOptions, refreshTokens } from '../../../shared/oauth/grants.ts';
 import { OauthError } from '../../../shared/oauth/oauthError.ts';
 import { resourceProblem } from '../../../shared/oauth/resources.ts';
-import type { AppDeps } from '../../deps.ts';
 import { authenticateClient } from './clientAuth.ts';
+import type { OauthServer } from './oauthServer.ts';
+
+type TokenDeps = Pick<OauthServer, 'pool' | 'config'>;
 
 function param(body: Record<string, unknown>, name: string): string {
   const value = body[name];
@@ -15,7 +17,7 @@ function param(body: Record<string, unknown>, name: string): string {
 }
 
 /** RFC 8707 `resource`: one absolute URI this server protects, or none. */
-function resourceParam(deps: AppDeps, body: Record<string, unknown>): string | undefined {
+function resourceParam(deps: TokenDeps, body: Record<string, unknown>): string | undefined {
   const value = body.resource;
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new OauthError('invalid_target', 'Name one resource.');
@@ -26,7 +28,7 @@ function resourceParam(deps: AppDeps, body: Record<string, unknown>): string | u
 
 /** POST {oauth_url}/token: the authorization_code and refresh_token grants, nothing else (OAuth 2.1). */
 export function tokenEndpoint(
-  deps: AppDeps,
+  deps: TokenDeps,
   options: GrantOptions,
   forgetTokens: () => void,
 ): RequestHandler {

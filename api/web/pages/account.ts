@@ -7,7 +7,7 @@ import {
 } from '../../../shared/db/queries/oauthGrants.ts';
 import { signIn } from '../../../shared/oauth/signIn.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import type { OauthServer } from '../oauth/oauthServer.ts';
+import type { AccountDeps } from './accountDeps.ts';
 import { safeReturnTo } from './returnTo.ts';
 import { accountView, signInView } from './views.ts';
 
@@ -21,12 +21,12 @@ const signInErrors = {
 } as const;
 
 /** GET /account/sign-in (and /account itself when signed out). */
-export function showSignIn(s: OauthServer): RequestHandler {
+export function showSignIn(s: AccountDeps): RequestHandler {
   return (req, res) => sendSignIn(s, req, res, 200, { returnTo: safeReturnTo(req.query.return_to) });
 }
 
 async function sendSignIn(
-  s: OauthServer,
+  s: AccountDeps,
   req: Request,
   res: Response,
   status: number,
@@ -41,7 +41,7 @@ async function sendSignIn(
  * hashed; then the attempt is throttled per account and per address, and per process by the number
  * of password checks running at once (429 with Retry-After either way, the form kept).
  */
-export function submitSignIn(s: OauthServer): RequestHandler {
+export function submitSignIn(s: AccountDeps): RequestHandler {
   return async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
@@ -72,7 +72,7 @@ export function submitSignIn(s: OauthServer): RequestHandler {
 }
 
 /** POST /account/sign-out. */
-export function signOut(s: OauthServer): RequestHandler {
+export function signOut(s: AccountDeps): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (person) {
@@ -86,7 +86,7 @@ export function signOut(s: OauthServer): RequestHandler {
 }
 
 /** GET /account: the person's connected apps, per workspace. */
-export function showAccount(s: OauthServer): RequestHandler {
+export function showAccount(s: AccountDeps): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (!person) return sendSignIn(s, req, res, 200, { returnTo: '/account' });
@@ -97,7 +97,7 @@ export function showAccount(s: OauthServer): RequestHandler {
 }
 
 /** POST /account/apps/:grantId/revoke: cuts an app off (its consent and every token), in one transaction. */
-export function cutOffApp(s: OauthServer): RequestHandler {
+export function cutOffApp(s: AccountDeps): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (!person) return res.redirect(303, '/account/sign-in?return_to=/account');
