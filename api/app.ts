@@ -15,9 +15,9 @@ import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
 import { installStorableText } from './middleware/installStorableText.ts';
 import { installValidator } from './middleware/installValidator.ts';
-import { installOauthServer } from './oauth/index.ts';
 import { makeRequestValidation } from './openapi/requestValidation.ts';
 import { makeApiRouter } from './routes/index.ts';
+import { installWeb } from './web/index.ts';
 
 /**
  * The HTTP tier. The order is the contract's check order (DESIGN.md): request id and logging wrap
@@ -45,8 +45,9 @@ export function makeApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  // 2b. The OAuth server and the account pages: outside the API base, with error bodies of their own.
-  installOauthServer(app, deps);
+  // 2b. The web pages (sign-in, consent, account, console, status) and the OAuth endpoints: a sibling
+  //     of the API router and MCP, outside the API base, with error bodies of their own.
+  installWeb(app, deps);
   installResourceMetadata(app, deps);
   // 3. The operation is resolved: unknown paths and wrong methods end here, nothing read.
   installOperation(app, deps.doc);

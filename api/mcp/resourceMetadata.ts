@@ -1,9 +1,9 @@
 import type { Express, RequestHandler } from 'express';
 
 import { apiBasePath } from '../../shared/config.ts';
+import { oauthIssuer } from '../../shared/oauth/issuer.ts';
 import { mcpResource } from '../../shared/oauth/resources.ts';
 import type { AppDeps } from '../deps.ts';
-import { issuerOf } from '../oauth/metadata.ts';
 import { toolsOf } from './tools.ts';
 
 /**
@@ -21,7 +21,7 @@ export function installResourceMetadata(app: Express, deps: AppDeps): void {
   const document = (resource: string, name: string, scopes: string[]) => ({
     resource,
     resource_name: name,
-    authorization_servers: [issuerOf(deps)],
+    authorization_servers: [oauthIssuer(deps.config.publicBaseUrl)],
     bearer_methods_supported: ['header'],
     scopes_supported: [...new Set(scopes), 'offline_access'],
     resource_documentation: `${deps.config.publicBaseUrl}${apiBasePath}/openapi.json`,

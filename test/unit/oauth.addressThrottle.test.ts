@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { AddressThrottle } from '../../api/oauth/addressThrottle.ts';
+import { AddressThrottle } from '../../api/web/oauth/addressThrottle.ts';
 
 describe('AddressThrottle', () => {
   it('allows perWindow units an address per window and says when the window ends', () => {

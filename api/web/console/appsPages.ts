@@ -1,0 +1,69 @@
+import type { RequestHandler, Response } from 'express';
+
+import { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
+import { registerOauthApp } from '../../../shared/oauth/registerApp.ts';
+import type { BrowserContext } from '../browserContext.ts';
+import { sendErrorPage, sendPage } from '../html.ts';
+import { appSecretView, appsView } from './appsViews.ts';
+import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
+import { consoleFrame } from './layout.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+
+async function sendApps(
+  web: BrowserContext,
+  c: ConsoleContext,
+  res: Response,
+  cursor: string,
+  status = 200,
+  error?: string,
+) {
+  const rows = await listWorkspaceOauthApps(web.pool, c.member.workspace_id, {
+    before: decodePageCursor(cursor),
+    limit: pageSize + 1,
+  });
+  const { items: apps, next } = pageOf(rows);
+  sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, web.doc, apps, next, error)), {
+    wide: true,
+  });
+}
+
+/** GET /console/:memberId/apps: the workspace's OAuth apps and, for developers, the registration form. */
+export function showApps(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (c) await sendApps(web, c, res, param(req, 'cursor'));
+  };
+}
+
+/** POST /console/:memberId/apps: the same registration as `oauth-app create`, never verified from here. */
+export function registerApp(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res, { form: true });
+    if (!c) return;
+    if (!c.member.has_developer_access) {
+      return sendErrorPage(res, 403, 'No developer access', 'You cannot register apps in this workspace.');
+    }
+    const registered = await registerOauthApp(web.pool, web.doc, {
+      projectId: field(req, 'project'),
+      name: field(req, 'name'),
+      type: field(req, 'type'),
+      redirectUris: field(req, 'redirect_uris').split(/\s+/).filter(Boolean),
+      scopes: fields(req, 'scopes'),
+      // Verification is an operator's judgement (`oauth-app verify`), not the developer's.
+      verified: false,
+      workspaceId: c.member.workspace_id,
+    });
+    if ('problem' in registered) return sendApps(web, c, res, '', 400, registered.problem.message);
+    sendPage(
+      res,
+      201,
+      'App registered',
+      consoleFrame(
+        c,
+        'apps',
+        appSecretView(c, field(req, 'name'), registered.app.clientId, registered.app.clientSecret),
+      ),
+      { wide: true, copy: true },
+    );
+  };
+}

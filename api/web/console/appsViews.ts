@@ -1,0 +1,108 @@
+import type { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
+import { identityScopes } from '../../../shared/oauth/registration.ts';
+import type { ApiDocument } from '../../openapi/document.ts';
+import { html, type SafeHtml, secretField } from '../html.ts';
+import { scopeList } from '../pages/views.ts';
+import type { ConsoleContext } from './context.ts';
+
+type ListedApp = Awaited<ReturnType<typeof listWorkspaceOauthApps>>[number];
+
+export function appsView(
+  c: ConsoleContext,
+  doc: ApiDocument,
+  apps: readonly ListedApp[],
+  next: string | null,
+  error?: string,
+): SafeHtml {
+  return html`<h1>OAuth apps</h1>
+    <p>Apps you have connected to your account are on <a href="/account">your account page</a>.</p>
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Client id</th>
+          <th>Type</th>
+          <th>Project</th>
+          <th>Redirect URIs</th>
+          <th>Scopes</th>
+          <th>Verification</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${apps.map(
+          (a) =>
+            html`<tr data-app="${a.id}">
+              <td>${a.name}</td>
+              <td><code>${a.client_id}</code></td>
+              <td>${a.type}</td>
+              <td>${a.project_name}</td>
+              <td>${a.redirect_uris.map((u) => html`<code>${u}</code><br />`)}</td>
+              <td>${scopeList(doc, a.scopes)}</td>
+              <td>
+                ${a.verified ? 'verified' : 'not verified (sensitive scopes need an operator to verify it)'}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${apps.length === 0 ? html`<p>No apps registered.</p>` : ''}
+    ${next ? html`<p><a href="${c.base}/apps?cursor=${next}">Older apps</a></p>` : ''}
+    ${
+      c.member.has_developer_access
+        ? html`<h2>Register an app</h2>
+            ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+            <form method="post" action="${c.base}/apps">
+              <input type="hidden" name="_csrf" value="${c.csrf}" />
+              <label for="app-name">Name (shown on the consent page)</label
+              ><input id="app-name" type="text" name="name" required maxlength="200" />
+              <label for="app-project">Project</label>
+              <select id="app-project" name="project">
+                ${c.member.projects.map((p) => html`<option value="${p.id}">${p.name}</option>`)}
+              </select>
+              <fieldset>
+                <legend>Type</legend>
+                <label
+                  ><input type="radio" name="type" value="server" checked /> Server (confidential, gets a
+                  secret)</label
+                >
+                <label
+                  ><input type="radio" name="type" value="public" /> Public (browser or native, PKCE
+                  only)</label
+                >
+              </fieldset>
+              <label for="app-redirects">Redirect URIs (one per line)</label>
+              <textarea id="app-redirects" name="redirect_uris" rows="3" cols="60" required></textarea>
+              <fieldset>
+                <legend>Scopes</legend>
+                ${[...identityScopes, ...doc.scopes].map(
+                  (scope) =>
+                    html`<label
+                      ><input type="checkbox" name="scopes" value="${scope}" /> <code>${scope}</code></label
+                    >`,
+                )}
+              </fieldset>
+              <button type="submit">Register app</button>
+            </form>`
+        : html`<p class="muted">You need developer access to register apps.</p>`
+    }`;
+}
+
+export function appSecretView(
+  c: ConsoleContext,
+  name: string,
+  clientId: string,
+  clientSecret: string | null,
+): SafeHtml {
+  return html`<h1>${name} is registered</h1>
+    <p>
+      <label for="client-id">Client id</label
+      ><input id="client-id" class="secret" type="text" readonly value="${clientId}" size="40" />
+    </p>
+    ${
+      clientSecret
+        ? html`<p>Copy the client secret now: it will not be shown again.</p>
+            ${secretField('Client secret', clientSecret)}`
+        : html`<p>A public app has no secret: it proves itself with PKCE.</p>`
+    }
+    <p><a href="${c.base}/apps">Back to apps</a></p>`;
+}

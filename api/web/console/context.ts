@@ -1,0 +1,73 @@
+import type { Request, Response } from 'express';
+
+import { type ConsoleMember, findConsoleMembers } from '../../../shared/db/queries/members.ts';
+import type { BrowserContext } from '../browserContext.ts';
+import { sendErrorPage } from '../html.ts';
+import type { Person } from '../sessions.ts';
+
+export const badForm = 'This form was not sent from this site, or it expired. Go back and try again.';
+
+/** Who is looking at a console page, in which workspace, with the token for its forms. */
+export type ConsoleContext = {
+  person: Person;
+  member: ConsoleMember;
+  members: readonly ConsoleMember[];
+  csrf: string;
+  /** The console's base for this workspace: /console/{memberId}. */
+  base: string;
+};
+
+/**
+ * Resolves the session and the workspace a console URL names (/console/{memberId}/…). The member id
+ * must be one of the session's own: another workspace's pages answer 404, never its data. A POST
+ * must carry this session's CSRF token. Answers (redirect or error) and returns null otherwise.
+ */
+export async function consoleContext(
+  web: BrowserContext,
+  req: Request,
+  res: Response,
+  options: { form?: boolean } = {},
+): Promise<ConsoleContext | null> {
+  const person = await web.sessions.current(req);
+  if (!person) {
+    const back = req.method === 'GET' ? req.originalUrl : '/console';
+    res.redirect(303, `/account/sign-in?return_to=${encodeURIComponent(back)}`);
+    return null;
+  }
+  const members = await findConsoleMembers(web.pool, person.memberIds);
+  const memberId = typeof req.params.memberId === 'string' ? req.params.memberId : undefined;
+  const member = members.find((m) => m.id === memberId);
+  if (!member) {
+    sendErrorPage(res, 404, 'Not found', 'No such workspace in your account.');
+    return null;
+  }
+  if (options.form && !(await web.csrf.verify(req, person.sessionId))) {
+    sendErrorPage(res, 403, 'Form expired', badForm);
+    return null;
+  }
+  const csrf = await web.csrf.tokenFor(req, res, person.sessionId, web.sessions.secure);
+  return { person, member, members, csrf, base: `/console/${member.id}` };
+}
+
+/** A form field as one string ('' when absent or repeated). */
+export function field(req: Request, name: string): string {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** A form field that may repeat (checkboxes), as a list. */
+export function fields(req: Request, name: string): string[] {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** A query parameter as one string ('' when absent or repeated). */
+export function param(req: Request, name: string): string {
+  const value = req.query[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+export const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
+
+export const when = (iso: string | null) => (iso ? `${iso.replace('T', ' ').slice(0, 16)} UTC` : 'never');

@@ -1,0 +1,71 @@
+import express, { type Router } from 'express';
+
+import type { ObjectStore } from '../../../shared/objectStore.ts';
+import type { StatusSnapshots } from '../../status.ts';
+import type { BrowserContext } from '../browserContext.ts';
+import { registerApp, showApps } from './appsPages.ts';
+import { consoleContext } from './context.ts';
+import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
+import { showLog, showLogs } from './logsPages.ts';
+import { showStatusPage } from './statusPage.ts';
+import { fileContent, showTask, showTasks, videoFile } from './tasksPages.ts';
+import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
+import {
+  createWebhook,
+  resendWebhookDelivery,
+  rotateWebhook,
+  showDeliveries,
+  showWebhooks,
+  toggleWebhook,
+} from './webhooksPages.ts';
+
+const formBody = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 500 });
+
+/**
+ * The web console (issue 13) and the public status page, on the browser pages' router: the same
+ * session, CSRF tokens and escaping templates as the account pages, and the same domain code as the
+ * CLI for every change. Beyond the browser context it reads the status snapshot and, for the media
+ * board's downloads, the object store.
+ */
+export function installConsole(
+  pages: Router,
+  web: BrowserContext,
+  { status, objectStore }: { status: StatusSnapshots; objectStore: ObjectStore },
+): void {
+  pages.get('/status', showStatusPage(status));
+  pages.get('/console', async (req, res) => {
+    const person = await web.sessions.current(req);
+    if (!person) return res.redirect(303, '/account/sign-in?return_to=/console');
+    res.redirect(303, `/console/${person.memberIds[0]!}/keys`);
+  });
+  pages.get('/console/:memberId', async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (c) res.redirect(303, `${c.base}/keys`);
+  });
+  pages.get('/console/:memberId/keys', showKeys(web));
+  pages.get('/console/:memberId/keys/new', showNewKey(web));
+  pages.post('/console/:memberId/keys', formBody, createKey(web));
+  pages.post('/console/:memberId/keys/:keyId/revoke', formBody, revokeKey(web));
+  pages.post('/console/:memberId/keys/:keyId/roll', formBody, rollKey(web));
+  pages.get('/console/:memberId/logs', showLogs(web));
+  pages.get('/console/:memberId/logs/:call', showLog(web));
+  pages.get('/console/:memberId/usage', showUsage(web));
+  pages.get('/console/:memberId/usage/records', showSpendRecords(web));
+  pages.get('/console/:memberId/usage.csv', downloadSpendCsv(web));
+  pages.get('/console/:memberId/tasks', showTasks(web));
+  pages.get('/console/:memberId/tasks/:taskId', showTask(web));
+  pages.get('/console/:memberId/videos/:videoId/file', videoFile(web, objectStore));
+  pages.get('/console/:memberId/files/:fileId/content', fileContent(web, objectStore));
+  pages.get('/console/:memberId/apps', showApps(web));
+  pages.post('/console/:memberId/apps', formBody, registerApp(web));
+  pages.get('/console/:memberId/webhooks', showWebhooks(web));
+  pages.post('/console/:memberId/webhooks', formBody, createWebhook(web));
+  pages.get('/console/:memberId/webhooks/:endpointId', showDeliveries(web));
+  pages.post('/console/:memberId/webhooks/:endpointId/rotate', formBody, rotateWebhook(web));
+  pages.post('/console/:memberId/webhooks/:endpointId/enabled', formBody, toggleWebhook(web));
+  pages.post(
+    '/console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend',
+    formBody,
+    resendWebhookDelivery(web),
+  );
+}

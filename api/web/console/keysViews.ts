@@ -1,0 +1,178 @@
+import type { ListedKey } from '../../../shared/db/queries/apiKeys.ts';
+import type { ApiDocument } from '../../openapi/document.ts';
+import { html, type SafeHtml, secretField } from '../html.ts';
+import { type ConsoleContext, money, when } from './context.ts';
+
+/** Who a member is to the one looking: "you", else their email (a member since deleted: their id). */
+function whoIs(c: ConsoleContext, memberId: string, email: string | null): SafeHtml {
+  if (memberId === c.member.id) return html`you`;
+  return email === null ? html`<code>${memberId}</code> (no longer a member)` : html`${email}`;
+}
+
+function keyState(c: ConsoleContext, k: ListedKey, now: number): SafeHtml {
+  if (k.revoked_at) {
+    // Null for keys revoked before revocations recorded who.
+    if (k.revoked_by === null) return html`revoked ${when(k.revoked_at)}`;
+    const by = k.revoked_by === 'operator' ? html`an operator` : whoIs(c, k.revoked_by, k.revoked_by_email);
+    return html`revoked ${when(k.revoked_at)} by ${by}`;
+  }
+  if (k.expires_at && Date.parse(k.expires_at) <= now) return html`expired`;
+  return html`active`;
+}
+
+export function keysView(
+  c: ConsoleContext,
+  keys: readonly ListedKey[],
+  next: string | null,
+  now: number,
+): SafeHtml {
+  const currency = c.member.currency;
+  return html`<h1>API keys</h1>
+    ${
+      c.member.has_developer_access
+        ? html`<p><a href="${c.base}/keys/new">Create a key</a></p>`
+        : html`<p class="muted">
+            You do not have developer access in this workspace: you cannot create keys.
+          </p>`
+    }
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Secret</th>
+          <th>Mode</th>
+          <th>Scope</th>
+          <th>Projects</th>
+          <th>Last used</th>
+          <th>Spend this month</th>
+          <th>State</th>
+          <th>Actions</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${keys.map(
+          (k) =>
+            html`<tr data-key="${k.id}">
+              <td>
+                ${k.name}<br /><span class="muted">created by ${whoIs(c, k.member_id, k.member_email)}</span>
+              </td>
+              <td><code>${k.secret_hint}</code></td>
+              <td>${k.livemode ? 'live' : 'test'}</td>
+              <td>
+                ${k.scope_level}${k.scope_level === 'package' ? html`: ${k.scope_packages.join(', ')}` : ''}
+                ${k.scope_level === 'operation' ? html`: ${k.scope_operations.join(', ')}` : ''}
+              </td>
+              <td>${k.projects.map((p) => p.name).join(', ')}</td>
+              <td>${when(k.last_used_at)}</td>
+              <td>
+                ${money(k.spent_this_month_minor, currency)}
+                ${k.monthly_spend_cap_minor !== null ? html` of ${money(k.monthly_spend_cap_minor, currency)}` : ' (no cap)'}
+              </td>
+              <td>
+                ${keyState(c, k, now)}
+                ${
+                  k.previous_secret_expires_at && Date.parse(k.previous_secret_expires_at) > now
+                    ? html`<br /><span class="muted"
+                          >old secret works until ${when(k.previous_secret_expires_at)}</span
+                        >`
+                    : ''
+                }
+              </td>
+              <td>
+                ${
+                  // Roll only on the member's own keys (it would hand over a colleague's identity);
+                  // revoke on any, so a leak is stopped without waiting for the key's owner.
+                  k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
+                    ? ''
+                    : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
+                        <input type="hidden" name="_csrf" value="${c.csrf}" />
+                        <label for="overlap-${k.id}"
+                          >Old secret keeps working for (seconds, up to 86400)</label
+                        >
+                        <input
+                          id="overlap-${k.id}"
+                          type="number"
+                          name="overlap_seconds"
+                          min="0"
+                          max="86400"
+                          value="3600"
+                        />
+                        <button type="submit">Roll ${k.name}</button>
+                      </form>`
+                }
+                ${
+                  k.revoked_at || !c.member.has_developer_access
+                    ? ''
+                    : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
+                        <input type="hidden" name="_csrf" value="${c.csrf}" />
+                        <button type="submit">Revoke ${k.name}</button>
+                      </form>`
+                }
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${keys.length === 0 ? html`<p>No keys yet.</p>` : ''}
+    ${next ? html`<p><a href="${c.base}/keys?cursor=${next}">Older keys</a></p>` : ''}`;
+}
+
+export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string): SafeHtml {
+  return html`<h1>Create an API key</h1>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    <form method="post" action="${c.base}/keys">
+      <input type="hidden" name="_csrf" value="${c.csrf}" />
+      <label for="name">Name</label><input id="name" type="text" name="name" required maxlength="200" />
+      <fieldset>
+        <legend>Projects</legend>
+        ${c.member.projects.map(
+          (p, i) =>
+            html`<label
+              ><input type="checkbox" name="projects" value="${p.id}" ${i === 0 ? html`checked` : ''} />
+              ${p.name}</label
+            >`,
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>Mode</legend>
+        <label><input type="radio" name="mode" value="test" checked /> Test (fixtures, free)</label>
+        <label><input type="radio" name="mode" value="live" /> Live (billed)</label>
+      </fieldset>
+      <fieldset>
+        <legend>Scope</legend>
+        <label><input type="radio" name="scope_level" value="app" checked /> The whole API</label>
+        <label><input type="radio" name="scope_level" value="package" /> These packages:</label>
+        ${doc.packages.map(
+          (p) =>
+            html`<label
+              ><input type="checkbox" name="packages" value="${p.id}" /> ${p.title}
+              <code class="muted">${p.id}</code></label
+            >`,
+        )}
+        <label><input type="radio" name="scope_level" value="operation" /> These operations:</label>
+        ${doc.scopes.map(
+          (scope) =>
+            html`<label
+              ><input type="checkbox" name="operations" value="${scope}" />
+              ${doc.operations.find((o) => o.scope === scope)?.title ?? scope}
+              <code class="muted">${scope}</code></label
+            >`,
+        )}
+      </fieldset>
+      <label for="expires_at">Expires (UTC, optional)</label
+      ><input id="expires_at" type="datetime-local" name="expires_at" />
+      <label for="ip_allowlist">IP allowlist (CIDRs, comma-separated; empty = anywhere)</label
+      ><input id="ip_allowlist" type="text" name="ip_allowlist" />
+      <label for="cap">Monthly spend cap (minor units of ${c.member.currency}; empty = none)</label
+      ><input id="cap" type="number" name="monthly_spend_cap" min="0" />
+      <button type="submit">Create key</button>
+    </form>`;
+}
+
+/** The secret, once: it is not stored and cannot be shown again. */
+export function secretView(c: ConsoleContext, name: string, secret: string, note: string): SafeHtml {
+  return html`<h1>${name}</h1>
+    <p>${note} Copy it now: it will not be shown again.</p>
+    ${secretField('Secret', secret)}
+    <p><a href="${c.base}/keys">Back to keys</a></p>`;
+}

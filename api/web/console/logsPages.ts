@@ -1,0 +1,84 @@
+import type { RequestHandler } from 'express';
+
+import {
+  findWorkspaceRequestLog,
+  listFilteredRequestLogs,
+  type RequestLogFilter,
+} from '../../../shared/db/queries/requestLogs.ts';
+import type { ApiDocument } from '../../openapi/document.ts';
+import type { BrowserContext } from '../browserContext.ts';
+import { sendErrorPage, sendPage } from '../html.ts';
+import { consoleContext, param } from './context.ts';
+import { consoleFrame } from './layout.ts';
+import { logDetailView, logsView } from './logsViews.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+
+// The console shows what the log keeps (DESIGN.md: 30 days).
+const retentionDays = 30;
+
+const isoOrUndefined = (value: string) =>
+  value !== '' && !Number.isNaN(Date.parse(`${value}Z`)) ? new Date(`${value}Z`).toISOString() : undefined;
+
+/** Reads the filters from the query string; anything unreadable is simply not applied. */
+function readFilter(doc: ApiDocument, query: (name: string) => string): RequestLogFilter {
+  const status = query('status');
+  const operation = query('operation');
+  return {
+    keyId: query('key') || undefined,
+    oauthAppId: query('app') || undefined,
+    status: /^[1-5]xx$/.test(status)
+      ? { class: Number(status[0]) }
+      : /^[1-5]\d\d$/.test(status)
+        ? { exact: Number(status) }
+        : undefined,
+    operation: doc.operations.some((o) => o.id === operation) ? operation : undefined,
+    since: isoOrUndefined(query('since')),
+    until: isoOrUndefined(query('until')),
+  };
+}
+
+/** GET /console/:memberId/logs */
+export function showLogs(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const query = (name: string) => param(req, name);
+    const filter = readFilter(web.doc, query);
+    const cursor = decodePageCursor(query('cursor'));
+    const before = cursor && /^\d+$/.test(cursor.id) ? { at: cursor.at, id: Number(cursor.id) } : undefined;
+    const rows = await listFilteredRequestLogs(web.pool, c.member.workspace_id, filter, {
+      before,
+      limit: pageSize + 1,
+      retentionDays,
+    });
+    const { items: calls, next } = pageOf(rows);
+    const kept = new URLSearchParams();
+    for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
+      if (query(name)) kept.set(name, query(name));
+    }
+    sendPage(
+      res,
+      200,
+      'Request log',
+      consoleFrame(c, 'logs', logsView(c, web.doc, calls, kept, next, query)),
+      {
+        wide: true,
+      },
+    );
+  };
+}
+
+/** GET /console/:memberId/logs/:cursor: one call, found by its primary key within this workspace. */
+export function showLog(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const at = decodePageCursor(String(req.params.call));
+    const call =
+      at && /^\d+$/.test(at.id)
+        ? await findWorkspaceRequestLog(web.pool, c.member.workspace_id, at.at, Number(at.id))
+        : null;
+    if (!call) return sendErrorPage(res, 404, 'Not found', 'No such call in this workspace.');
+    sendPage(res, 200, 'Call', consoleFrame(c, 'logs', logDetailView(c, call)), { wide: true });
+  };
+}

@@ -1,0 +1,114 @@
+import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
+import type { listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { type ConsoleContext, when } from './context.ts';
+
+type ListedTask = Awaited<ReturnType<typeof listWorkspaceTasks>>[number];
+type BoardItem = Awaited<ReturnType<typeof listTaskBoard>>[number];
+
+export function tasksView(c: ConsoleContext, tasks: readonly ListedTask[], next: string | null): SafeHtml {
+  return html`<h1>Tasks</h1>
+    <table>
+      <thead>
+        <tr>
+          <th>Title</th>
+          <th>Messages</th>
+          <th>Created</th>
+          <th>Updated</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${tasks.map(
+          (t) =>
+            html`<tr>
+              <td><a href="${c.base}/tasks/${t.id}">${t.title}</a></td>
+              <td>${t.last_message_seq}</td>
+              <td>${when(t.created_at)}</td>
+              <td>${when(t.updated_at)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${tasks.length === 0 ? html`<p>No tasks.</p>` : ''}
+    ${next ? html`<p><a href="${c.base}/tasks?cursor=${next}">Older tasks</a></p>` : ''}`;
+}
+
+const size = (bytes: number | null) =>
+  bytes === null
+    ? ''
+    : bytes < 1024 * 1024
+      ? `${Math.ceil(bytes / 1024)} KB`
+      : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+type Page<T> = { items: T[]; next: string | null };
+
+/** The task's own URL with both lists' positions, one of them moved. */
+function taskHref(c: ConsoleContext, taskId: string, here: Record<'board' | 'messages', string>): string {
+  const query = new URLSearchParams(Object.entries(here).filter(([, v]) => v !== ''));
+  const search = query.toString();
+  return `${c.base}/tasks/${taskId}${search ? `?${search}` : ''}`;
+}
+
+export function taskView(
+  c: ConsoleContext,
+  task: { id: string; title: string },
+  here: Record<'board' | 'messages', string>,
+  messages: Page<TaskMessageRow>,
+  board: Page<BoardItem>,
+): SafeHtml {
+  return html`<h1>${task.title}</h1>
+    <h2>Media board</h2>
+    ${board.items.length === 0 ? html`<p>No videos or files on this task.</p>` : ''}
+    <ul class="board">
+      ${board.items.map((item) =>
+        item.kind === 'video'
+          ? html`<li data-video="${item.id}">
+              <strong>${item.title}</strong>
+              <span class="muted">video, ${item.status} ${size(item.size_bytes)}</span>
+              ${
+                item.status === 'ready'
+                  ? html`<br /><video
+                        controls
+                        preload="metadata"
+                        width="480"
+                        src="${c.base}/videos/${item.id}/file"
+                      ></video>
+                      <br /><a href="${c.base}/videos/${item.id}/file" download>Download</a>`
+                  : ''
+              }
+            </li>`
+          : html`<li data-file="${item.id}">
+              <a href="${c.base}/files/${item.id}/content" download>${item.title}</a>
+              <span class="muted">${item.mime_type} ${size(item.size_bytes)}</span>
+            </li>`,
+      )}
+    </ul>
+    ${
+      board.next
+        ? html`<p>
+            <a href="${taskHref(c, task.id, { ...here, board: board.next })}">Older videos and files</a>
+          </p>`
+        : ''
+    }
+    <h2>Messages</h2>
+    <ol class="messages">
+      ${messages.items.map(
+        (m) =>
+          html`<li value="${m.seq}">
+            <strong>${m.role}</strong>
+            <span class="muted"
+              >${when(m.created_at)}${m.status === 'failed' ? ` · failed (${m.error_code ?? ''})` : ''}</span
+            >
+            <pre>${m.text}</pre>
+          </li>`,
+      )}
+    </ol>
+    ${
+      messages.next
+        ? html`<p>
+            <a href="${taskHref(c, task.id, { ...here, messages: messages.next })}">Later messages</a>
+          </p>`
+        : ''
+    }
+    <p><a href="${c.base}/tasks">Back to tasks</a></p>`;
+}

@@ -1,0 +1,143 @@
+import { stringify } from 'csv-stringify/sync';
+import type { Request, RequestHandler } from 'express';
+
+import {
+  listSpendRecords,
+  type MeteringCursor,
+  type SpendSplit,
+  sumDailySpend,
+} from '../../../shared/db/queries/meteringRecords.ts';
+import type { BrowserContext } from '../browserContext.ts';
+import { sendPage } from '../html.ts';
+import { consoleContext, param } from './context.ts';
+import { consoleFrame } from './layout.ts';
+import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { recordsView, usageView } from './usageViews.ts';
+
+export const chartDays = 90;
+const splits: readonly SpendSplit[] = ['project', 'key', 'app', 'operation'];
+const dayMs = 24 * 60 * 60_000;
+
+function readSplit(req: Request): SpendSplit {
+  const value = param(req, 'split');
+  return (splits as readonly string[]).includes(value) ? (value as SpendSplit) : 'project';
+}
+
+/** The window a records list or CSV covers: one UTC day when `day` is given, else the chart's 90 days. */
+function readWindow(req: Request, now: number): { from: string; to: string; day: string | null } {
+  const day = param(req, 'day');
+  if (/^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`))) {
+    const from = Date.parse(`${day}T00:00:00Z`);
+    return { from: new Date(from).toISOString(), to: new Date(from + dayMs).toISOString(), day };
+  }
+  const today = Date.parse(`${new Date(now).toISOString().slice(0, 10)}T00:00:00Z`);
+  return {
+    from: new Date(today - (chartDays - 1) * dayMs).toISOString(),
+    to: new Date(today + dayMs).toISOString(),
+    day: null,
+  };
+}
+
+/** The part filter: `part=` present (even empty, for records with no key or app) narrows the list. */
+const readPart = (req: Request) => (typeof req.query.part === 'string' ? req.query.part : undefined);
+
+/** GET /console/:memberId/usage */
+export function showUsage(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const split = readSplit(req);
+    const rows = await sumDailySpend(web.pool, c.member.workspace_id, split, chartDays);
+    sendPage(res, 200, 'Usage and spend', consoleFrame(c, 'usage', usageView(c, split, rows, web.clock())), {
+      wide: true,
+    });
+  };
+}
+
+/** GET /console/:memberId/usage/records: the metering records behind a bar (or a bar's part). */
+export function showSpendRecords(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const window = readWindow(req, web.clock());
+    const split = readSplit(req);
+    const part = readPart(req);
+    const before = decodePageCursor(param(req, 'cursor')) as MeteringCursor | undefined;
+    const rows = await listSpendRecords(web.pool, c.member.workspace_id, {
+      ...window,
+      split,
+      part,
+      before,
+      limit: pageSize + 1,
+    });
+    const records = rows.slice(0, pageSize);
+    const last = records.at(-1);
+    const query = new URLSearchParams({ split });
+    if (window.day) query.set('day', window.day);
+    if (part !== undefined) query.set('part', part);
+    const next =
+      rows.length > pageSize && last
+        ? `?${new URLSearchParams([...query, ['cursor', encodePageCursor(last.cursor_at, last.id)]]).toString()}`
+        : null;
+    sendPage(
+      res,
+      200,
+      'Metering records',
+      consoleFrame(c, 'usage', recordsView(c, records, window.day, part, query, next)),
+      { wide: true },
+    );
+  };
+}
+
+/** GET /console/:memberId/usage.csv: the same records as CSV, every page of them, streamed. */
+export function downloadSpendCsv(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const window = readWindow(req, web.clock());
+    const split = readSplit(req);
+    const part = readPart(req);
+    res.set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="usage-${window.day ?? 'last-90-days'}.csv"`,
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    const columns = ['created_at', 'id', 'project_id', 'key_id', 'oauth_app_id', 'operation', 'livemode'];
+    res.write(stringify([[...columns, 'cost_minor', 'currency', 'request_id', 'usage']]));
+    let before: MeteringCursor | undefined;
+    for (;;) {
+      const rows = await listSpendRecords(web.pool, c.member.workspace_id, {
+        ...window,
+        split,
+        part,
+        before,
+        limit: 1000,
+      });
+      if (rows.length === 0) break;
+      res.write(
+        stringify(
+          rows.map((r) => [
+            r.created_at,
+            r.id,
+            r.project_id,
+            r.key_id ?? '',
+            r.oauth_app_id ?? '',
+            r.operation,
+            r.livemode,
+            r.cost_minor,
+            r.currency,
+            r.request_id ?? '',
+            JSON.stringify(r.usage),
+          ]),
+          // A spreadsheet would run a cell that starts with = + - @ as a formula.
+          { cast: { string: (v) => (/^[=+\-@]/.test(v) ? `'${v}` : v) } },
+        ),
+      );
+      const last = rows.at(-1)!;
+      before = { at: last.cursor_at, id: last.id };
+      if (rows.length < 1000) break;
+    }
+    res.end();
+  };
+}

@@ -1,0 +1,161 @@
+import type { RequestHandler, Response } from 'express';
+
+import {
+  findWorkspaceEndpoint,
+  listEndpointDeliveryLog,
+  listWorkspaceEndpoints,
+} from '../../../shared/db/queries/webhooks.ts';
+import {
+  createWebhookEndpoint,
+  resendDelivery,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+} from '../../../shared/webhooks/endpoints.ts';
+import type { BrowserContext } from '../browserContext.ts';
+import { sendErrorPage, sendPage } from '../html.ts';
+import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
+import { consoleFrame } from './layout.ts';
+import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
+
+const wide = { wide: true };
+
+function needsDeveloper(c: ConsoleContext, res: Response): boolean {
+  if (c.member.has_developer_access) return false;
+  sendErrorPage(res, 403, 'No developer access', 'You cannot change webhooks in this workspace.');
+  return true;
+}
+
+async function sendList(
+  web: BrowserContext,
+  c: ConsoleContext,
+  res: Response,
+  cursor: string,
+  status = 200,
+  error?: string,
+) {
+  const rows = await listWorkspaceEndpoints(web.pool, c.member.workspace_id, {
+    before: decodePageCursor(cursor),
+    limit: pageSize + 1,
+  });
+  const { items: endpoints, next } = pageOf(rows);
+  sendPage(
+    res,
+    status,
+    'Webhooks',
+    consoleFrame(c, 'webhooks', webhooksView(c, endpoints, next, error)),
+    wide,
+  );
+}
+
+/** GET /console/:memberId/webhooks */
+export function showWebhooks(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (c) await sendList(web, c, res, param(req, 'cursor'));
+  };
+}
+
+/** POST /console/:memberId/webhooks: the same rules as `webhook create`. */
+export function createWebhook(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res, { form: true });
+    if (!c || needsDeveloper(c, res)) return;
+    const created = await createWebhookEndpoint(web.pool, {
+      projectId: field(req, 'project'),
+      url: field(req, 'url'),
+      events: fields(req, 'events'),
+      allowPrivate: web.config.webhookAllowPrivate,
+      workspaceId: c.member.workspace_id,
+    });
+    if ('problem' in created) return sendList(web, c, res, '', 400, created.problem.message);
+    const secretPage = webhookSecretView(c, field(req, 'url'), created.endpoint.secret);
+    sendPage(res, 201, 'Webhook added', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
+  };
+}
+
+/** POST /console/:memberId/webhooks/:endpointId/rotate */
+export function rotateWebhook(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res, { form: true });
+    if (!c || needsDeveloper(c, res)) return;
+    const endpoint = await findWorkspaceEndpoint(
+      web.pool,
+      String(req.params.endpointId),
+      c.member.workspace_id,
+    );
+    const rotated = endpoint ? await rotateWebhookSecret(web.pool, endpoint.id, c.member.workspace_id) : null;
+    if (!endpoint || !rotated) {
+      return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+    }
+    sendPage(
+      res,
+      200,
+      'Secret rotated',
+      consoleFrame(c, 'webhooks', webhookSecretView(c, endpoint.url, rotated.secret)),
+      { wide: true, copy: true },
+    );
+  };
+}
+
+/** POST /console/:memberId/webhooks/:endpointId/enabled */
+export function toggleWebhook(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res, { form: true });
+    if (!c || needsDeveloper(c, res)) return;
+    const row = await setWebhookEnabled(
+      web.pool,
+      String(req.params.endpointId),
+      c.member.workspace_id,
+      field(req, 'enabled') === 'on',
+    );
+    if (!row) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+    res.redirect(303, `${c.base}/webhooks`);
+  };
+}
+
+/** GET /console/:memberId/webhooks/:endpointId: every delivery and its attempts. */
+export function showDeliveries(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const endpoint = await findWorkspaceEndpoint(
+      web.pool,
+      String(req.params.endpointId),
+      c.member.workspace_id,
+    );
+    if (!endpoint) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+    const rows = await listEndpointDeliveryLog(web.pool, endpoint.id, {
+      before: decodePageCursor(param(req, 'cursor')),
+      limit: pageSize + 1,
+    });
+    const { items: deliveries, next } = pageOf(rows);
+    sendPage(
+      res,
+      200,
+      'Deliveries',
+      consoleFrame(c, 'webhooks', deliveriesView(c, endpoint, deliveries, next)),
+      wide,
+    );
+  };
+}
+
+/** POST /console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend: one more attempt by the worker. */
+export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res, { form: true });
+    if (!c || needsDeveloper(c, res)) return;
+    const result = await web.pool.transaction((tx) =>
+      resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
+    );
+    if ('problem' in result) {
+      return sendErrorPage(
+        res,
+        result.problem.code === 'not_found' ? 404 : 409,
+        'Cannot resend',
+        result.problem.message,
+      );
+    }
+    res.redirect(303, `${c.base}/webhooks/${String(req.params.endpointId)}`);
+  };
+}
