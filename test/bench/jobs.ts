@@ -4,6 +4,7 @@ import { Logger, run, type Task, type TaskList, type WorkerEvents } from 'graphi
 import pg from 'pg';
 
 import { JobCreator } from '../../shared/jobs/createJob.ts';
+import { fixtureProviders } from '../../shared/providers/fixtures.ts';
 import { serverAndPostgresCpuMs } from './cpu.ts';
 import { type BenchContext, type Platform } from './harness.ts';
 
@@ -105,8 +106,15 @@ function rawRound(databaseUrl: string, concurrency: number): Promise<Round> {
   );
 }
 
-/** The floor's task: the job's row, its finish and its metering record in one transaction of its own. */
-function bookkeepingTask(tenant: Pick<Platform['tenant'], 'workspaceId' | 'projectId'>): Task {
+/**
+ * The floor's task: the job's row, its finish and its metering record in one transaction of its own.
+ * It writes what the platform's job writes for the same input: the fixture's embedding as the
+ * result, the fixture's usage on the record.
+ */
+async function bookkeepingTask(tenant: Pick<Platform['tenant'], 'workspaceId' | 'projectId'>): Promise<Task> {
+  const out = await fixtureProviders.embeddings.embed({ input: ['x'], signal: new AbortController().signal });
+  const result = JSON.stringify({ embeddings: out.vectors, model: out.model, usage: out.usage });
+  const usage = JSON.stringify(out.usage);
   return async (payload, helpers) => {
     const { jobId } = payload as { jobId: string };
     await helpers.withPgClient(async (client) => {
@@ -118,15 +126,14 @@ function bookkeepingTask(tenant: Pick<Platform['tenant'], 'workspaceId' | 'proje
           [jobId, tenant.workspaceId, tenant.projectId],
         );
         await client.query(
-          `update jobs set status = 'succeeded', result = '{"embeddings":[[0]]}', cost_minor = 0,
-             completed_at = now() where id = $1`,
-          [jobId],
+          `update jobs set status = 'succeeded', result = $2, cost_minor = 0, completed_at = now() where id = $1`,
+          [jobId, result],
         );
         await client.query(
           `insert into metering_records (id, job_id, workspace_id, project_id, operation, livemode, usage,
              cost_minor, currency)
-           values ($1, $2, $3, $4, 'embeddings.create', false, '{"inputTokens":1}', 0, 'USD')`,
-          [`mtr_${jobId}`, jobId, tenant.workspaceId, tenant.projectId],
+           values ($1, $2, $3, $4, 'embeddings.create', false, $5, 0, 'USD')`,
+          [`mtr_${jobId}`, jobId, tenant.workspaceId, tenant.projectId, usage],
         );
         await client.query('commit');
       } catch (error) {
@@ -142,13 +149,14 @@ function bookkeepingTask(tenant: Pick<Platform['tenant'], 'workspaceId' | 'proje
  * graphile-worker task (bookkeepingTask) with graphile-worker's own pg client, built the obvious
  * way, not tuned. It runs on the platform's database, beside the idle platform worker.
  */
-function bookkeepingRound(
+async function bookkeepingRound(
   databaseUrl: string,
   concurrency: number,
   tenant: Pick<Platform['tenant'], 'workspaceId' | 'projectId'>,
   round: number,
 ): Promise<Round> {
-  return queueRound(databaseUrl, concurrency, { bench_floor_bookkeeping: bookkeepingTask(tenant) }, (c) =>
+  const task = await bookkeepingTask(tenant);
+  return queueRound(databaseUrl, concurrency, { bench_floor_bookkeeping: task }, (c) =>
     c.query(
       `select count(*) from graphile_worker.add_jobs((
          select array_agg(row('bench_floor_bookkeeping', json_build_object('jobId', $2 || i), null, null, 3,
