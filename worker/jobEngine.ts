@@ -36,6 +36,12 @@ export type JobOutcome = {
 /** A job as its work sees it: the row, and the workspace currency settlement needs. */
 export type RunningJob = JobRow & { currency: string | null };
 
+/**
+ * What the work of an inline job sees (see runInlineJob): its payload and task, not its row. Kinds
+ * whose synchronous jobs may run inline read no more than this (InlineJobDefinition).
+ */
+export type InlineRunningJob = Pick<RunningJob, 'id' | 'type' | 'input' | 'livemode'>;
+
 /** How a job failed, as GET /jobs and the job.failed event show it. */
 
 /** A failure that retrying cannot fix (bad input, a provider refusing the request). */
@@ -62,9 +68,9 @@ export class WorkerStopping extends Error {
  * the transactions that end the job, so exactly-once settlement, cancellation, shutdown and the
  * reconciler behave the same for every kind.
  */
-export type JobDefinition<P = undefined> = {
+export type JobDefinition<P = undefined, J extends InlineRunningJob = RunningJob> = {
   /** Reads what the work needs (a parsed input, a conversation). Throw PermanentJobError for bad input. */
-  prepare?(job: RunningJob): Promise<P>;
+  prepare?(job: J): Promise<P>;
   /**
    * For work whose cost is known only here (a task reply): the most it may cost. The engine holds it
    * once per job (a retried attempt reuses the hold); a refusal (no credit, cap spent) fails the job
@@ -72,7 +78,7 @@ export type JobDefinition<P = undefined> = {
    */
   maxCost?(job: RunningJob, prepared: P): number;
   /** The work. Throw PermanentJobError to fail for good, WorkerStopping to hand back, anything else to retry. */
-  run(job: RunningJob, prepared: P, signal: AbortSignal, helpers: JobHelpers): Promise<JobOutcome>;
+  run(job: J, prepared: P, signal: AbortSignal, helpers: JobHelpers): Promise<JobOutcome>;
   /** Writes of a success, in its transaction (a reply's message); returns the job's result. */
   onSucceeded?(tx: Db, job: RunningJob, prepared: P, outcome: JobOutcome): Promise<unknown>;
   /**
@@ -86,9 +92,17 @@ export type JobDefinition<P = undefined> = {
   afterFinished?(job: JobRow): Promise<void>;
 };
 
+/**
+ * A kind whose synchronous unbilled jobs run inline (createJob's isInline): its preparation and work
+ * read only what an inline job carries, and so run the same on a row (a live job) or a payload.
+ */
+export type InlineJobDefinition<P = undefined> = JobDefinition<P, InlineRunningJob>;
+
 // The one definition table hands every kind of job to the engine, whatever its prepared value.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyJobDefinition = JobDefinition<any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyInlineJobDefinition = InlineJobDefinition<any>;
 export type JobDefinitions = Partial<Record<JobType, AnyJobDefinition>>;
 
 const unfinished = new Set(['queued', 'running']);
@@ -270,28 +284,14 @@ async function handBack(ctx: WorkerContext, jobId: string, rawPayload: unknown, 
  */
 async function runInlineJob(
   ctx: WorkerContext,
-  definition: AnyJobDefinition,
+  definition: AnyInlineJobDefinition,
   jobId: string,
   inline: InlineJob,
   rawPayload: unknown,
   helpers: JobHelpers,
 ): Promise<void> {
   const control = jobSignal(ctx, jobId, helpers);
-  const job: RunningJob = {
-    id: jobId,
-    ...inline,
-    status: 'running',
-    livemode: false,
-    hold_id: null,
-    result: null,
-    error: null,
-    cost_minor: null,
-    cancel_requested_at: null,
-    created_at: '',
-    started_at: null,
-    completed_at: null,
-    currency: null,
-  };
+  const job: InlineRunningJob = { id: jobId, type: inline.type, input: inline.input, livemode: false };
   let outcome: JobOutcome;
   try {
     const prepared = await definition.prepare?.(job);

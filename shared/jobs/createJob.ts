@@ -62,14 +62,7 @@ export class JobCreator {
     if (!isInline(db, job, options)) return createJob(db, job, options);
     const spec = jobSpecs[job.type];
     const id = job.id ?? newJobId();
-    const inline: InlineJob = {
-      type: job.type,
-      workspace_id: job.workspaceId,
-      project_id: job.projectId,
-      key_id: job.keyId,
-      input: job.input,
-      request_id: job.requestId,
-    };
+    const inline: InlineJob = { type: job.type, input: job.input };
     return this.inline.submit({
       ...job,
       id,

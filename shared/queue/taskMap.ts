@@ -8,17 +8,16 @@ import { z } from 'zod';
  */
 
 /**
- * What the worker needs of an unbilled synchronous job (test keys): no hold to settle, no money to
- * move, no public status to show, so it travels in the payload and the worker starts it without
- * reading or marking the row (one statement less on the hot path; the prompt never lands in `jobs`).
+ * What the worker needs of an unbilled synchronous job (test keys) that its row does not hold: no
+ * hold to settle, no money to move, no public status to show, so the job starts from its payload
+ * without reading or marking the row (one statement less on the hot path; the prompt never lands in
+ * `jobs`). Only what the run reads travels: the queue writes every payload byte to the write-ahead
+ * log twice (added, then locked), and the finish takes the ids it meters from the row it updates.
+ * Payloads added by earlier releases also carry those ids; parsing drops them.
  */
 const inlineJob = z.object({
   type: z.string(),
-  workspace_id: z.string(),
-  project_id: z.string().nullable(),
-  key_id: z.string().nullable(),
   input: z.record(z.string(), z.unknown()),
-  request_id: z.string().nullable(),
 });
 export type InlineJob = z.infer<typeof inlineJob>;
 

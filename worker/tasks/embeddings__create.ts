@@ -2,10 +2,10 @@ import { embeddingJobInput } from '../../shared/jobs/generationInputs.ts';
 import { embeddingCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
-import type { JobDefinition } from '../jobEngine.ts';
+import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /** POST /embeddings: one vector per input, in input order, billed by input tokens. */
-export function embeddingsCreate(ctx: WorkerContext): JobDefinition {
+export function embeddingsCreate(ctx: WorkerContext): InlineJobDefinition {
   const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {

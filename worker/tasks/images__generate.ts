@@ -2,10 +2,10 @@ import { imageJobInput } from '../../shared/jobs/generationInputs.ts';
 import { imageCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
-import type { JobDefinition } from '../jobEngine.ts';
+import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /** POST /images: one image, billed per image. */
-export function imagesGenerate(ctx: WorkerContext): JobDefinition {
+export function imagesGenerate(ctx: WorkerContext): InlineJobDefinition {
   const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {

@@ -4,13 +4,13 @@ import type { ChatMessage } from '../../shared/providers/types.ts';
 import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
-import { type JobDefinition, WorkerStopping } from '../jobEngine.ts';
+import { type InlineJobDefinition, WorkerStopping } from '../jobEngine.ts';
 
 /**
  * POST /text. Streamed requests publish each delta as it is produced; a cancelled reply is
  * billed for the tokens produced before it stopped.
  */
-export function textGenerate(ctx: WorkerContext): JobDefinition {
+export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
   const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {

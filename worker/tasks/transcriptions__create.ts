@@ -2,13 +2,13 @@ import { transcriptionJobInput } from '../../shared/jobs/generationInputs.ts';
 import { transcriptionCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome, removeJobInput, withInputObject } from '../generationWork.ts';
-import type { JobDefinition } from '../jobEngine.ts';
+import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /**
  * POST /transcriptions: the audio the api streamed to object storage, billed per audio second.
  * The upload is deleted once the job has finished (not before: a retry after a crash reads it again).
  */
-export function transcriptionsCreate(ctx: WorkerContext): JobDefinition {
+export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
   const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {
