@@ -7,7 +7,7 @@ import { sendErrorPage, sendPage } from '../html.ts';
 import { appSecretView, appsView } from './appsViews.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 
 async function sendApps(
   web: BrowserContext,
@@ -17,11 +17,9 @@ async function sendApps(
   status = 200,
   error?: string,
 ) {
-  const rows = await listWorkspaceOauthApps(web.pool, c.member.workspace_id, {
-    before: decodePageCursor(cursor),
-    limit: pageSize + 1,
-  });
-  const { items: apps, next } = pageOf(rows);
+  const { items: apps, next } = await readPage(cursor, (page) =>
+    listWorkspaceOauthApps(web.pool, c.member.workspace_id, page),
+  );
   sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, web.doc, apps, next, error)), {
     wide: true,
   });

@@ -8,7 +8,7 @@ import { sendErrorPage, sendPage } from '../html.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 
 const wide = { wide: true };
 
@@ -29,9 +29,9 @@ export function showKeys(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);
     if (!c) return;
-    const before = decodePageCursor(param(req, 'cursor'));
-    const rows = await listWorkspaceKeys(web.pool, c.member.workspace_id, { before, limit: pageSize + 1 });
-    const { items: keys, next } = pageOf(rows);
+    const { items: keys, next } = await readPage(param(req, 'cursor'), (page) =>
+      listWorkspaceKeys(web.pool, c.member.workspace_id, page),
+    );
     sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, web.clock())), wide);
   };
 }

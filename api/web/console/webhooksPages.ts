@@ -15,7 +15,7 @@ import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
 import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
@@ -34,11 +34,9 @@ async function sendList(
   status = 200,
   error?: string,
 ) {
-  const rows = await listWorkspaceEndpoints(web.pool, c.member.workspace_id, {
-    before: decodePageCursor(cursor),
-    limit: pageSize + 1,
-  });
-  const { items: endpoints, next } = pageOf(rows);
+  const { items: endpoints, next } = await readPage(cursor, (page) =>
+    listWorkspaceEndpoints(web.pool, c.member.workspace_id, page),
+  );
   sendPage(
     res,
     status,
@@ -125,11 +123,9 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
       c.member.workspace_id,
     );
     if (!endpoint) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
-    const rows = await listEndpointDeliveryLog(web.pool, endpoint.id, {
-      before: decodePageCursor(param(req, 'cursor')),
-      limit: pageSize + 1,
-    });
-    const { items: deliveries, next } = pageOf(rows);
+    const { items: deliveries, next } = await readPage(param(req, 'cursor'), (page) =>
+      listEndpointDeliveryLog(web.pool, endpoint.id, page),
+    );
     sendPage(
       res,
       200,
