@@ -4,6 +4,7 @@ import { listTaskMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask, listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import type { ObjectStore } from '../../../shared/objectStore.ts';
+import type { WorkspaceDownload } from '../../downloads/sendStoredObject.ts';
 import { sendWorkspaceFile } from '../../downloads/workspaceFile.ts';
 import { sendWorkspaceVideo } from '../../downloads/workspaceVideo.ts';
 import type { BrowserContext } from '../browserContext.ts';
@@ -51,13 +52,11 @@ export function showTask(web: BrowserContext): RequestHandler {
   };
 }
 
-type Sender = typeof sendWorkspaceVideo;
-
 /** The media board's bytes, with the API's Range, ETag and download rules, behind the session instead of a key. */
 function sendBytes(
   web: BrowserContext,
   objectStore: ObjectStore,
-  send: Sender,
+  send: WorkspaceDownload,
   idParam: string,
 ): RequestHandler {
   return async (req: Request, res: Response) => {
