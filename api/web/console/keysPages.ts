@@ -5,7 +5,7 @@ import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
+import { type ConsoleContext, consoleContext, field, fields, needsDeveloper, param } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
 import { readPage } from './pageCursor.ts';
@@ -18,11 +18,7 @@ const wide = { wide: true };
  * over a working secret: of a colleague's key, their identity); any developer may revoke any key
  * of the workspace, so stopping a leak never waits for its owner, and the revocation records who.
  */
-function needsDeveloper(c: ConsoleContext, res: Response): boolean {
-  if (c.member.has_developer_access) return false;
-  sendErrorPage(res, 403, 'No developer access', 'You cannot change keys in this workspace.');
-  return true;
-}
+const denied = (c: ConsoleContext, res: Response) => needsDeveloper(c, res, 'change keys');
 
 /** GET /console/:memberId/keys */
 export function showKeys(web: BrowserContext): RequestHandler {
@@ -40,7 +36,7 @@ export function showKeys(web: BrowserContext): RequestHandler {
 export function showNewKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc)), wide);
   };
 }
@@ -49,7 +45,7 @@ export function showNewKey(web: BrowserContext): RequestHandler {
 export function createKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     const level = field(req, 'scope_level');
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
@@ -87,7 +83,7 @@ export function createKey(web: BrowserContext): RequestHandler {
 export function revokeKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
@@ -104,7 +100,7 @@ export function revokeKey(web: BrowserContext): RequestHandler {
 export function rollKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
       return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
