@@ -60,8 +60,8 @@ export function needsDeveloper(c: ConsoleContext, res: Response, what: string): 
 }
 
 /**
- * Answers a list page that carries its own create form (webhooks, OAuth apps): the page at `cursor`,
- * or, for a refused form, the first page again with the status and the problem.
+ * Answers a console list's page at `cursor`. A list that carries its own create form (webhooks,
+ * OAuth apps) also answers a refused form: the first page again, with the status and the problem.
  */
 export type ListSender = (
   web: BrowserContext,
@@ -72,7 +72,7 @@ export type ListSender = (
   error?: string,
 ) => Promise<void>;
 
-/** GET of such a list: the page its `cursor` names. */
+/** GET of a console list: the page its `cursor` names. */
 export function showList(web: BrowserContext, send: ListSender): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);

@@ -5,7 +5,7 @@ import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { type ConsoleContext, consoleContext, field, fields, needsDeveloper, param } from './context.ts';
+import { type ConsoleContext, consoleContext, field, fields, needsDeveloper, showList } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
 import { readPage } from './pageCursor.ts';
@@ -21,16 +21,13 @@ const wide = { wide: true };
 const denied = (c: ConsoleContext, res: Response) => needsDeveloper(c, res, 'change keys');
 
 /** GET /console/:memberId/keys */
-export function showKeys(web: BrowserContext): RequestHandler {
-  return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (!c) return;
-    const { items: keys, next } = await readPage(param(req, 'cursor'), (page) =>
+export const showKeys = (web: BrowserContext) =>
+  showList(web, async (web, c, res, cursor) => {
+    const { items: keys, next } = await readPage(cursor, (page) =>
       listWorkspaceKeys(web.pool, c.member.workspace_id, page),
     );
     sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, web.clock())), wide);
-  };
-}
+  });
 
 /** GET /console/:memberId/keys/new */
 export function showNewKey(web: BrowserContext): RequestHandler {

@@ -9,22 +9,19 @@ import { sendWorkspaceFile } from '../../downloads/workspaceFile.ts';
 import { sendWorkspaceVideo } from '../../downloads/workspaceVideo.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { consoleContext, param } from './context.ts';
+import { consoleContext, param, showList } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { decodePageCursor, pageBy, pageSize, readPage } from './pageCursor.ts';
 import { tasksView, taskView } from './tasksViews.ts';
 
 /** GET /console/:memberId/tasks */
-export function showTasks(web: BrowserContext): RequestHandler {
-  return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (!c) return;
-    const { items: tasks, next } = await readPage(param(req, 'cursor'), (page) =>
+export const showTasks = (web: BrowserContext) =>
+  showList(web, async (web, c, res, cursor) => {
+    const { items: tasks, next } = await readPage(cursor, (page) =>
       listWorkspaceTasks(web.pool, c.member.workspace_id, page),
     );
     sendPage(res, 200, 'Tasks', consoleFrame(c, 'tasks', tasksView(c, tasks, next)), { wide: true });
-  };
-}
+  });
 
 /**
  * GET /console/:memberId/tasks/:taskId: its media board (newest first) and its messages (in
