@@ -192,17 +192,17 @@ export function listDeliveryAttempts(db: Db, deliveryId: string) {
   `);
 }
 
-export function setWebhookEndpointSecret(db: Db, endpointId: string, workspaceId: string, secret: string) {
+/** Sets an endpoint's secret or its enabled flag; null when the workspace has no such endpoint. */
+export function updateWebhookEndpoint(
+  db: Db,
+  endpointId: string,
+  workspaceId: string,
+  change: { secret: string } | { enabled: boolean },
+) {
+  const set =
+    'secret' in change ? sql.fragment`secret = ${change.secret}` : sql.fragment`enabled = ${change.enabled}`;
   return db.maybeOne(sql.type(endpointIdRow)`
-    update webhook_endpoints set secret = ${secret}
-    where id = ${endpointId} and workspace_id = ${workspaceId}
-    returning id
-  `);
-}
-
-export function setWebhookEndpointEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
-  return db.maybeOne(sql.type(endpointIdRow)`
-    update webhook_endpoints set enabled = ${enabled}
+    update webhook_endpoints set ${set}
     where id = ${endpointId} and workspace_id = ${workspaceId}
     returning id
   `);
