@@ -1,10 +1,9 @@
 import http from 'node:http';
 
-import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import type { Config } from '../shared/config.ts';
+import type { Logger } from '../shared/logger.ts';
 import type { ObjectStoreConfig } from '../shared/objectStore.ts';
-import { resolveServices, type Services } from '../shared/platform/services.ts';
-import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
+import { runPart } from '../shared/platform/runPart.ts';
 import { makeApp } from './app.ts';
 import { answerClientErrors } from './clientError.ts';
 import { trackConnections } from './connections.ts';
@@ -52,20 +51,6 @@ export async function startApi(
   };
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'api', { secrets: configSecrets(config) });
-  const running: { services?: Services; api?: ApiHandle } = {};
-  stopOnSignals(logger, async () => {
-    if (running.api) {
-      await running.api.stop();
-      logger.info('api stopped');
-    }
-    await running.services?.stop();
-  });
-  running.services = await resolveServices(config, { logger });
-  running.api = await startApi(config, running.services, logger);
-  logger.info({ port: running.api.port }, 'api listening');
+if (import.meta.main) {
+  await runPart('api', startApi, (api, _config, logger) => logger.info({ port: api.port }, 'api listening'));
 }
-
-if (import.meta.main) await main();

@@ -3,9 +3,9 @@ import type { JobHelpers } from 'graphile-worker';
 import type { JobRow } from '../shared/db/queries/jobs.ts';
 import { audioMaxBytes } from '../shared/jobs/generationInputs.ts';
 import type { ObjectStore } from '../shared/objectStore.ts';
-import { ProviderError } from '../shared/providers/types.ts';
+import { ProviderError, type Providers } from '../shared/providers/types.ts';
 import type { WorkerContext } from './context.ts';
-import { type JobOutcome, PermanentJobError, WorkerStopping } from './jobEngine.ts';
+import { type InlineJobDefinition, type JobOutcome, PermanentJobError, WorkerStopping } from './jobEngine.ts';
 import { OcrInputError } from './providers/tesseract.ts';
 
 /** A call stopped by the job's cancellation before it produced anything billable. */
@@ -101,4 +101,30 @@ export async function removeJobInput(ctx: Pick<WorkerContext, 'objectStore' | 'l
   } catch (error) {
     if (!isMissing(error)) ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');
   }
+}
+
+/**
+ * A job over an uploaded input (an image to read, audio to transcribe): reads the upload within the
+ * input budget, hands its bytes to the provider, turns the answer into the job's outcome, and deletes
+ * the upload once the job has finished (not before: a retry after a crash reads it again).
+ */
+export function uploadedInputJob<I extends { objectKey: string; sizeBytes: number }, R>(
+  ctx: WorkerContext,
+  work: {
+    parse: (input: unknown) => I;
+    call: (providers: Providers, input: I, data: Buffer, signal: AbortSignal) => Promise<R>;
+    outcome: (answer: R, livemode: boolean) => JobOutcome;
+  },
+): InlineJobDefinition {
+  return {
+    run: async (job, _prepared, signal, helpers) => {
+      const input = work.parse(job.input);
+      const providers = ctx.providers(job.livemode);
+      const answer = await withInputObject(ctx, input, (data) =>
+        callProvider(helpers, signal, () => work.call(providers, input, data, signal)),
+      );
+      return answer === 'cancelled' ? cancelledOutcome : work.outcome(answer, job.livemode);
+    },
+    afterFinished: (job) => removeJobInput(ctx, job),
+  };
 }

@@ -7,15 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { makeWorkerUtils, parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 
-import { type Config, configSecrets, loadConfig } from '../shared/config.ts';
+import type { Config } from '../shared/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { markJobsRunning, readUnfinishedJobs } from '../shared/db/queries/jobs.ts';
 import { batchedUnbilledFinish } from '../shared/jobs/finish.ts';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import type { Logger } from '../shared/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
-import { resolveServices, type Services } from '../shared/platform/services.ts';
-import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
+import { runPart } from '../shared/platform/runPart.ts';
 import { fixtureProviders } from '../shared/providers/fixtures.ts';
 import { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
 import { enqueue } from '../shared/queue/enqueue.ts';
@@ -214,28 +213,16 @@ export async function startWorker(
   return { runner: runners.main!, runners, ctx, stop };
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'worker', { secrets: configSecrets(config) });
-  const running: { services?: Services; worker?: WorkerHandle } = {};
-  stopOnSignals(logger, async () => {
-    if (running.worker) {
-      await running.worker.stop();
-      logger.info('worker stopped');
-    }
-    await running.services?.stop();
-  });
-  running.services = await resolveServices(config, { logger });
-  running.worker = await startWorker(config, running.services, logger);
-  logger.info(
-    {
-      concurrency: config.workerConcurrency,
-      webhookConcurrency: config.webhookConcurrency,
-      ocrEngines: config.ocrEngines,
-      videoConcurrency: config.videoConcurrency,
-    },
-    'worker started',
+if (import.meta.main) {
+  await runPart('worker', startWorker, (_worker, config, logger) =>
+    logger.info(
+      {
+        concurrency: config.workerConcurrency,
+        webhookConcurrency: config.webhookConcurrency,
+        ocrEngines: config.ocrEngines,
+        videoConcurrency: config.videoConcurrency,
+      },
+      'worker started',
+    ),
   );
 }
-
-if (import.meta.main) await main();

@@ -16,32 +16,45 @@ const probeTimeoutMs = 10_000;
  * Times `check`; slower than `slowMs` is degraded. A failure is retried twice, a second apart, before
  * it counts as an outage: one refused connection (a web dyno restarting) is not an outage.
  */
-async function timed(
+async function measured(
   ctx: WorkerContext,
   slowMs: number,
   signal: AbortSignal,
-  check: (signal: AbortSignal) => Promise<unknown>,
+  check: () => Promise<unknown>,
+  failed = 'status probe failed',
 ): Promise<ProbeResult> {
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
-    const timeout = AbortSignal.any([signal, AbortSignal.timeout(probeTimeoutMs)]);
     try {
-      await Promise.race([
-        check(timeout),
-        sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
-          throw new Error('probe timed out');
-        }),
-      ]);
+      await check();
       const latencyMs = Math.round(performance.now() - started);
       return { state: latencyMs > slowMs ? 'degraded' : 'operational', latencyMs };
     } catch (error) {
       if (attempt >= 3 || signal.aborted) {
-        ctx.logger.warn({ err: error }, 'status probe failed');
+        ctx.logger.warn({ err: error }, failed);
         return { state: 'outage', latencyMs: null };
       }
       await sleep(1000);
     }
   }
+}
+
+/** `measured`, each attempt given up after probeTimeoutMs. */
+function timed(
+  ctx: WorkerContext,
+  slowMs: number,
+  signal: AbortSignal,
+  check: (signal: AbortSignal) => Promise<unknown>,
+): Promise<ProbeResult> {
+  return measured(ctx, slowMs, signal, () => {
+    const timeout = AbortSignal.any([signal, AbortSignal.timeout(probeTimeoutMs)]);
+    return Promise.race([
+      check(timeout),
+      sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
+        throw new Error('probe timed out');
+      }),
+    ]);
+  });
 }
 
 /**
@@ -122,19 +135,5 @@ async function readProbeImage(ctx: WorkerContext, signal: AbortSignal): Promise<
  * the engine answered, but not usefully. Like the other probes, a failure is tried twice more, a
  * second apart, before it counts.
  */
-export const ocrProbe: Probe = async (ctx, signal) => {
-  for (let attempt = 1; ; attempt++) {
-    const started = performance.now();
-    try {
-      await readProbeImage(ctx, signal);
-      const latencyMs = Math.round(performance.now() - started);
-      return { state: latencyMs > ocrProbeSlowMs ? 'degraded' : 'operational', latencyMs };
-    } catch (error) {
-      if (attempt >= 3 || signal.aborted) {
-        ctx.logger.warn({ err: error }, 'ocr status probe failed');
-        return { state: 'outage', latencyMs: null };
-      }
-      await sleep(1000);
-    }
-  }
-};
+export const ocrProbe: Probe = (ctx, signal) =>
+  measured(ctx, ocrProbeSlowMs, signal, () => readProbeImage(ctx, signal), 'ocr status probe failed');

@@ -12,6 +12,15 @@ import { contentDisposition } from './contentDisposition.ts';
 /** Where a workspace's stored bytes are found: their row, then their object. */
 export type StoredBytes = { pool: DatabasePool; objectStore: ObjectStore };
 
+/** Sends the bytes of a workspace's stored thing (a file, a video) found by its id. */
+export type WorkspaceDownload = (
+  req: Request,
+  res: Response,
+  stored: StoredBytes,
+  workspaceId: string,
+  id: string,
+) => Promise<void>;
+
 export type StoredObject = {
   key: string;
   sizeBytes: number;
@@ -50,6 +59,9 @@ export async function sendStoredObject(
   object: StoredObject,
 ): Promise<void> {
   const { sizeBytes: size, etag } = object;
+  // Stored bytes are uploads and renders: a browser must neither guess their type nor run them as a page.
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Security-Policy', 'sandbox');
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('ETag', etag);
   if (object.lastModified) res.setHeader('Last-Modified', object.lastModified.toUTCString());

@@ -1,25 +1,15 @@
-import type { Request, Response } from 'express';
-
 import { findWorkspaceFile } from '../../shared/db/queries/files.ts';
 import { errors } from '../../shared/errors/appError.ts';
-import { sendStoredObject, type StoredBytes } from './sendStoredObject.ts';
+import { sendStoredObject, type WorkspaceDownload } from './sendStoredObject.ts';
 
 /**
  * A workspace's file's bytes as a download, for the API and the console's media board alike.
  * @throws AppError not_found, range_not_satisfiable.
  */
-export async function sendWorkspaceFile(
-  req: Request,
-  res: Response,
-  { pool, objectStore }: StoredBytes,
-  workspaceId: string,
-  fileId: string,
-): Promise<void> {
-  const file = await findWorkspaceFile(pool, workspaceId, fileId);
+export const sendWorkspaceFile: WorkspaceDownload = async (req, res, stored, workspaceId, fileId) => {
+  const file = await findWorkspaceFile(stored.pool, workspaceId, fileId);
   if (!file) throw errors.notFound('file', fileId);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Security-Policy', 'sandbox');
-  await sendStoredObject(req, res, objectStore, {
+  await sendStoredObject(req, res, stored.objectStore, {
     key: file.storage_key,
     sizeBytes: file.size_bytes,
     contentType: file.mime_type,
@@ -29,4 +19,4 @@ export async function sendWorkspaceFile(
     disposition: 'attachment',
     lastModified: new Date(file.created_at),
   });
-}
+};

@@ -1,22 +1,14 @@
-import type { Request, Response } from 'express';
-
 import { findWorkspaceVideoDownload } from '../../shared/db/queries/videos.ts';
 import { AppError, errors } from '../../shared/errors/appError.ts';
 import { videoFilename } from '../../shared/videos/dto.ts';
-import { sendStoredObject, type StoredBytes } from './sendStoredObject.ts';
+import { sendStoredObject, type WorkspaceDownload } from './sendStoredObject.ts';
 
 /**
  * A workspace's video's bytes with Range, for the API and the console's media board alike.
  * @throws AppError not_found, video_not_ready, range_not_satisfiable.
  */
-export async function sendWorkspaceVideo(
-  req: Request,
-  res: Response,
-  { pool, objectStore }: StoredBytes,
-  workspaceId: string,
-  videoId: string,
-): Promise<void> {
-  const video = await findWorkspaceVideoDownload(pool, workspaceId, videoId);
+export const sendWorkspaceVideo: WorkspaceDownload = async (req, res, stored, workspaceId, videoId) => {
+  const video = await findWorkspaceVideoDownload(stored.pool, workspaceId, videoId);
   if (!video) throw errors.notFound('video', videoId);
   if (video.status !== 'ready') {
     const why = video.status === 'failed' ? 'failed to render' : 'is still rendering';
@@ -26,9 +18,7 @@ export async function sendWorkspaceVideo(
   if (video.file_id === null || video.storage_key === null || video.size_bytes === null) {
     throw errors.notFound('video file', videoId);
   }
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Security-Policy', 'sandbox');
-  await sendStoredObject(req, res, objectStore, {
+  await sendStoredObject(req, res, stored.objectStore, {
     key: video.storage_key,
     sizeBytes: video.size_bytes,
     contentType: video.mime_type ?? 'video/mp4',
@@ -38,4 +28,4 @@ export async function sendWorkspaceVideo(
     disposition: 'inline',
     lastModified: video.file_created_at ? new Date(video.file_created_at) : undefined,
   });
-}
+};

@@ -1,16 +1,16 @@
 import { addBrainPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
 import { findMember } from '../../shared/db/queries/members.ts';
-import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
 import { newId } from '../../shared/ids.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
 
 export const brainCommands: CommandTable = {
   'brain add-page': {
     summary: "Adds a page to the workspace's brain (found by POST /brain/search).",
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       title: { type: 'string', value: 'T', required: true, description: 'Title, at most 500 characters.' },
       body: { type: 'string', value: 'B', required: true, description: 'Page text.' },
       'private-to': {
@@ -21,9 +21,7 @@ export const brainCommands: CommandTable = {
     },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
-      if (!(await workspaceExists(pool, workspaceId))) {
-        throw new CliError('not_found', `no workspace ${workspaceId}`);
-      }
+      await requireWorkspace(pool, workspaceId);
       const title = requireFlag(v, 'title');
       if (title.length > 500) {
         throw new CliError('invalid_arguments', '--title may have at most 500 characters');

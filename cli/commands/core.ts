@@ -4,13 +4,14 @@ import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
-import { insertWorkspace, workspaceExists } from '../../shared/db/queries/workspaces.ts';
+import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import { newId } from '../../shared/ids.ts';
 import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys/mintKeys.ts';
 import { hashPassword } from '../../shared/passwords.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
 
 export const coreCommands: CommandTable = {
   'workspace create': {
@@ -53,7 +54,7 @@ export const coreCommands: CommandTable = {
   'credits add': {
     summary: "Adds credits to (or, with a negative amount, takes them from) a workspace's balance.",
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       amount: {
         type: 'string',
         value: 'MINOR',
@@ -72,7 +73,7 @@ export const coreCommands: CommandTable = {
   'member create': {
     summary: 'Creates a member (a person) of a workspace.',
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       email: {
         type: 'string',
         value: 'E',
@@ -93,9 +94,7 @@ export const coreCommands: CommandTable = {
     },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
-      if (!(await workspaceExists(pool, workspaceId))) {
-        throw new CliError('not_found', `no workspace ${workspaceId}`);
-      }
+      await requireWorkspace(pool, workspaceId);
       const email = requireFlag(v, 'email').toLowerCase();
       if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
         throw new CliError('invalid_arguments', '--email must be an email address');
@@ -153,7 +152,7 @@ export const coreCommands: CommandTable = {
   'project create': {
     summary: 'Creates a project and its first (test) key, created by the given member.',
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       name: { type: 'string', value: 'N', required: true, description: 'Project name.' },
       member: {
         type: 'string',
@@ -252,7 +251,7 @@ export const coreCommands: CommandTable = {
     summary:
       "Lists a workspace's API keys (or one member's), newest first, with who revoked each; never their secrets.",
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       member: {
         type: 'string',
         value: 'M',
@@ -261,9 +260,7 @@ export const coreCommands: CommandTable = {
     },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
-      if (!(await workspaceExists(pool, workspaceId))) {
-        throw new CliError('not_found', `no workspace ${workspaceId}`);
-      }
+      await requireWorkspace(pool, workspaceId);
       const memberId = v.member as string | undefined;
       if (memberId !== undefined) {
         const member = await findMember(pool, memberId);

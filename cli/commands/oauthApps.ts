@@ -4,6 +4,7 @@ import { findProject } from '../../shared/db/queries/projects.ts';
 import { registerOauthApp } from '../../shared/oauth/registerApp.ts';
 import { CliError, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+import { projectFlag } from '../sharedFlags.ts';
 
 /** What operators see of an app: everything but the secret's hash. */
 function toAppJson(app: OauthAppRow) {
@@ -24,7 +25,7 @@ export const oauthAppCommands: CommandTable = {
   'oauth-app create': {
     summary: 'Registers a third-party OAuth app under a project; a server app gets a secret, printed once.',
     flags: {
-      project: { type: 'string', value: 'P', required: true, description: 'Project id (prj_…).' },
+      project: projectFlag,
       name: {
         type: 'string',
         value: 'N',
@@ -80,7 +81,7 @@ export const oauthAppCommands: CommandTable = {
   'oauth-app list': {
     summary: 'Lists the OAuth apps registered under a project, oldest first.',
     flags: {
-      project: { type: 'string', value: 'P', required: true, description: 'Project id (prj_…).' },
+      project: projectFlag,
     },
     run: async (pool, v) => {
       const project = await findProject(pool, requireFlag(v, 'project'));

@@ -1,16 +1,16 @@
 import { insertStaffMember } from '../../shared/db/queries/staff.ts';
-import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
 import { newId, randomBase62 } from '../../shared/ids.ts';
 import { toStaffDto } from '../../shared/tasks/dto.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
 
 /** `staff create`: an active staff member; its trigger address is shown only with --api-channel. */
 export const staffCommands: CommandTable = {
   'staff create': {
     summary: 'Creates an AI staff member of a workspace.',
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       name: { type: 'string', value: 'N', required: true, description: 'Name, 1 to 200 characters.' },
       role: {
         type: 'string',
@@ -33,9 +33,7 @@ export const staffCommands: CommandTable = {
       if (role.length === 0 || role.length > 20_000) {
         throw new CliError('invalid_arguments', '--role must be 1 to 20000 characters');
       }
-      if (!(await workspaceExists(pool, workspaceId))) {
-        throw new CliError('not_found', `no workspace ${workspaceId}`);
-      }
+      await requireWorkspace(pool, workspaceId);
       const staff = await insertStaffMember(pool, {
         id: newId('staff'),
         workspaceId,

@@ -4,12 +4,13 @@ import { createWebhookEndpoint } from '../../shared/webhooks/endpoints.ts';
 import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+import { projectFlag } from '../sharedFlags.ts';
 
 export const webhookCommands: CommandTable = {
   'webhook create': {
     summary: "Registers a webhook endpoint for a project's events; its signing secret is printed once.",
     flags: {
-      project: { type: 'string', value: 'P', required: true, description: 'Project id (prj_…).' },
+      project: projectFlag,
       url: {
         type: 'string',
         value: 'U',

@@ -1,11 +1,11 @@
 import { findWorkspaceStaffMember } from '../../shared/db/queries/staff.ts';
 import { insertWorkflow } from '../../shared/db/queries/workflows.ts';
-import { workspaceExists } from '../../shared/db/queries/workspaces.ts';
 import { newId } from '../../shared/ids.ts';
 import { parseFieldDefinitions } from '../../shared/workflows/fields.ts';
 import { templateKeys } from '../../shared/workflows/template.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
+import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
 
 /**
  * `workflow create`: a prompt template with typed fields (JSON array, see shared/workflows/fields.ts),
@@ -17,7 +17,7 @@ export const workflowCommands: CommandTable = {
     summary:
       'Creates a workflow: a prompt template with typed fields, run through POST /workflows/{id}/runs.',
     flags: {
-      workspace: { type: 'string', value: 'W', required: true, description: 'Workspace id (ws_…).' },
+      workspace: workspaceFlag,
       name: { type: 'string', value: 'N', required: true, description: 'Name, 1 to 200 characters.' },
       prompt: {
         type: 'string',
@@ -62,9 +62,7 @@ export const workflowCommands: CommandTable = {
           `--prompt refers to unknown fields: ${unknown.map((k) => `{{${k}}}`).join(', ')}`,
         );
       }
-      if (!(await workspaceExists(pool, workspaceId))) {
-        throw new CliError('not_found', `no workspace ${workspaceId}`);
-      }
+      await requireWorkspace(pool, workspaceId);
       const staffId = v.staff as string | undefined;
       if (staffId !== undefined && !(await findWorkspaceStaffMember(pool, workspaceId, staffId))) {
         throw new CliError('not_found', `no staff member ${staffId} in workspace ${workspaceId}`);

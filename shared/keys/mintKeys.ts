@@ -1,21 +1,9 @@
-import { insertApiKey, rollApiKeySecret } from '../db/queries/apiKeys.ts';
+import { insertApiKey, type NewApiKey, rollApiKeySecret } from '../db/queries/apiKeys.ts';
 import type { Db } from '../db/sql.ts';
 import { newId, newKeySecret, sha256 } from '../ids.ts';
-import type { ScopeLevel } from '../principal.ts';
 
-export type CreateKeyInput = {
-  workspaceId: string;
-  memberId: string;
-  projectIds: string[];
-  livemode: boolean;
-  name: string;
-  scopeLevel: ScopeLevel;
-  packages: string[];
-  operations: string[];
-  expiresAt: string | null;
-  ipAllowlist: string[];
-  monthlySpendCapMinor: number | null;
-};
+/** What a caller decides about a new key; its id, secret hash and hint are minted here. */
+export type CreateKeyInput = Omit<NewApiKey, 'id' | 'secretHash' | 'hint'>;
 
 /** A key's options when nothing narrows it: whole-app scope, no expiry, any IP, no spend cap. */
 export function unrestricted(): Pick<
@@ -65,21 +53,6 @@ export async function rollApiKey(
 export async function createApiKey(tx: Db, input: CreateKeyInput): Promise<{ id: string; secret: string }> {
   const secret = newKeySecret(input.livemode);
   const id = newId('key');
-  await insertApiKey(tx, {
-    id,
-    workspaceId: input.workspaceId,
-    memberId: input.memberId,
-    name: input.name,
-    secretHash: sha256(secret),
-    hint: keyHint(secret),
-    livemode: input.livemode,
-    scopeLevel: input.scopeLevel,
-    packages: input.packages,
-    operations: input.operations,
-    expiresAt: input.expiresAt,
-    ipAllowlist: input.ipAllowlist,
-    monthlySpendCapMinor: input.monthlySpendCapMinor,
-    projectIds: input.projectIds,
-  });
+  await insertApiKey(tx, { ...input, id, secretHash: sha256(secret), hint: keyHint(secret) });
   return { id, secret };
 }

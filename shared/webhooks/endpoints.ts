@@ -5,8 +5,7 @@ import {
   insertWebhookEndpoint,
   lockDelivery,
   reopenDelivery,
-  setWebhookEndpointEnabled,
-  setWebhookEndpointSecret,
+  updateWebhookEndpoint,
 } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
 import { newId } from '../ids.ts';
@@ -86,13 +85,13 @@ export async function createWebhookEndpoint(
 /** A new signing secret (returned once); deliveries from now on are signed with it. */
 export async function rotateWebhookSecret(db: Db, endpointId: string, workspaceId: string) {
   const secret = newWebhookSecret();
-  const row = await setWebhookEndpointSecret(db, endpointId, workspaceId, secret);
+  const row = await updateWebhookEndpoint(db, endpointId, workspaceId, { secret });
   return row ? { id: row.id, secret } : null;
 }
 
 /** Stops (or restarts) deliveries to an endpoint; pending attempts to a disabled one are not sent. */
 export function setWebhookEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
-  return setWebhookEndpointEnabled(db, endpointId, workspaceId, enabled);
+  return updateWebhookEndpoint(db, endpointId, workspaceId, { enabled });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { ocrJobInput } from '../../shared/jobs/generationInputs.ts';
 import { ocrCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome, removeJobInput, withInputObject } from '../generationWork.ts';
+import { uploadedInputJob } from '../generationWork.ts';
 import type { JobDefinition } from '../jobEngine.ts';
 
 // The API's language vocabulary (languageHint) for tesseract's codes.
@@ -13,33 +13,25 @@ const apiLanguage: Record<string, string> = { eng: 'en', nep: 'ne' };
  */
 export function ocrExtract(ctx: WorkerContext): JobDefinition {
   const { prices } = ctx.config;
-  return {
-    run: async (job, _prepared, signal, helpers) => {
-      const input = ocrJobInput.parse(job.input);
-      const provider = ctx.providers(job.livemode).ocr;
-      const out = await withInputObject(ctx, input, (data) =>
-        callProvider(helpers, signal, () =>
-          provider.extract({
-            data,
-            mimeType: input.mimeType,
-            filename: input.filename,
-            languageHint: input.languageHint,
-            signal,
-          }),
-        ),
-      );
-      if (out === 'cancelled') return cancelledOutcome;
-      return {
-        result: {
-          text: out.text,
-          pages: out.pages,
-          languages: out.languages.map((l) => apiLanguage[l] ?? l),
-          model: out.model,
-        },
-        usage: { pages: out.pages },
-        costMinor: job.livemode ? ocrCost(prices, out.pages) : 0,
-      };
-    },
-    afterFinished: (job) => removeJobInput(ctx, job),
-  };
+  return uploadedInputJob(ctx, {
+    parse: (input) => ocrJobInput.parse(input),
+    call: (providers, input, data, signal) =>
+      providers.ocr.extract({
+        data,
+        mimeType: input.mimeType,
+        filename: input.filename,
+        languageHint: input.languageHint,
+        signal,
+      }),
+    outcome: (out, livemode) => ({
+      result: {
+        text: out.text,
+        pages: out.pages,
+        languages: out.languages.map((l) => apiLanguage[l] ?? l),
+        model: out.model,
+      },
+      usage: { pages: out.pages },
+      costMinor: livemode ? ocrCost(prices, out.pages) : 0,
+    }),
+  });
 }

@@ -1,7 +1,7 @@
 import { transcriptionJobInput } from '../../shared/jobs/generationInputs.ts';
 import { transcriptionCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome, removeJobInput, withInputObject } from '../generationWork.ts';
+import { uploadedInputJob } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /**
@@ -10,29 +10,21 @@ import type { InlineJobDefinition } from '../jobEngine.ts';
  */
 export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
   const { prices } = ctx.config;
-  return {
-    run: async (job, _prepared, signal, helpers) => {
-      const input = transcriptionJobInput.parse(job.input);
-      const provider = ctx.providers(job.livemode).transcription;
-      const out = await withInputObject(ctx, input, (audio) =>
-        callProvider(helpers, signal, () =>
-          provider.transcribe({
-            audio,
-            mimeType: input.mimeType,
-            filename: input.filename,
-            prompt: input.prompt,
-            language: input.language,
-            signal,
-          }),
-        ),
-      );
-      if (out === 'cancelled') return cancelledOutcome;
-      return {
-        result: { text: out.text, model: out.model, durationSeconds: out.durationSeconds },
-        usage: { audioSeconds: out.durationSeconds },
-        costMinor: job.livemode ? transcriptionCost(prices, out.durationSeconds) : 0,
-      };
-    },
-    afterFinished: (job) => removeJobInput(ctx, job),
-  };
+  return uploadedInputJob(ctx, {
+    parse: (input) => transcriptionJobInput.parse(input),
+    call: (providers, input, audio, signal) =>
+      providers.transcription.transcribe({
+        audio,
+        mimeType: input.mimeType,
+        filename: input.filename,
+        prompt: input.prompt,
+        language: input.language,
+        signal,
+      }),
+    outcome: (out, livemode) => ({
+      result: { text: out.text, model: out.model, durationSeconds: out.durationSeconds },
+      usage: { audioSeconds: out.durationSeconds },
+      costMinor: livemode ? transcriptionCost(prices, out.durationSeconds) : 0,
+    }),
+  });
 }

@@ -1,48 +1,31 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 
 import { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
 import { registerOauthApp } from '../../../shared/oauth/registerApp.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
+import { sendPage } from '../html.ts';
 import { appSecretView, appsView } from './appsViews.ts';
-import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
+import { consoleContext, field, fields, type ListSender, needsDeveloper, showList } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 
-async function sendApps(
-  web: BrowserContext,
-  c: ConsoleContext,
-  res: Response,
-  cursor: string,
-  status = 200,
-  error?: string,
-) {
-  const rows = await listWorkspaceOauthApps(web.pool, c.member.workspace_id, {
-    before: decodePageCursor(cursor),
-    limit: pageSize + 1,
-  });
-  const { items: apps, next } = pageOf(rows);
+const sendApps: ListSender = async (web, c, res, cursor, status = 200, error) => {
+  const { items: apps, next } = await readPage(cursor, (page) =>
+    listWorkspaceOauthApps(web.pool, c.member.workspace_id, page),
+  );
   sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, web.doc, apps, next, error)), {
     wide: true,
   });
-}
+};
 
 /** GET /console/:memberId/apps: the workspace's OAuth apps and, for developers, the registration form. */
-export function showApps(web: BrowserContext): RequestHandler {
-  return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (c) await sendApps(web, c, res, param(req, 'cursor'));
-  };
-}
+export const showApps = (web: BrowserContext) => showList(web, sendApps);
 
 /** POST /console/:memberId/apps: the same registration as `oauth-app create`, never verified from here. */
 export function registerApp(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c) return;
-    if (!c.member.has_developer_access) {
-      return sendErrorPage(res, 403, 'No developer access', 'You cannot register apps in this workspace.');
-    }
+    if (!c || needsDeveloper(c, res, 'register apps')) return;
     const registered = await registerOauthApp(web.pool, web.doc, {
       projectId: field(req, 'project'),
       name: field(req, 'name'),

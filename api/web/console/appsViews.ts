@@ -4,6 +4,7 @@ import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml, secretField } from '../html.ts';
 import { scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
+import { listEnd } from './layout.ts';
 
 type ListedApp = Awaited<ReturnType<typeof listWorkspaceOauthApps>>[number];
 
@@ -45,8 +46,7 @@ export function appsView(
         )}
       </tbody>
     </table>
-    ${apps.length === 0 ? html`<p>No apps registered.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/apps?cursor=${next}">Older apps</a></p>` : ''}
+    ${listEnd(apps.length, 'No apps registered.', next && `${c.base}/apps?cursor=${next}`, 'Older apps')}
     ${
       c.member.has_developer_access
         ? html`<h2>Register an app</h2>

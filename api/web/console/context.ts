@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 
 import { type ConsoleMember, findConsoleMembers } from '../../../shared/db/queries/members.ts';
 import type { BrowserContext } from '../browserContext.ts';
@@ -47,6 +47,37 @@ export async function consoleContext(
   }
   const csrf = await web.csrf.tokenFor(req, res, person.sessionId, web.sessions.secure);
   return { person, member, members, csrf, base: `/console/${member.id}` };
+}
+
+/**
+ * Refuses (403) a member without developer access to the workspace; true when it did. `what` is what
+ * they cannot do, as in "change keys".
+ */
+export function needsDeveloper(c: ConsoleContext, res: Response, what: string): boolean {
+  if (c.member.has_developer_access) return false;
+  sendErrorPage(res, 403, 'No developer access', `You cannot ${what} in this workspace.`);
+  return true;
+}
+
+/**
+ * Answers a console list's page at `cursor`. A list that carries its own create form (webhooks,
+ * OAuth apps) also answers a refused form: the first page again, with the status and the problem.
+ */
+export type ListSender = (
+  web: BrowserContext,
+  c: ConsoleContext,
+  res: Response,
+  cursor: string,
+  status?: number,
+  error?: string,
+) => Promise<void>;
+
+/** GET of a console list: the page its `cursor` names. */
+export function showList(web: BrowserContext, send: ListSender): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (c) await send(web, c, res, param(req, 'cursor'));
+  };
 }
 
 /** A form field as one string ('' when absent or repeated). */

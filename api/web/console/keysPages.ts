@@ -5,10 +5,10 @@ import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
+import { type ConsoleContext, consoleContext, field, fields, needsDeveloper, showList } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 
 const wide = { wide: true };
 
@@ -18,29 +18,22 @@ const wide = { wide: true };
  * over a working secret: of a colleague's key, their identity); any developer may revoke any key
  * of the workspace, so stopping a leak never waits for its owner, and the revocation records who.
  */
-function needsDeveloper(c: ConsoleContext, res: Response): boolean {
-  if (c.member.has_developer_access) return false;
-  sendErrorPage(res, 403, 'No developer access', 'You cannot change keys in this workspace.');
-  return true;
-}
+const denied = (c: ConsoleContext, res: Response) => needsDeveloper(c, res, 'change keys');
 
 /** GET /console/:memberId/keys */
-export function showKeys(web: BrowserContext): RequestHandler {
-  return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (!c) return;
-    const before = decodePageCursor(param(req, 'cursor'));
-    const rows = await listWorkspaceKeys(web.pool, c.member.workspace_id, { before, limit: pageSize + 1 });
-    const { items: keys, next } = pageOf(rows);
+export const showKeys = (web: BrowserContext) =>
+  showList(web, async (web, c, res, cursor) => {
+    const { items: keys, next } = await readPage(cursor, (page) =>
+      listWorkspaceKeys(web.pool, c.member.workspace_id, page),
+    );
     sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, web.clock())), wide);
-  };
-}
+  });
 
 /** GET /console/:memberId/keys/new */
 export function showNewKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc)), wide);
   };
 }
@@ -49,7 +42,7 @@ export function showNewKey(web: BrowserContext): RequestHandler {
 export function createKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     const level = field(req, 'scope_level');
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
@@ -87,7 +80,7 @@ export function createKey(web: BrowserContext): RequestHandler {
 export function revokeKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
@@ -104,7 +97,7 @@ export function revokeKey(web: BrowserContext): RequestHandler {
 export function rollKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || denied(c, res)) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
       return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');

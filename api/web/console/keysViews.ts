@@ -2,6 +2,7 @@ import type { ListedKey } from '../../../shared/db/queries/apiKeys.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml, secretField } from '../html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
+import { listEnd } from './layout.ts';
 
 /** Who a member is to the one looking: "you", else their email (a member since deleted: their id). */
 function whoIs(c: ConsoleContext, memberId: string, email: string | null): SafeHtml {
@@ -113,8 +114,7 @@ export function keysView(
         )}
       </tbody>
     </table>
-    ${keys.length === 0 ? html`<p>No keys yet.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/keys?cursor=${next}">Older keys</a></p>` : ''}`;
+    ${listEnd(keys.length, 'No keys yet.', next && `${c.base}/keys?cursor=${next}`, 'Older keys')}`;
 }
 
 export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string): SafeHtml {

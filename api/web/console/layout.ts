@@ -41,3 +41,9 @@ export function consoleFrame(c: ConsoleContext, current: string, body: SafeHtml)
       <input type="hidden" name="_csrf" value="${c.csrf}" /><button type="submit">Sign out</button>
     </form>`;
 }
+
+/** What follows a paged list: a note when it has no rows, and the link to its older rows. */
+export function listEnd(count: number, empty: string, olderHref: string | null, older: string): SafeHtml {
+  return html`${count === 0 ? html`<p>${empty}</p>` : ''}
+  ${olderHref ? html`<p><a href="${olderHref}">${older}</a></p>` : ''}`;
+}

@@ -11,7 +11,7 @@ import { sendErrorPage, sendPage } from '../html.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { logDetailView, logsView } from './logsViews.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { decodePageCursor, readPage } from './pageCursor.ts';
 
 // The console shows what the log keeps (DESIGN.md: 30 days).
 const retentionDays = 30;
@@ -44,14 +44,14 @@ export function showLogs(web: BrowserContext): RequestHandler {
     if (!c) return;
     const query = (name: string) => param(req, name);
     const filter = readFilter(web.doc, query);
-    const cursor = decodePageCursor(query('cursor'));
-    const before = cursor && /^\d+$/.test(cursor.id) ? { at: cursor.at, id: Number(cursor.id) } : undefined;
-    const rows = await listFilteredRequestLogs(web.pool, c.member.workspace_id, filter, {
-      before,
-      limit: pageSize + 1,
-      retentionDays,
-    });
-    const { items: calls, next } = pageOf(rows);
+    // A request log's id is a number: a cursor with any other id is the first page.
+    const { items: calls, next } = await readPage(query('cursor'), ({ before, limit }) =>
+      listFilteredRequestLogs(web.pool, c.member.workspace_id, filter, {
+        before: before && /^\d+$/.test(before.id) ? { at: before.at, id: Number(before.id) } : undefined,
+        limit,
+        retentionDays,
+      }),
+    );
     const kept = new URLSearchParams();
     for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
       if (query(name)) kept.set(name, query(name));

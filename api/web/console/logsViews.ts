@@ -5,6 +5,7 @@ import type {
 import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
+import { listEnd } from './layout.ts';
 import { encodePageCursor } from './pageCursor.ts';
 
 type Call = Awaited<ReturnType<typeof listFilteredRequestLogs>>[number];
@@ -74,8 +75,7 @@ export function logsView(
         )}
       </tbody>
     </table>
-    ${calls.length === 0 ? html`<p>No calls match.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/logs?${nextParams.toString()}">Older calls</a></p>` : ''}`;
+    ${listEnd(calls.length, 'No calls match.', next && `${c.base}/logs?${nextParams.toString()}`, 'Older calls')}`;
 }
 
 const pretty = (body: unknown) =>

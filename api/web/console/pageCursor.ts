@@ -48,3 +48,17 @@ export function pageBy<T>(
   const last = items.at(-1);
   return { items, next: rows.length > pageSize && last ? encodePageCursor(...position(last)) : null };
 }
+
+/** The position a list query reads after, as `decodePageCursor` gives it. */
+export type PageRequest = { before: { at: string; id: string } | undefined; limit: number };
+
+/**
+ * One page of a console list: `list` reads `limit` rows after `before` (one more than a page, so
+ * the page knows whether another follows), from the page's cursor as the URL carries it.
+ */
+export async function readPage<T extends { cursor_at: string; id: string | number }>(
+  cursor: string,
+  list: (page: PageRequest) => Promise<readonly T[]>,
+): Promise<{ items: T[]; next: string | null }> {
+  return pageOf(await list({ before: decodePageCursor(cursor), limit: pageSize + 1 }));
+}

@@ -4,28 +4,24 @@ import { listTaskMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask, listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import type { ObjectStore } from '../../../shared/objectStore.ts';
+import type { WorkspaceDownload } from '../../downloads/sendStoredObject.ts';
 import { sendWorkspaceFile } from '../../downloads/workspaceFile.ts';
 import { sendWorkspaceVideo } from '../../downloads/workspaceVideo.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { consoleContext, param } from './context.ts';
+import { consoleContext, param, showList } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageBy, pageOf, pageSize } from './pageCursor.ts';
+import { decodePageCursor, pageBy, pageSize, readPage } from './pageCursor.ts';
 import { tasksView, taskView } from './tasksViews.ts';
 
 /** GET /console/:memberId/tasks */
-export function showTasks(web: BrowserContext): RequestHandler {
-  return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (!c) return;
-    const rows = await listWorkspaceTasks(web.pool, c.member.workspace_id, {
-      before: decodePageCursor(param(req, 'cursor')),
-      limit: pageSize + 1,
-    });
-    const { items: tasks, next } = pageOf(rows);
+export const showTasks = (web: BrowserContext) =>
+  showList(web, async (web, c, res, cursor) => {
+    const { items: tasks, next } = await readPage(cursor, (page) =>
+      listWorkspaceTasks(web.pool, c.member.workspace_id, page),
+    );
     sendPage(res, 200, 'Tasks', consoleFrame(c, 'tasks', tasksView(c, tasks, next)), { wide: true });
-  };
-}
+  });
 
 /**
  * GET /console/:memberId/tasks/:taskId: its media board (newest first) and its messages (in
@@ -40,15 +36,11 @@ export function showTask(web: BrowserContext): RequestHandler {
     // A messages cursor holds (created_at, seq); the sequence number alone orders a task's messages.
     const afterMessage = decodePageCursor(param(req, 'messages'));
     const afterSeq = afterMessage && /^\d{1,15}$/.test(afterMessage.id) ? Number(afterMessage.id) : 0;
-    const [messageRows, boardRows] = await Promise.all([
+    const [messageRows, board] = await Promise.all([
       listTaskMessages(web.pool, task.id, afterSeq, pageSize + 1),
-      listTaskBoard(web.pool, c.member.workspace_id, task.id, {
-        before: decodePageCursor(param(req, 'board')),
-        limit: pageSize + 1,
-      }),
+      readPage(param(req, 'board'), (page) => listTaskBoard(web.pool, c.member.workspace_id, task.id, page)),
     ]);
     const messages = pageBy(messageRows, (m) => [m.created_at, m.seq]);
-    const board = pageOf(boardRows);
     const here = { board: param(req, 'board'), messages: param(req, 'messages') };
     sendPage(res, 200, task.title, consoleFrame(c, 'tasks', taskView(c, task, here, messages, board)), {
       wide: true,
@@ -57,13 +49,11 @@ export function showTask(web: BrowserContext): RequestHandler {
   };
 }
 
-type Sender = typeof sendWorkspaceVideo;
-
 /** The media board's bytes, with the API's Range, ETag and download rules, behind the session instead of a key. */
 function sendBytes(
   web: BrowserContext,
   objectStore: ObjectStore,
-  send: Sender,
+  send: WorkspaceDownload,
   idParam: string,
 ): RequestHandler {
   return async (req: Request, res: Response) => {

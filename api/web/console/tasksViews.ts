@@ -2,6 +2,7 @@ import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts'
 import type { listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, when } from './context.ts';
+import { listEnd } from './layout.ts';
 
 type ListedTask = Awaited<ReturnType<typeof listWorkspaceTasks>>[number];
 type BoardItem = Awaited<ReturnType<typeof listTaskBoard>>[number];
@@ -29,8 +30,7 @@ export function tasksView(c: ConsoleContext, tasks: readonly ListedTask[], next:
         )}
       </tbody>
     </table>
-    ${tasks.length === 0 ? html`<p>No tasks.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/tasks?cursor=${next}">Older tasks</a></p>` : ''}`;
+    ${listEnd(tasks.length, 'No tasks.', next && `${c.base}/tasks?cursor=${next}`, 'Older tasks')}`;
 }
 
 const size = (bytes: number | null) =>

@@ -11,7 +11,7 @@ import type { BrowserContext } from '../browserContext.ts';
 import { sendPage } from '../html.ts';
 import { consoleContext, param } from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, encodePageCursor, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 import { recordsView, usageView } from './usageViews.ts';
 
 export const chartDays = 90;
@@ -38,8 +38,14 @@ function readWindow(req: Request, now: number): { from: string; to: string; day:
   };
 }
 
-/** The part filter: `part=` present (even empty, for records with no key or app) narrows the list. */
-const readPart = (req: Request) => (typeof req.query.part === 'string' ? req.query.part : undefined);
+/**
+ * Which records a list or CSV shows: the window, the split and the part. `part=` present (even
+ * empty, for records with no key or app) narrows the list.
+ */
+function readRecordsFilter(req: Request, now: number) {
+  const part = typeof req.query.part === 'string' ? req.query.part : undefined;
+  return { window: readWindow(req, now), split: readSplit(req), part };
+}
 
 /** GET /console/:memberId/usage */
 export function showUsage(web: BrowserContext): RequestHandler {
@@ -59,31 +65,19 @@ export function showSpendRecords(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);
     if (!c) return;
-    const window = readWindow(req, web.clock());
-    const split = readSplit(req);
-    const part = readPart(req);
-    const before = decodePageCursor(param(req, 'cursor')) as MeteringCursor | undefined;
-    const rows = await listSpendRecords(web.pool, c.member.workspace_id, {
-      ...window,
-      split,
-      part,
-      before,
-      limit: pageSize + 1,
-    });
-    const records = rows.slice(0, pageSize);
-    const last = records.at(-1);
+    const { window, split, part } = readRecordsFilter(req, web.clock());
+    const page = await readPage(param(req, 'cursor'), (p) =>
+      listSpendRecords(web.pool, c.member.workspace_id, { ...window, split, part, ...p }),
+    );
     const query = new URLSearchParams({ split });
     if (window.day) query.set('day', window.day);
     if (part !== undefined) query.set('part', part);
-    const next =
-      rows.length > pageSize && last
-        ? `?${new URLSearchParams([...query, ['cursor', encodePageCursor(last.cursor_at, last.id)]]).toString()}`
-        : null;
+    const next = page.next ? `?${new URLSearchParams([...query, ['cursor', page.next]]).toString()}` : null;
     sendPage(
       res,
       200,
       'Metering records',
-      consoleFrame(c, 'usage', recordsView(c, records, window.day, part, query, next)),
+      consoleFrame(c, 'usage', recordsView(c, page.items, window.day, part, query, next)),
       { wide: true },
     );
   };
@@ -94,9 +88,7 @@ export function downloadSpendCsv(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);
     if (!c) return;
-    const window = readWindow(req, web.clock());
-    const split = readSplit(req);
-    const part = readPart(req);
+    const { window, split, part } = readRecordsFilter(req, web.clock());
     res.set({
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="usage-${window.day ?? 'last-90-days'}.csv"`,

@@ -5,6 +5,7 @@ import type {
 } from '../../../shared/db/queries/meteringRecords.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
+import { listEnd } from './layout.ts';
 
 type DayPart = Awaited<ReturnType<typeof sumDailySpend>>[number];
 type SpendRecord = Awaited<ReturnType<typeof listSpendRecords>>[number];
@@ -143,7 +144,6 @@ export function recordsView(
         )}
       </tbody>
     </table>
-    ${records.length === 0 ? html`<p>No records.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/usage/records${next}">Older records</a></p>` : ''}
+    ${listEnd(records.length, 'No records.', next && `${c.base}/usage/records${next}`, 'Older records')}
     <p><a href="${c.base}/usage">Back to usage</a></p>`;
 }

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 
 import {
   findWorkspaceEndpoint,
@@ -13,32 +13,25 @@ import {
 } from '../../../shared/webhooks/endpoints.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { type ConsoleContext, consoleContext, field, fields, param } from './context.ts';
+import {
+  consoleContext,
+  field,
+  fields,
+  type ListSender,
+  needsDeveloper,
+  param,
+  showList,
+} from './context.ts';
 import { consoleFrame } from './layout.ts';
-import { decodePageCursor, pageOf, pageSize } from './pageCursor.ts';
+import { readPage } from './pageCursor.ts';
 import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
 
-function needsDeveloper(c: ConsoleContext, res: Response): boolean {
-  if (c.member.has_developer_access) return false;
-  sendErrorPage(res, 403, 'No developer access', 'You cannot change webhooks in this workspace.');
-  return true;
-}
-
-async function sendList(
-  web: BrowserContext,
-  c: ConsoleContext,
-  res: Response,
-  cursor: string,
-  status = 200,
-  error?: string,
-) {
-  const rows = await listWorkspaceEndpoints(web.pool, c.member.workspace_id, {
-    before: decodePageCursor(cursor),
-    limit: pageSize + 1,
-  });
-  const { items: endpoints, next } = pageOf(rows);
+const sendList: ListSender = async (web, c, res, cursor, status = 200, error) => {
+  const { items: endpoints, next } = await readPage(cursor, (page) =>
+    listWorkspaceEndpoints(web.pool, c.member.workspace_id, page),
+  );
   sendPage(
     res,
     status,
@@ -46,21 +39,16 @@ async function sendList(
     consoleFrame(c, 'webhooks', webhooksView(c, endpoints, next, error)),
     wide,
   );
-}
+};
 
 /** GET /console/:memberId/webhooks */
-export function showWebhooks(web: BrowserContext): RequestHandler {
-  return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (c) await sendList(web, c, res, param(req, 'cursor'));
-  };
-}
+export const showWebhooks = (web: BrowserContext) => showList(web, sendList);
 
 /** POST /console/:memberId/webhooks: the same rules as `webhook create`. */
 export function createWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
     const created = await createWebhookEndpoint(web.pool, {
       projectId: field(req, 'project'),
       url: field(req, 'url'),
@@ -78,7 +66,7 @@ export function createWebhook(web: BrowserContext): RequestHandler {
 export function rotateWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
     const endpoint = await findWorkspaceEndpoint(
       web.pool,
       String(req.params.endpointId),
@@ -102,7 +90,7 @@ export function rotateWebhook(web: BrowserContext): RequestHandler {
 export function toggleWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
     const row = await setWebhookEnabled(
       web.pool,
       String(req.params.endpointId),
@@ -125,11 +113,9 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
       c.member.workspace_id,
     );
     if (!endpoint) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
-    const rows = await listEndpointDeliveryLog(web.pool, endpoint.id, {
-      before: decodePageCursor(param(req, 'cursor')),
-      limit: pageSize + 1,
-    });
-    const { items: deliveries, next } = pageOf(rows);
+    const { items: deliveries, next } = await readPage(param(req, 'cursor'), (page) =>
+      listEndpointDeliveryLog(web.pool, endpoint.id, page),
+    );
     sendPage(
       res,
       200,
@@ -144,7 +130,7 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
 export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res)) return;
+    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
     const result = await web.pool.transaction((tx) =>
       resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
     );

@@ -2,6 +2,7 @@ import type { listEndpointDeliveryLog, listWorkspaceEndpoints } from '../../../s
 import { webhookEventTypes } from '../../../shared/webhooks/fanout.ts';
 import { html, type SafeHtml, secretField } from '../html.ts';
 import { type ConsoleContext, when } from './context.ts';
+import { listEnd } from './layout.ts';
 
 type Endpoint = Awaited<ReturnType<typeof listWorkspaceEndpoints>>[number];
 type Delivery = Awaited<ReturnType<typeof listEndpointDeliveryLog>>[number];
@@ -56,8 +57,7 @@ export function webhooksView(
         )}
       </tbody>
     </table>
-    ${endpoints.length === 0 ? html`<p>No webhook endpoints.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/webhooks?cursor=${next}">Older endpoints</a></p>` : ''}
+    ${listEnd(endpoints.length, 'No webhook endpoints.', next && `${c.base}/webhooks?cursor=${next}`, 'Older endpoints')}
     ${
       c.member.has_developer_access
         ? html`<h2>Add an endpoint</h2>
@@ -135,8 +135,12 @@ export function deliveriesView(
         )}
       </tbody>
     </table>
-    ${deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : ''}
-    ${next ? html`<p><a href="${c.base}/webhooks/${endpoint.id}?cursor=${next}">Older deliveries</a></p>` : ''}
+    ${listEnd(
+      deliveries.length,
+      'No deliveries yet.',
+      next && `${c.base}/webhooks/${endpoint.id}?cursor=${next}`,
+      'Older deliveries',
+    )}
     <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
 }
 

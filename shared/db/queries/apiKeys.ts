@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import type { Principal, ScopeLevel } from '../../principal.ts';
 import { type Db, sql } from '../sql.ts';
+import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
 
 /** A key's own columns, as both the auth lookup and the key listings read them. */
 const keyColumns = z.object({
@@ -210,19 +211,12 @@ export type ListedKey = z.infer<typeof listedKeyRow>;
  * month's spend (the row the spend cap is enforced on) and the last logged call
  * (request_logs_workspace_key_idx, newest partition first).
  */
-export function listWorkspaceKeys(
-  db: Db,
-  workspaceId: string,
-  page: { before?: { at: string; id: string }; limit: number },
-) {
-  const after = page.before
-    ? sql.fragment`and (k.created_at, k.id) < (${page.before.at}::timestamptz, ${page.before.id})`
-    : sql.fragment``;
+export function listWorkspaceKeys(db: Db, workspaceId: string, page: ListPage) {
   return db.any(sql.type(listedKeyRow)`
     select k.id, k.workspace_id, k.member_id, k.name, k.secret_hint, k.livemode, k.scope_level, k.scope_packages,
            k.scope_operations, k.expires_at, k.ip_allowlist, k.monthly_spend_cap_minor, k.revoked_at,
            k.revoked_by, k.previous_secret_expires_at, k.created_at,
-           to_char(k.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
+           ${cursorAt('k')},
            (select m.email from members m where m.id = k.member_id) as member_email,
            (select m.email from members m where m.id = k.revoked_by) as revoked_by_email,
            ${projectsOfKey} as projects,
@@ -236,7 +230,7 @@ export function listWorkspaceKeys(
              order by l.created_at desc, l.id desc limit 1
            ) as last_used_at
     from api_keys k
-    where k.workspace_id = ${workspaceId} ${after}
+    where k.workspace_id = ${workspaceId} ${afterPosition(page, 'k')}
     order by k.created_at desc, k.id desc
     limit ${page.limit}
   `);

@@ -2,13 +2,18 @@ import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
 
-const fileRow = z.object({
-  id: z.string(),
+/** Who stored a file and what it is: the columns an upload session hands on to the file it completes into. */
+export const fileFields = {
   workspace_id: z.string(),
   member_id: z.string().nullable(),
   filename: z.string(),
   mime_type: z.string(),
   size_bytes: z.number(),
+};
+
+const fileRow = z.object({
+  id: z.string(),
+  ...fileFields,
   kind: z.string(),
   storage_key: z.string(),
   task_id: z.string().nullable(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { cursorAt } from './listPage.ts';
 
 // Inserting a metering record lives with the money it settles (credits.ts, jobs.ts); these are the
 // partitions and the reads.
@@ -55,7 +56,7 @@ export function listWorkspaceMeteringRecords(
     : sql.fragment``;
   return db.any(sql.type(meteringRow)`
     select id, job_id, project_id, key_id, operation, livemode, usage, cost_minor, currency, request_id,
-           created_at, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           created_at, ${cursorAt()}
     from metering_records
     where workspace_id = ${workspaceId}
       and created_at >= ${monthStart(page.month)}
@@ -131,7 +132,7 @@ export function listSpendRecords(
   }
   return db.any(sql.type(meteringRow.extend({ oauth_app_id: z.string().nullable() }))`
     select id, job_id, project_id, key_id, oauth_app_id, operation, livemode, usage, cost_minor, currency, request_id,
-           created_at, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           created_at, ${cursorAt()}
     from metering_records
     where ${sql.join(parts, sql.fragment` and `)}
     order by created_at desc, id desc

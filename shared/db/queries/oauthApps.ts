@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
 
 export type NewOauthApp = {
   id: string;
@@ -90,21 +91,14 @@ const listedAppRow = appRow
   .extend({ project_name: z.string(), cursor_at: z.string() });
 
 /** A workspace's OAuth apps with their project, newest first, a page after (created_at, id). */
-export function listWorkspaceOauthApps(
-  db: Db,
-  workspaceId: string,
-  page: { before?: { at: string; id: string }; limit: number },
-) {
-  const after = page.before
-    ? sql.fragment`and (a.created_at, a.id) < (${page.before.at}::timestamptz, ${page.before.id})`
-    : sql.fragment``;
+export function listWorkspaceOauthApps(db: Db, workspaceId: string, page: ListPage) {
   return db.any(sql.type(listedAppRow)`
     select a.id, a.project_id, a.workspace_id, a.name, a.client_id, a.type, a.redirect_uris, a.scopes, a.verified,
            a.registration,
            a.created_at, p.name as project_name,
-           to_char(a.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           ${cursorAt('a')}
     from oauth_apps a join projects p on p.id = a.project_id
-    where a.workspace_id = ${workspaceId} ${after}
+    where a.workspace_id = ${workspaceId} ${afterPosition(page, 'a')}
     order by a.created_at desc, a.id desc
     limit ${page.limit}
   `);

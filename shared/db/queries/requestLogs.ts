@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, isoTimestamp, noRows, sql } from '../sql.ts';
+import { cursorAt } from './listPage.ts';
 
 export type RequestLogEntry = {
   request_id: string;
@@ -154,7 +155,7 @@ export function listFilteredRequestLogs(
   }
   return db.any(sql.type(filteredLogRow)`
     select id, request_id, key_id, oauth_app_id, method, path, status, latency_ms, cost_minor, created_at,
-           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           ${cursorAt()}
     from request_logs
     where ${sql.join(parts, sql.fragment` and `)}
     order by workspace_id desc, created_at desc, id desc
@@ -174,7 +175,7 @@ export function findWorkspaceRequestLog(db: Db, workspaceId: string, at: string,
   return db.maybeOne(sql.type(fullLogRow)`
     select id, request_id, key_id, oauth_app_id, project_id, method, path, status, latency_ms, cost_minor, ip,
            request_body, response_body, created_at,
-           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           ${cursorAt()}
     from request_logs
     where created_at = ${at}::timestamptz and id = ${id} and workspace_id = ${workspaceId}
   `);

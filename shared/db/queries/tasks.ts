@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
 
 const taskRow = z.object({
   id: z.string(),
@@ -78,19 +79,12 @@ const listedTaskRow = z.object({
 });
 
 /** A workspace's tasks, newest first, a page after (created_at, id): tasks_workspace_idx. */
-export function listWorkspaceTasks(
-  db: Db,
-  workspaceId: string,
-  page: { before?: { at: string; id: string }; limit: number },
-) {
-  const after = page.before
-    ? sql.fragment`and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`
-    : sql.fragment``;
+export function listWorkspaceTasks(db: Db, workspaceId: string, page: ListPage) {
   return db.any(sql.type(listedTaskRow)`
     select id, title, project_id, last_message_seq, created_at, updated_at,
-           to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           ${cursorAt()}
     from tasks
-    where workspace_id = ${workspaceId} ${after}
+    where workspace_id = ${workspaceId} ${afterPosition(page)}
     order by created_at desc, id desc
     limit ${page.limit}
   `);
@@ -113,28 +107,18 @@ const boardItemRow = z.object({
  * own file, newest first, one page after (created_at, id). The position bounds each branch of the
  * union, so each reads only its page from its index (videos_task_idx, files_task_idx).
  */
-export function listTaskBoard(
-  db: Db,
-  workspaceId: string,
-  taskId: string,
-  page: { before?: { at: string; id: string }; limit: number },
-) {
-  const after = (table: 'v' | 'f') =>
-    page.before
-      ? sql.fragment`and (${sql.identifier([table, 'created_at'])}, ${sql.identifier([table, 'id'])})
-                       < (${page.before.at}::timestamptz, ${page.before.id})`
-      : sql.fragment``;
+export function listTaskBoard(db: Db, workspaceId: string, taskId: string, page: ListPage) {
   return db.any(sql.type(boardItemRow)`
-    select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at from (
+    select *, ${cursorAt()} from (
       (select 'video' as kind, v.id, v.title, v.status, f.mime_type, f.size_bytes, v.created_at
        from videos v left join files f on f.workspace_id = v.workspace_id and f.id = v.file_id
-       where v.workspace_id = ${workspaceId} and v.task_id = ${taskId} ${after('v')}
+       where v.workspace_id = ${workspaceId} and v.task_id = ${taskId} ${afterPosition(page, 'v')}
        order by v.created_at desc, v.id desc
        limit ${page.limit})
       union all
       (select 'file', f.id, f.filename, 'ready', f.mime_type, f.size_bytes, f.created_at
        from files f
-       where f.workspace_id = ${workspaceId} and f.task_id = ${taskId} ${after('f')}
+       where f.workspace_id = ${workspaceId} and f.task_id = ${taskId} ${afterPosition(page, 'f')}
          and not exists (select 1 from videos v where v.workspace_id = f.workspace_id and v.file_id = f.id)
        order by f.created_at desc, f.id desc
        limit ${page.limit})

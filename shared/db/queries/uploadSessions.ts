@@ -1,14 +1,11 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { fileFields } from './files.ts';
 
 const sessionRow = z.object({
   id: z.string(),
-  workspace_id: z.string(),
-  member_id: z.string().nullable(),
-  filename: z.string(),
-  mime_type: z.string(),
-  size_bytes: z.number(),
+  ...fileFields,
   part_size: z.number(),
   part_count: z.number(),
   storage_key: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
 
 const endpointRow = z.object({
   id: z.string(),
@@ -191,17 +192,17 @@ export function listDeliveryAttempts(db: Db, deliveryId: string) {
   `);
 }
 
-export function setWebhookEndpointSecret(db: Db, endpointId: string, workspaceId: string, secret: string) {
+/** Sets an endpoint's secret or its enabled flag; null when the workspace has no such endpoint. */
+export function updateWebhookEndpoint(
+  db: Db,
+  endpointId: string,
+  workspaceId: string,
+  change: { secret: string } | { enabled: boolean },
+) {
+  const set =
+    'secret' in change ? sql.fragment`secret = ${change.secret}` : sql.fragment`enabled = ${change.enabled}`;
   return db.maybeOne(sql.type(endpointIdRow)`
-    update webhook_endpoints set secret = ${secret}
-    where id = ${endpointId} and workspace_id = ${workspaceId}
-    returning id
-  `);
-}
-
-export function setWebhookEndpointEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
-  return db.maybeOne(sql.type(endpointIdRow)`
-    update webhook_endpoints set enabled = ${enabled}
+    update webhook_endpoints set ${set}
     where id = ${endpointId} and workspace_id = ${workspaceId}
     returning id
   `);
@@ -221,19 +222,12 @@ const listedEndpointRow = endpointRow.omit({ secret: true }).extend({
 });
 
 /** A workspace's endpoints with their project, newest first, a page after (created_at, id). */
-export function listWorkspaceEndpoints(
-  db: Db,
-  workspaceId: string,
-  page: { before?: { at: string; id: string }; limit: number },
-) {
-  const after = page.before
-    ? sql.fragment`and (e.created_at, e.id) < (${page.before.at}::timestamptz, ${page.before.id})`
-    : sql.fragment``;
+export function listWorkspaceEndpoints(db: Db, workspaceId: string, page: ListPage) {
   return db.any(sql.type(listedEndpointRow)`
     select e.id, e.workspace_id, e.project_id, e.url, e.events, e.enabled, e.created_at, p.name as project_name,
-           to_char(e.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+           ${cursorAt('e')}
     from webhook_endpoints e join projects p on p.id = e.project_id
-    where e.workspace_id = ${workspaceId} ${after}
+    where e.workspace_id = ${workspaceId} ${afterPosition(page, 'e')}
     order by e.created_at desc, e.id desc
     limit ${page.limit}
   `);
@@ -264,18 +258,11 @@ const consoleDeliveryRow = deliveryRow.extend({
  * An endpoint's deliveries, newest first, a page after (created_at, id), each with every attempt
  * (webhook_deliveries_endpoint_idx, then the attempts' unique (delivery_id, attempt) index).
  */
-export function listEndpointDeliveryLog(
-  db: Db,
-  endpointId: string,
-  page: { before?: { at: string; id: string }; limit: number },
-) {
-  const after = page.before
-    ? sql.fragment`and (d.created_at, d.id) < (${page.before.at}::timestamptz, ${page.before.id})`
-    : sql.fragment``;
+export function listEndpointDeliveryLog(db: Db, endpointId: string, page: ListPage) {
   return db.any(sql.type(consoleDeliveryRow)`
     select d.id, d.workspace_id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code, d.last_error,
            d.next_attempt_at, d.created_at, d.completed_at, ev.type as event_type,
-           to_char(d.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
+           ${cursorAt('d')},
            coalesce((
              select json_agg(json_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error,
                                                'duration_ms', a.duration_ms, 'response_excerpt', a.response_excerpt,
@@ -283,7 +270,7 @@ export function listEndpointDeliveryLog(
              from webhook_delivery_attempts a where a.delivery_id = d.id
            ), '[]') as attempt_log
     from webhook_deliveries d join events ev on ev.id = d.event_id
-    where d.endpoint_id = ${endpointId} ${after}
+    where d.endpoint_id = ${endpointId} ${afterPosition(page, 'd')}
     order by d.created_at desc, d.id desc
     limit ${page.limit}
   `);

@@ -1,0 +1,29 @@
+import { type Config, configSecrets, loadConfig } from '../config.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { resolveServices, type Services } from './services.ts';
+import { stopOnSignals } from './stopOnSignals.ts';
+
+/**
+ * A process that runs one part of the platform (`npm run start:web`, `start:worker`) on its
+ * services. Signals are handled from the first moment; stopping stops the part before the services
+ * it uses, and whatever had started by then.
+ */
+export async function runPart<Part extends { stop(): Promise<void> }>(
+  name: string,
+  start: (config: Config, services: Services, logger: Logger) => Promise<Part>,
+  started: (part: Part, config: Config, logger: Logger) => void,
+): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, name, { secrets: configSecrets(config) });
+  const running: { services?: Services; part?: Part } = {};
+  stopOnSignals(logger, async () => {
+    if (running.part) {
+      await running.part.stop();
+      logger.info(`${name} stopped`);
+    }
+    await running.services?.stop();
+  });
+  running.services = await resolveServices(config, { logger });
+  running.part = await start(config, running.services, logger);
+  started(running.part, config, logger);
+}
