@@ -5,9 +5,9 @@ import type { AppDeps } from '../../deps.ts';
 import { dispatch } from '../../mcp/dispatch.ts';
 import { checkHeaders } from '../../mcp/headerChecks.ts';
 import { rpcCodes, rpcError, type RpcResponse } from '../../mcp/jsonRpc.ts';
-import { makeOperationRunner } from '../../mcp/runOperation.ts';
 import { toolsOf } from '../../mcp/tools.ts';
-import type { RequestValidation } from '../../openapi/requestValidation.ts';
+import type { OperationFunction } from '../../pipeline/operationCall.ts';
+import type { OperationPipeline } from '../../pipeline/pipeline.ts';
 
 // Each tool call is a whole API request: a batch stays a handful of them.
 const maxBatch = 20;
@@ -17,15 +17,16 @@ const maxBatch = 20;
  * errors of the whole body answer 400 with a JSON-RPC error; anything per message answers 200.
  */
 export function postMcp(
-  deps: AppDeps,
-  handlers: Record<string, RequestHandler>,
-  validation: RequestValidation,
+  deps: Pick<AppDeps, 'doc'>,
+  functions: Record<string, OperationFunction>,
+  pipeline: Pick<OperationPipeline, 'run'>,
 ): RequestHandler {
   const tools = toolsOf(deps.doc);
   for (const tool of tools.values()) {
-    if (!handlers[tool.op.id]) throw new Error(`MCP tool ${tool.name}: no handler for ${tool.op.id}`);
+    if (!functions[tool.op.id]) {
+      throw new Error(`MCP tool ${tool.name}: no operation function for ${tool.op.id}`);
+    }
   }
-  const run = makeOperationRunner(deps, handlers, validation);
   return async (req, res) => {
     if (req.bodyError !== undefined) {
       const type = ((req.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
@@ -46,14 +47,23 @@ export function postMcp(
       res.status(400).json(checked.error);
       return;
     }
+    const calls = {
+      pipeline,
+      functions,
+      principal: req.principal!,
+      ip: req.ip,
+      requestId: req.requestId,
+      batch,
+      logged: 0,
+    };
     const answers: RpcResponse[] = [];
     for (const [seq, message] of messages.entries()) {
-      const answer = await dispatch(req, message, { tools, run, seq, stateless: checked.stateless });
+      const answer = await dispatch(message, { tools, calls, seq, stateless: checked.stateless });
       if (answer) answers.push(answer);
     }
     // A call is logged once: a request of tool calls only is logged as the operations they ran,
     // each entry's request id naming this request (callTool).
-    res.locals.loggedAsToolCalls = res.locals.toolEntries === messages.length;
+    res.locals.loggedAsToolCalls = calls.logged === messages.length;
     if (answers.length === 0) {
       res.status(202).end();
       return;
