@@ -4,6 +4,7 @@ import formats from 'ajv-formats';
 // A CommonJS module: its default import is module.exports, the plugin itself, typed as its `default`.
 const addFormats = formats as unknown as typeof formats.default;
 
+import { apiBasePath } from '../../shared/config.ts';
 import type { ApiDocument, Operation } from './document.ts';
 import { type Problem, type ValidationError, validationError } from './validationError.ts';
 
@@ -105,8 +106,20 @@ function bodySchemaFor(
   const match = exact ?? equivalent ?? wildcard;
   if (match) return (content[match]!.schema as Json | undefined) ?? {};
   if (!sent && requestBody!.required === false) return {};
-  const message = sent ? `unsupported media type ${sent.full}` : 'media type not specified';
+  // The validator's own words, `undefined` included, for a request that names no media type.
+  const message = `unsupported media type ${sent?.full}`;
   return validationError([{ path: '', message }], 415);
+}
+
+/** Whether every path parameter of the request decodes (a malformed %-escape is refused first). */
+function pathDecodes(input: RequestInput): boolean {
+  const segments = input.operation.matcher.exec(input.path)?.slice(1) ?? [];
+  try {
+    segments.forEach((segment) => decodeURIComponent(segment));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `?a&b=1&b=2` → a: [undefined], b: ['1', '2'], undecoded. */
@@ -130,13 +143,13 @@ function queryProblem(input: RequestInput, query: Parameter[]): Problem | undefi
       }
     }
   }
-  // `a[b]=1` is read as the object a (qs's bracket notation), so the name checked is `a`.
+  // `a[b]=1` is read as the object a (qs's bracket notation, one level here), so the name checked is `a`.
   for (const key of Object.keys(input.query)) {
     if (!key.includes('[')) continue;
     const name = key.split('[')[0]!;
-    input.query[name] = key.slice(name.length).startsWith('[]')
-      ? [input.query[key]]
-      : { value: input.query[key] };
+    const inner = /^\[([^\]]*)\]/.exec(key.slice(name.length))?.[1];
+    const value = input.query[key];
+    input.query[name] = inner === '' ? [value] : { [inner ?? key.slice(name.length)]: value };
     delete input.query[key];
   }
   const known = new Map(query.map((p) => [p.name, p]));
@@ -173,7 +186,7 @@ function toProblems(errors: ErrorObject[]): Problem[] {
 
 /**
  * Compiles, per operation, the checks express-openapi-validator made of a request, in its order:
- * the body's Content-Type, the query's encoding and names, then the parameters (coerced) and the
+ * the path's escapes, the body's Content-Type, the query's encoding and names, then the parameters (coerced) and the
  * body against their schemas, both reported together.
  */
 export function compileContractChecks(doc: ApiDocument): (operation: Operation) => ContractChecks {
@@ -222,6 +235,9 @@ export function compileContractChecks(doc: ApiDocument): (operation: Operation) 
       return check;
     };
     return (input) => {
+      if (!pathDecodes(input)) {
+        return validationError([{ path: `${apiBasePath}${input.path}`, message: "malformed uri'" }]);
+      }
       const contentType = input.headers['content-type'];
       const checkBody = bodyCheckFor(Array.isArray(contentType) ? contentType[0] : contentType);
       if (checkBody instanceof Error) return validationError(checkBody.errors, checkBody.status);
