@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import { apiBasePath } from '../shared/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
+import { installMcp } from './mcp/installMcp.ts';
 import { installResourceMetadata } from './mcp/resourceMetadata.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
@@ -12,6 +13,7 @@ import { makeRequestValidation } from './openapi/requestValidation.ts';
 import { makeResponseValidation } from './openapi/responseValidation.ts';
 import { makeOperationPipeline } from './pipeline/pipeline.ts';
 import { makeApiRouter } from './routes/index.ts';
+import { operationFunctions } from './routes/operationFunctions.ts';
 
 /**
  * The HTTP tier: request id and logging wrap everything; then the operation pipeline (api/pipeline/,
@@ -48,8 +50,11 @@ export function makeApp(deps: AppDeps): Express {
   // 3. The operation is resolved (unknown paths and wrong methods end there, nothing read), then
   //    who is calling and may they, and is the input the contract's (pipeline/checks.ts).
   app.use(apiBasePath, pipeline.rest);
-  // 4. Handlers.
-  app.use(apiBasePath, makeApiRouter(deps, pipeline));
+  // 4. Handlers: the MCP server (its tool calls run operations through the pipeline too), then the
+  //    REST operations.
+  const operations = operationFunctions(deps);
+  installMcp(app, deps, operations, pipeline);
+  app.use(apiBasePath, makeApiRouter(deps, operations));
   // 5. Documented operations without a handler on this server, and everything else.
   app.use((req) => {
     if (req.operation) {

@@ -15,10 +15,6 @@ declare global {
       principal?: Principal;
       /** The Idempotency-Key this request runs under (see IdempotencyStore). */
       idempotency?: IdempotencyScope;
-      /** A body that failed to parse; reported after authentication so auth errors come first. */
-      bodyError?: unknown;
-      /** Paths in the JSON body of text PostgreSQL cannot store; refused after the schema checks. */
-      unstorableBody?: string[];
     }
     interface Locals {
       costMinor?: number;

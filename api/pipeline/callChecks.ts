@@ -41,7 +41,7 @@ function isStreaming(body: unknown, accept: string | undefined): boolean {
  * is read (its bytes are part of what makes a request "the same").
  */
 export function idempotencyGate(store: IdempotencyStore) {
-  return async (call: OperationCall): Promise<ReplayedAnswer | undefined> => {
+  return (call: OperationCall): Promise<ReplayedAnswer | undefined> | undefined => {
     const key = headerOf(call, 'idempotency-key');
     if (key === undefined || !call.principal || !call.operation.idempotent || !call.operation.hasJsonBody) {
       return undefined;

@@ -66,7 +66,8 @@ export function makeOperationPipeline(deps: PipelineDeps, responseCheck?: Reques
       let replayed;
       try {
         await runChecks(checks.caller, call);
-        await readRestBody(req, res, call);
+        const reading = readRestBody(req, res, call);
+        if (reading) await reading;
         if (responseCheck) await hookResponse(req, res);
         replayed = await runChecks(checks.call, call);
       } finally {

@@ -64,10 +64,15 @@ export function restCall(doc: ApiDocument, req: Request, res: Response): Operati
  * is kept on `call.bodyError` and answered after the scope checks and the rate limit (DESIGN.md
  * check order); one abandoned half-read closes the connection with the answer.
  */
-export async function readRestBody(req: Request, res: Response, call: OperationCall): Promise<void> {
+export function readRestBody(req: Request, res: Response, call: OperationCall): Promise<void> | undefined {
   const hasBody =
     req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
-  if (!call.operation.hasJsonBody || !hasBody || !req.is(jsonTypes)) return;
+  // Nothing to read (a GET): no promise, so the hot reads wait for nothing here.
+  if (!call.operation.hasJsonBody || !hasBody || !req.is(jsonTypes)) return undefined;
+  return readBody(req, res, call);
+}
+
+async function readBody(req: Request, res: Response, call: OperationCall): Promise<void> {
   try {
     acceptJsonBody(call, parseJson(await readJsonText(req, call.operation.maxBodyBytes)));
   } catch (error) {
@@ -96,7 +101,6 @@ export function exposeCall(req: Request, call: OperationCall): void {
   req.call = call;
   req.principal = call.principal;
   req.idempotency = call.idempotency;
-  if (call.bodyError !== undefined) req.bodyError = call.bodyError;
   if (call.body !== undefined) req.body = call.body;
   if (call.rawQuery !== undefined || call.operation.hasInput) {
     Object.defineProperty(req, 'query', {

@@ -1,13 +1,13 @@
 import type { RequestHandler } from 'express';
 
-import type { AppError } from '../../../shared/errors/appError.ts';
-import type { AppDeps } from '../../deps.ts';
-import { dispatch } from '../../mcp/dispatch.ts';
-import { checkHeaders } from '../../mcp/headerChecks.ts';
-import { rpcCodes, rpcError, type RpcResponse } from '../../mcp/jsonRpc.ts';
-import { toolsOf } from '../../mcp/tools.ts';
-import type { OperationFunction } from '../../pipeline/operationCall.ts';
-import type { OperationPipeline } from '../../pipeline/pipeline.ts';
+import type { AppError } from '../../shared/errors/appError.ts';
+import type { AppDeps } from '../deps.ts';
+import type { OperationFunction } from '../pipeline/operationCall.ts';
+import type { OperationPipeline } from '../pipeline/pipeline.ts';
+import { dispatch } from './dispatch.ts';
+import { checkHeaders } from './headerChecks.ts';
+import { rpcCodes, rpcError, type RpcResponse } from './jsonRpc.ts';
+import { toolsOf } from './tools.ts';
 
 // Each tool call is a whole API request: a batch stays a handful of them.
 const maxBatch = 20;
@@ -28,13 +28,15 @@ export function postMcp(
     }
   }
   return async (req, res) => {
-    if (req.bodyError !== undefined) {
-      const type = ((req.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
-      if (type !== 'entity.parse.failed') throw req.bodyError;
+    // The pipeline's front made the call of this request: its principal, body or body error.
+    const call = req.call!;
+    if (call.bodyError !== undefined) {
+      const type = ((call.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
+      if (type !== 'entity.parse.failed') throw call.bodyError;
       res.status(400).json(rpcError(null, rpcCodes.parseError, 'Parse error: the body is not valid JSON.'));
       return;
     }
-    const body: unknown = req.body;
+    const body: unknown = call.body;
     const batch = Array.isArray(body);
     const messages = batch ? body : [body];
     if (messages.length === 0 || messages.length > maxBatch) {
@@ -50,9 +52,9 @@ export function postMcp(
     const calls = {
       pipeline,
       functions,
-      principal: req.principal!,
-      ip: req.ip,
-      requestId: req.requestId,
+      principal: call.principal!,
+      ip: call.ip,
+      requestId: call.requestId,
       batch,
       logged: 0,
     };
