@@ -3,32 +3,31 @@ import express, { type Express } from 'express';
 import { apiBasePath } from '../shared/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
+import { installMcp } from './mcp/installMcp.ts';
 import { installResourceMetadata } from './mcp/resourceMetadata.ts';
-import { installAuthentication, installScopes } from './middleware/installAuth.ts';
-import { installBodyParser } from './middleware/installBodyParsers.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
-import { installIdempotency } from './middleware/installIdempotency.ts';
-import { installMcpOrigin } from './middleware/installMcpOrigin.ts';
-import { installOperation } from './middleware/installOperation.ts';
-import { installRateLimit } from './middleware/installRateLimit.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
-import { installStorableText } from './middleware/installStorableText.ts';
-import { installValidator } from './middleware/installValidator.ts';
 import { makeRequestValidation } from './openapi/requestValidation.ts';
+import { makeResponseValidation } from './openapi/responseValidation.ts';
+import { makeOperationPipeline } from './pipeline/pipeline.ts';
 import { makeApiRouter } from './routes/index.ts';
+import { operationFunctions } from './routes/operationFunctions.ts';
 import { installWeb } from './web/index.ts';
 
 /**
- * The HTTP tier. The order is the contract's check order (DESIGN.md): request id and logging wrap
- * everything; the route is resolved before authentication so unknown paths answer 404; the key is
- * checked from the headers before any body is read; then the body (bounded per operation), the
- * scopes, the rate limit, body validation and idempotency, before any handler.
+ * The HTTP tier: request id and logging wrap everything; then the operation pipeline (api/pipeline/,
+ * where the contract's check order is written) runs before every API handler, and MCP tool calls
+ * run through the same pipeline object.
  */
 export function makeApp(deps: AppDeps): Express {
   const app = express();
-  // Compiled once: the pipeline and MCP tool calls (which run handlers directly) share it.
-  const validation = makeRequestValidation(deps.doc, deps.config.validateResponses, deps.logger);
+  // Built once: REST requests and MCP tool calls (which call operations directly) share it.
+  const validation = makeRequestValidation(deps.doc, deps.config.validateResponses);
+  const pipeline = makeOperationPipeline(
+    { ...deps, validation },
+    deps.config.validateResponses ? makeResponseValidation(deps.doc, deps.logger) : undefined,
+  );
   // Before any middleware: Express builds its router on first use, with the setting of that moment.
   // URL paths are case-sensitive, and so is the API: /API/PUB/V1/… is not it (see apiPath.ts).
   app.set('case sensitive routing', true);
@@ -49,27 +48,15 @@ export function makeApp(deps: AppDeps): Express {
   //     of the API router and MCP, outside the API base, with error bodies of their own.
   installWeb(app, deps);
   installResourceMetadata(app, deps);
-  // 3. The operation is resolved: unknown paths and wrong methods end here, nothing read.
-  installOperation(app, deps.doc);
-  // 4. Who is calling and may they, in the fixed order: the key (headers only), then the body
-  //    (its errors deferred), scopes, rate limit, schema.
-  installMcpOrigin(app, deps.config);
-  installAuthentication(
-    app,
-    deps.keyCache,
-    deps.credentialResolvers,
-    deps.failedAuth,
-    deps.config.publicBaseUrl,
-  );
-  installBodyParser(app);
-  installScopes(app, deps.config.publicBaseUrl);
-  installRateLimit(app, deps.rateLimiter, deps.config.rateLimitPerMinute);
-  installValidator(app, validation);
-  installStorableText(app);
-  installIdempotency(app, deps.idempotency);
-  // 5. Handlers.
-  app.use(apiBasePath, makeApiRouter(deps, validation));
-  // 6. Documented operations without a handler on this server, and everything else.
+  // 3. The operation is resolved (unknown paths and wrong methods end there, nothing read), then
+  //    who is calling and may they, and is the input the contract's (pipeline/checks.ts).
+  app.use(apiBasePath, pipeline.rest);
+  // 4. Handlers: the MCP server (its tool calls run operations through the pipeline too), then the
+  //    REST operations.
+  const operations = operationFunctions(deps);
+  installMcp(app, deps, operations, pipeline);
+  app.use(apiBasePath, makeApiRouter(deps, operations));
+  // 5. Documented operations without a handler on this server, and everything else.
   app.use((req) => {
     if (req.operation) {
       throw new AppError(

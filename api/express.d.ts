@@ -1,28 +1,25 @@
 import type { Principal } from '../shared/principal.ts';
 import type { IdempotencyScope } from './idempotency.ts';
 import type { Operation } from './openapi/document.ts';
+import type { OperationCall } from './pipeline/operationCall.ts';
 
 declare global {
   namespace Express {
     interface Request {
       requestId: string;
       startedAt: bigint;
+      /** The operation call the pipeline built of this request (api/pipeline/restCall.ts). */
+      call?: OperationCall;
       /** The OpenAPI operation this request addresses (set for every path under the API base). */
       operation?: Operation;
       principal?: Principal;
       /** The Idempotency-Key this request runs under (see IdempotencyStore). */
       idempotency?: IdempotencyScope;
-      /** A body that failed to parse; reported after authentication so auth errors come first. */
-      bodyError?: unknown;
-      /** Paths in the JSON body of text PostgreSQL cannot store; refused after the schema checks. */
-      unstorableBody?: string[];
     }
     interface Locals {
       costMinor?: number;
       projectId?: string;
       responseBody?: unknown;
-      /** Request-log entries the tool calls of this /mcp request wrote (api/mcp/runOperation.ts). */
-      toolEntries?: number;
       /** Every message of this /mcp request was a tool call with its own entry: no entry of its own. */
       loggedAsToolCalls?: boolean;
     }

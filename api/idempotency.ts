@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
 import {
@@ -18,6 +18,7 @@ import {
 import type { Db } from '../shared/db/sql.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { Logger } from '../shared/logger.ts';
+import type { Principal } from '../shared/principal.ts';
 
 /** What a request with an Idempotency-Key carries from the gate to its handler. */
 export type IdempotencyScope = {
@@ -27,6 +28,17 @@ export type IdempotencyScope = {
   resumeJobId?: string;
   /** The key is recorded with work (committed): a refusal must not be stored over it. */
   claimed: boolean;
+};
+
+/** A REST request or an operation call (api/pipeline/operationCall.ts): whoever carries a key's scope. */
+export type IdempotencyHolder = { principal?: Principal; requestId: string; idempotency?: IdempotencyScope };
+
+/** A stored answer as a request with the same key gets it again. */
+export type ReplayedAnswer = {
+  status: number;
+  body: unknown;
+  location: string | null;
+  headers: Record<string, string>;
 };
 
 /** Another request with the same key committed its work first; this one's work was rolled back. */
@@ -55,7 +67,7 @@ function canonical(value: unknown): unknown {
 }
 
 /** What makes two requests "the same request": method, path and body (key order aside). */
-export function requestHash(req: Request, body: unknown): string {
+export function requestHash(req: { method: string; path: string }, body: unknown): string {
   return createHash('sha256')
     .update(`${req.method} ${req.path}\n${JSON.stringify(canonical(body ?? null))}`)
     .digest('hex');
@@ -87,29 +99,25 @@ export class IdempotencyStore {
   }
 
   /**
-   * Looks the key up for a request about to run: replays a stored answer (true: answered), takes over
-   * the job of a request that left (sets `resumeJobId`), or lets the request run (sets
-   * `req.idempotency`).
+   * Looks the key up for a call about to run: returns a stored answer to replay, takes over the job
+   * of a request that left (sets `resumeJobId`), or lets the call run (sets `holder.idempotency`).
    * @throws AppError idempotency_key_reused (another request body), idempotency_request_in_progress
    *   (the first request is still running), idempotent_output_discarded (its output was delivered).
    */
-  async open(req: Request, res: Response, key: string, hash: string): Promise<boolean> {
-    const ref = { credentialId: req.principal!.credentialId, key };
+  async open(holder: IdempotencyHolder, key: string, hash: string): Promise<ReplayedAnswer | undefined> {
+    const ref = { credentialId: holder.principal!.credentialId, key };
     const entry = await findIdempotencyEntry(this.pool, ref);
     if (!entry) {
-      req.idempotency = { ref, requestHash: hash, claimed: false };
-      return false;
+      holder.idempotency = { ref, requestHash: hash, claimed: false };
+      return undefined;
     }
     if (entry.request_hash !== hash) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body.');
     }
-    if (entry.status === 'done') {
-      this.replay(req, res, entry);
-      return true;
-    }
+    if (entry.status === 'done') return this.replay(holder, entry);
     if (entry.job_id !== null && !entry.is_leased && (await takeIdempotencyLease(this.pool, ref, leaseSeconds))) {
-      req.idempotency = { ref, requestHash: hash, claimed: true, resumeJobId: entry.job_id };
-      return false;
+      holder.idempotency = { ref, requestHash: hash, claimed: true, resumeJobId: entry.job_id };
+      return undefined;
     }
     throw new AppError(
       'idempotency_request_in_progress',
@@ -117,16 +125,31 @@ export class IdempotencyStore {
     );
   }
 
-  private replay(req: Request, res: Response, entry: IdempotencyEntry): void {
-    res.setHeader('Idempotent-Replayed', 'true');
+  /** open() for an Express request: a stored answer is sent on `res` (true: answered). */
+  async openRequest(req: IdempotencyHolder, res: Response, key: string, hash: string): Promise<boolean> {
+    const replayed = await this.open(req, key, hash);
+    if (!replayed) return false;
+    for (const [name, value] of Object.entries(replayed.headers)) res.setHeader(name, value);
+    if (replayed.location !== null) res.location(replayed.location);
+    res.status(replayed.status).json(replayed.body);
+    return true;
+  }
+
+  private replay(holder: IdempotencyHolder, entry: IdempotencyEntry): ReplayedAnswer {
+    const headers = { 'Idempotent-Replayed': 'true' };
     if (entry.output_delivered) {
       throw new AppError(
         'idempotent_output_discarded',
         'The first request with this Idempotency-Key succeeded and its output was delivered to it; generation keeps nothing. Send a new key to generate again.',
+        { headers },
       );
     }
-    if (entry.response_location !== null) res.location(entry.response_location);
-    res.status(entry.response_status ?? 200).json(replayBody(entry.response_body, req.requestId));
+    return {
+      status: entry.response_status ?? 200,
+      body: replayBody(entry.response_body, holder.requestId),
+      location: entry.response_location,
+      headers,
+    };
   }
 
   /**
@@ -134,7 +157,7 @@ export class IdempotencyStore {
    * keys that synchronous job by it, leased to this request.
    * @throws IdempotencyRace when a request with the same key took it first: the work must roll back.
    */
-  async claimInTransaction(tx: Db, req: Request, jobId: string | null = null): Promise<void> {
+  async claimInTransaction(tx: Db, req: IdempotencyHolder, jobId: string | null = null): Promise<void> {
     const scope = req.idempotency;
     if (!scope) return;
     const claimed = await claimIdempotencyKey(tx, {
@@ -149,38 +172,48 @@ export class IdempotencyStore {
   /** Stores the answer of work in its transaction (after claimInTransaction); a no-op without a key. */
   async recordInTransaction(
     tx: Db,
-    req: Request,
+    req: IdempotencyHolder,
     answer: { status: number; body: unknown; location: string | null },
   ): Promise<void> {
     if (req.idempotency) await recordIdempotentAnswer(tx, req.idempotency.ref, answer);
   }
 
   /**
-   * The one way a creating POST answers: its work and (with a key) its stored answer commit in one
-   * transaction, then the answer is sent. A duplicate that lost the race replays the winner's answer.
+   * The one way a creating operation answers: its work and (with a key) its stored answer commit in
+   * one transaction. A duplicate that lost the race replays the winner's answer.
    */
+  async commitAnswer<Body>(
+    holder: IdempotencyHolder,
+    status: number,
+    work: (tx: Db) => Promise<{ body: Body; location: string | null }>,
+  ): Promise<{ body: Body; location: string | null }> {
+    const answer = await this.pool.transaction(async (tx) => {
+      await this.claimInTransaction(tx, holder);
+      const out = await work(tx);
+      await this.recordInTransaction(tx, holder, { status, ...out });
+      return out;
+    });
+    if (holder.idempotency) holder.idempotency.claimed = true;
+    return answer;
+  }
+
+  /** commitAnswer, then the answer is sent on `res`. */
   async answerFromTransaction(
-    req: Request,
+    req: IdempotencyHolder,
     res: Response,
     status: number,
     work: (tx: Db) => Promise<{ body: unknown; location: string | null }>,
   ): Promise<void> {
-    const answer = await this.pool.transaction(async (tx) => {
-      await this.claimInTransaction(tx, req);
-      const out = await work(tx);
-      await this.recordInTransaction(tx, req, { status, ...out });
-      return out;
-    });
-    if (req.idempotency) req.idempotency.claimed = true;
+    const answer = await this.commitAnswer(req, status, work);
     if (answer.location !== null) res.location(answer.location);
     res.status(status).json(answer.body);
   }
 
   /** A duplicate that lost the race: answers as a retry arriving now would be answered. */
-  async answerRace(req: Request, res: Response): Promise<void> {
+  async answerRace(req: IdempotencyHolder, res: Response): Promise<void> {
     const scope = req.idempotency!;
     req.idempotency = undefined;
-    if (!(await this.open(req, res, scope.ref.key, scope.requestHash))) {
+    if (!(await this.openRequest(req, res, scope.ref.key, scope.requestHash))) {
       // The winner's key is gone again (its work failed on the server): the caller retries.
       throw new AppError('idempotency_request_in_progress', 'Another request with this Idempotency-Key is running.');
     }
@@ -190,7 +223,7 @@ export class IdempotencyStore {
    * Stores a refusal (4xx) the handler gave before any work committed, so a retry gets the same
    * answer (as Stripe keeps them). Nothing is stored over a key recorded with work.
    */
-  async storeRefusal(req: Request, status: number, body: unknown): Promise<void> {
+  async storeRefusal(req: IdempotencyHolder, status: number, body: unknown): Promise<void> {
     const scope = req.idempotency;
     if (!scope || scope.claimed || status >= 500) return;
     await insertIdempotentRefusal(this.pool, { ...scope.ref, requestHash: scope.requestHash, status, body }).catch(
@@ -203,7 +236,7 @@ export class IdempotencyStore {
    * Delivered output is marked (replays then say it is gone); a server-side failure forgets the key
    * (a retry runs the work anew); a client that left gives the lease up at once.
    */
-  holdWhileWaiting(req: Request): {
+  holdWhileWaiting(req: IdempotencyHolder): {
     finish(outcome: 'delivered' | 'failed' | 'left', answer?: { status: number }): Promise<void>;
   } {
     const scope = req.idempotency;

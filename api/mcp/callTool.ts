@@ -1,8 +1,9 @@
-import type { Request } from 'express';
-
 import { apiBasePath } from '../../shared/config.ts';
 import { setOwn } from '../../shared/ownProperty.ts';
-import type { OperationRunner } from './runOperation.ts';
+import type { Principal } from '../../shared/principal.ts';
+import { acceptParsedBody } from '../pipeline/jsonBody.ts';
+import type { OperationCall, OperationFunction } from '../pipeline/operationCall.ts';
+import type { OperationPipeline } from '../pipeline/pipeline.ts';
 import type { Tool } from './tools.ts';
 
 export type ToolResult = {
@@ -46,7 +47,14 @@ function fromError(error: ApiError): ToolResult {
 function restCall(
   tool: Tool,
   args: Record<string, unknown>,
-): { url: string; params: Record<string, string>; body?: Record<string, unknown> } | string {
+):
+  | {
+      path: string;
+      params: Record<string, string>;
+      query: [string, string][];
+      body?: Record<string, unknown>;
+    }
+  | string {
   const params: Record<string, string> = {};
   let path = tool.op.path;
   for (const name of tool.pathParams) {
@@ -74,33 +82,62 @@ function restCall(
   if (bodyless && Object.keys(rest).length > 0) {
     return `Unknown argument(s): ${Object.keys(rest).join(', ')}.`;
   }
-  const qs = query.length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
-  return { url: `${apiBasePath}${path}${qs}`, params, body: bodyless ? undefined : rest };
+  return { path, params, query, body: bodyless ? undefined : rest };
 }
 
+/** What a tool call takes from the /mcp request it belongs to. */
+export type ToolCallContext = {
+  pipeline: Pick<OperationPipeline, 'run'>;
+  functions: Record<string, OperationFunction>;
+  principal: Principal;
+  ip: string | undefined;
+  requestId: string;
+  /** The /mcp body is a batch: each tool call takes its own rate-limit token. */
+  batch: boolean;
+  /** Request-log entries the tool calls wrote so far (a /mcp request of tool calls only writes none of its own). */
+  logged: number;
+};
+
 /**
- * Runs the tool's REST operation (runOperation.ts), so validation, scope, metering and the
- * request-log entry are the REST call's own; its answer becomes the tool result. The entry's request
- * id names the /mcp request it served, with the message's place in a batch.
+ * Runs the tool's operation as an operation call through the pipeline (pipeline.run), so scope,
+ * rate limit, the body's size and depth, the contract, metering and the request-log entry are the
+ * REST call's own; its answer becomes the tool result. The entry's request id names the /mcp
+ * request it served, with the message's place in a batch.
  */
 export async function callTool(
-  run: OperationRunner,
-  req: Request,
+  context: ToolCallContext,
   tool: Tool,
   args: Record<string, unknown>,
   seq: number,
 ): Promise<ToolResult> {
-  const call = restCall(tool, args);
-  if (typeof call === 'string') return failure(call);
-  const { status, body } = await run(req, {
+  const parts = restCall(tool, args);
+  if (typeof parts === 'string') return failure(parts);
+  const rawQuery = parts.query.length > 0 ? new URLSearchParams(parts.query).toString() : undefined;
+  const call: OperationCall = {
     operation: tool.op,
-    url: call.url,
-    params: call.params,
-    body: call.body,
-    requestId: `${req.requestId.slice(0, 120)}.${seq}`,
-  });
-  if (status >= 400) return fromError(body.error as ApiError);
-  const structured = tool.pick ? { [tool.pick]: body[tool.pick] } : body;
+    requestId: `${context.requestId.slice(0, 120)}.${seq}`,
+    startedAt: process.hrtime.bigint(),
+    principal: context.principal,
+    ip: context.ip,
+    method: tool.op.method,
+    path: parts.path,
+    fullPath: `${apiBasePath}${parts.path}`,
+    params: parts.params,
+    query: Object.fromEntries(parts.query),
+    rawQuery,
+    headers: parts.body === undefined ? {} : { 'content-type': 'application/json' },
+    body: undefined,
+    // A lone tool call is covered by the /mcp request's own token; in a batch each takes one, so a
+    // batch cannot buy many calls for one request.
+    tokenTaken: !context.batch,
+  };
+  // As the REST body parser takes a body: at most the operation's size, then its depth.
+  if (parts.body !== undefined) acceptParsedBody(call, parts.body);
+  const { status, body } = await context.pipeline.run(call, context.functions[tool.op.id]!);
+  context.logged += 1;
+  const answer = body as Record<string, unknown>;
+  if (status >= 400) return fromError(answer.error as ApiError);
+  const structured = tool.pick ? { [tool.pick]: answer[tool.pick] } : answer;
   return {
     content: [{ type: 'text', text: JSON.stringify(structured) }],
     structuredContent: structured,

@@ -1,20 +1,16 @@
-import type { Request } from 'express';
-
-import { callTool } from './callTool.ts';
+import { callTool, type ToolCallContext } from './callTool.ts';
 import { asRequest, idOf, rpcCodes, rpcError, type RpcResponse, rpcResult } from './jsonRpc.ts';
 import { instructions, metaKeys, negotiate, serverInfo, supportedVersions } from './protocol.ts';
-import type { OperationRunner } from './runOperation.ts';
 import { mayCall, type Tool } from './tools.ts';
 
 const capabilities = { tools: { listChanged: false } };
 
 /** Answers one message of a POST /mcp body; undefined for a notification (nothing to answer). */
 export async function dispatch(
-  req: Request,
   message: unknown,
-  context: { tools: Map<string, Tool>; run: OperationRunner; seq: number; stateless: boolean },
+  context: { tools: Map<string, Tool>; calls: ToolCallContext; seq: number; stateless: boolean },
 ): Promise<RpcResponse | undefined> {
-  const { tools, run, seq, stateless } = context;
+  const { tools, calls, seq, stateless } = context;
   const request = asRequest(message);
   if (!request) {
     return rpcError(
@@ -48,7 +44,7 @@ export async function dispatch(
       return done({});
     case 'tools/list':
       return done({
-        tools: [...tools.values()].filter((t) => mayCall(req.principal!, t)).map((t) => t.definition),
+        tools: [...tools.values()].filter((t) => mayCall(calls.principal, t)).map((t) => t.definition),
       });
     case 'tools/call': {
       const tool = typeof params.name === 'string' ? tools.get(params.name) : undefined;
@@ -63,7 +59,7 @@ export async function dispatch(
       if (typeof args !== 'object' || args === null || Array.isArray(args)) {
         return rpcError(id, rpcCodes.invalidParams, 'params.arguments must be an object.');
       }
-      return done(await callTool(run, req, tool, args as Record<string, unknown>, seq));
+      return done(await callTool(calls, tool, args as Record<string, unknown>, seq));
     }
     default:
       return rpcError(id, rpcCodes.methodNotFound, `Method not found: ${request.method}.`);

@@ -32,7 +32,7 @@ export type Operation = {
   maxBodyBytes: number;
   /** Every code the operation can answer: those derived from the document's facts and its own x-svc-error-codes. */
   errorCodes: ErrorCode[];
-  /** Integer and number parameters, whose raw values must be canonical decimals (installValidator). */
+  /** Integer and number parameters, whose raw values must be canonical decimals (requestValidation.ts). */
   numericParameters: NumericParameter[];
   /** Spec-specific error codes that win over invalid_request_body, keyed by `body.<field>`, `query.<name>`, `headers.<name>`. */
   fieldErrorCodes: Map<string, ErrorCode>;

@@ -28,7 +28,7 @@ export async function openUploadIdempotency(
   const hash = requestHash(req, { ...received.fields, [fileField]: { ...received.stored!, key: undefined } });
   let answered: boolean;
   try {
-    answered = await deps.idempotency.open(req, res, key, hash);
+    answered = await deps.idempotency.openRequest(req, res, key, hash);
   } catch (error) {
     await received.discard();
     throw error;

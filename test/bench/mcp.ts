@@ -5,7 +5,7 @@ const rounds = 3;
 /**
  * tools/call get_task on POST /mcp beside its REST twin GET /tasks/{taskId}, in the same run and
  * alternated round by round so the host's load falls on both alike. The tool runs the REST
- * operation's handler in process after its checks (api/mcp/runOperation.ts), so the difference is
+ * operation's function in process through the same pipeline's checks (api/pipeline/), so the difference is
  * the JSON-RPC layer and the tool call's own request-log entry. Target: p50 and p99 ≤ 1.2× the
  * REST call's.
  */

@@ -1,6 +1,5 @@
-import type { RequestHandler } from 'express';
-
 import type { Principal } from '../../../shared/principal.ts';
+import type { OperationCall } from '../../pipeline/operationCall.ts';
 
 export function toKeyRecord(p: Principal) {
   return {
@@ -22,6 +21,5 @@ export function toKeyRecord(p: Principal) {
   };
 }
 
-export const getMe: RequestHandler = (req, res) => {
-  res.json(toKeyRecord(req.principal!));
-};
+/** GET /me: the calling credential. */
+export const getMe = async (call: OperationCall) => ({ status: 200, body: toKeyRecord(call.principal!) });

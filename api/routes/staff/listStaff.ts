@@ -1,13 +1,12 @@
-import type { RequestHandler } from 'express';
-
 import { listActiveStaff } from '../../../shared/db/queries/staff.ts';
 import { toStaffDto } from '../../../shared/tasks/dto.ts';
 import type { AppDeps } from '../../deps.ts';
+import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
 
 /** GET /staff: every active staff member of the key's workspace, with its trigger address or null. */
-export function listStaff({ pool }: AppDeps): RequestHandler {
-  return async (req, res) => {
-    const staff = await listActiveStaff(pool, req.principal!.workspaceId);
-    res.json({ staff: staff.map(toStaffDto) });
+export function listStaff({ pool }: AppDeps) {
+  return async (call: OperationCall): Promise<Answer> => {
+    const staff = await listActiveStaff(pool, call.principal!.workspaceId);
+    return { status: 200, body: { staff: staff.map(toStaffDto) } };
   };
 }

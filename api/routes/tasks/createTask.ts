@@ -1,12 +1,11 @@
-import type { RequestHandler } from 'express';
-
 import { apiBasePath } from '../../../shared/config.ts';
 import { findActiveStaffMember } from '../../../shared/db/queries/staff.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { titleFromInput, toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage, resolveFileIds } from '../../../shared/tasks/messages.ts';
 import type { AppDeps } from '../../deps.ts';
-import { actorFromRequest } from './actor.ts';
+import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
+import { actorOf } from './actor.ts';
 
 type CreateTaskBody = {
   input: string;
@@ -17,11 +16,11 @@ type CreateTaskBody = {
 };
 
 /** POST /tasks: the task, its first message and the reply job in one transaction; 202 with the task. */
-export function createTask({ idempotency }: AppDeps): RequestHandler {
-  return async (req, res) => {
-    const body = req.body as CreateTaskBody;
-    const actor = actorFromRequest(req);
-    await idempotency.answerFromTransaction(req, res, 202, async (tx) => {
+export function createTask({ idempotency }: AppDeps) {
+  return async (call: OperationCall): Promise<Answer> => {
+    const body = call.body as CreateTaskBody;
+    const actor = actorOf(call);
+    const answer = await idempotency.commitAnswer(call, 202, async (tx) => {
       const staff =
         body.staffId === undefined ? null : await findActiveStaffMember(tx, actor.workspaceId, body.staffId);
       if (body.staffId !== undefined && !staff) throw errors.notFound('staff member', body.staffId);
@@ -37,5 +36,6 @@ export function createTask({ idempotency }: AppDeps): RequestHandler {
       const { task } = created;
       return { body: { task: toTaskDto(task) }, location: `${apiBasePath}/tasks/${task.id}` };
     });
+    return { status: 202, ...answer };
   };
 }

@@ -1,11 +1,10 @@
-import type { RequestHandler } from 'express';
-
 import { listTaskMessages as listMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
 import { decodeCursor, encodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
+import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
 
 const defaultLimit = 50;
 
@@ -14,15 +13,15 @@ const defaultLimit = 50;
  * resumed from an opaque cursor that only this endpoint issues for this task. `messages` mirrors
  * `data` for clients written before pagination.
  */
-export function listTaskMessages(deps: AppDeps): RequestHandler {
+export function listTaskMessages(deps: AppDeps) {
   const { pool } = deps;
-  return async (req, res) => {
-    const taskId = req.params.taskId as string;
-    const task = await findWorkspaceTask(pool, req.principal!.workspaceId, taskId);
+  return async (call: OperationCall): Promise<Answer> => {
+    const taskId = call.params.taskId!;
+    const task = await findWorkspaceTask(pool, call.principal!.workspaceId, taskId);
     if (!task) throw errors.notFound('task', taskId);
-    const limit = req.query.limit === undefined ? defaultLimit : Number(req.query.limit);
+    const limit = call.query.limit === undefined ? defaultLimit : Number(call.query.limit);
     const key = await deps.cursorKeys.get();
-    const raw = req.query.cursor;
+    const raw = call.query.cursor;
     const after = raw === undefined ? 0 : decodeCursor(key, String(raw), 'messages', task.id);
     // One row more than the page tells whether another page follows.
     const rows = await listMessages(pool, task.id, after, limit + 1);
@@ -30,12 +29,13 @@ export function listTaskMessages(deps: AppDeps): RequestHandler {
     const hasMore = rows.length > limit;
     const last = page.at(-1);
     const data = page.map(toMessageDto);
-    res.json({
+    const body = {
       data,
       nextCursor:
         hasMore && last ? encodeCursor(key, { purpose: 'messages', taskId: task.id, seq: last.seq }) : null,
       hasMore,
       messages: data,
-    });
+    };
+    return { status: 200, body };
   };
 }

@@ -1,22 +1,21 @@
-import type { RequestHandler } from 'express';
-
 import { apiBasePath } from '../../../shared/config.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
 import { resolveFileIds, submitUserMessage } from '../../../shared/tasks/messages.ts';
 import type { AppDeps } from '../../deps.ts';
-import { actorFromRequest } from './actor.ts';
+import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
+import { actorOf } from './actor.ts';
 
 type SendMessageBody = { input: string; fileIds?: string[]; projectId?: string };
 
 /** POST /tasks/{taskId}/messages: the message and its reply job in one transaction; the task's assignee replies. */
-export function sendTaskMessage({ idempotency }: AppDeps): RequestHandler {
-  return async (req, res) => {
-    const taskId = req.params.taskId as string;
-    const body = req.body as SendMessageBody;
-    const actor = actorFromRequest(req);
-    await idempotency.answerFromTransaction(req, res, 202, async (tx) => {
+export function sendTaskMessage({ idempotency }: AppDeps) {
+  return async (call: OperationCall): Promise<Answer> => {
+    const taskId = call.params.taskId!;
+    const body = call.body as SendMessageBody;
+    const actor = actorOf(call);
+    const answer = await idempotency.commitAnswer(call, 202, async (tx) => {
       const task = await findWorkspaceTask(tx, actor.workspaceId, taskId);
       if (!task) throw errors.notFound('task', taskId);
       const fileIds = await resolveFileIds(tx, actor.workspaceId, body.fileIds);
@@ -32,5 +31,6 @@ export function sendTaskMessage({ idempotency }: AppDeps): RequestHandler {
         location: `${apiBasePath}/tasks/${taskId}/messages`,
       };
     });
+    return { status: 202, ...answer };
   };
 }

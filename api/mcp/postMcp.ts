@@ -1,13 +1,13 @@
 import type { RequestHandler } from 'express';
 
-import type { AppError } from '../../../shared/errors/appError.ts';
-import type { AppDeps } from '../../deps.ts';
-import { dispatch } from '../../mcp/dispatch.ts';
-import { checkHeaders } from '../../mcp/headerChecks.ts';
-import { rpcCodes, rpcError, type RpcResponse } from '../../mcp/jsonRpc.ts';
-import { makeOperationRunner } from '../../mcp/runOperation.ts';
-import { toolsOf } from '../../mcp/tools.ts';
-import type { RequestValidation } from '../../openapi/requestValidation.ts';
+import type { AppError } from '../../shared/errors/appError.ts';
+import type { AppDeps } from '../deps.ts';
+import type { OperationFunction } from '../pipeline/operationCall.ts';
+import type { OperationPipeline } from '../pipeline/pipeline.ts';
+import { dispatch } from './dispatch.ts';
+import { checkHeaders } from './headerChecks.ts';
+import { rpcCodes, rpcError, type RpcResponse } from './jsonRpc.ts';
+import { toolsOf } from './tools.ts';
 
 // Each tool call is a whole API request: a batch stays a handful of them.
 const maxBatch = 20;
@@ -17,23 +17,26 @@ const maxBatch = 20;
  * errors of the whole body answer 400 with a JSON-RPC error; anything per message answers 200.
  */
 export function postMcp(
-  deps: AppDeps,
-  handlers: Record<string, RequestHandler>,
-  validation: RequestValidation,
+  deps: Pick<AppDeps, 'doc'>,
+  functions: Record<string, OperationFunction>,
+  pipeline: Pick<OperationPipeline, 'run'>,
 ): RequestHandler {
   const tools = toolsOf(deps.doc);
   for (const tool of tools.values()) {
-    if (!handlers[tool.op.id]) throw new Error(`MCP tool ${tool.name}: no handler for ${tool.op.id}`);
+    if (!functions[tool.op.id]) {
+      throw new Error(`MCP tool ${tool.name}: no operation function for ${tool.op.id}`);
+    }
   }
-  const run = makeOperationRunner(deps, handlers, validation);
   return async (req, res) => {
-    if (req.bodyError !== undefined) {
-      const type = ((req.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
-      if (type !== 'entity.parse.failed') throw req.bodyError;
+    // The pipeline's front made the call of this request: its principal, body or body error.
+    const call = req.call!;
+    if (call.bodyError !== undefined) {
+      const type = ((call.bodyError as AppError).cause as { type?: unknown } | undefined)?.type;
+      if (type !== 'entity.parse.failed') throw call.bodyError;
       res.status(400).json(rpcError(null, rpcCodes.parseError, 'Parse error: the body is not valid JSON.'));
       return;
     }
-    const body: unknown = req.body;
+    const body: unknown = call.body;
     const batch = Array.isArray(body);
     const messages = batch ? body : [body];
     if (messages.length === 0 || messages.length > maxBatch) {
@@ -46,14 +49,23 @@ export function postMcp(
       res.status(400).json(checked.error);
       return;
     }
+    const calls = {
+      pipeline,
+      functions,
+      principal: call.principal!,
+      ip: call.ip,
+      requestId: call.requestId,
+      batch,
+      logged: 0,
+    };
     const answers: RpcResponse[] = [];
     for (const [seq, message] of messages.entries()) {
-      const answer = await dispatch(req, message, { tools, run, seq, stateless: checked.stateless });
+      const answer = await dispatch(message, { tools, calls, seq, stateless: checked.stateless });
       if (answer) answers.push(answer);
     }
     // A call is logged once: a request of tool calls only is logged as the operations they ran,
     // each entry's request id naming this request (callTool).
-    res.locals.loggedAsToolCalls = res.locals.toolEntries === messages.length;
+    res.locals.loggedAsToolCalls = calls.logged === messages.length;
     if (answers.length === 0) {
       res.status(202).end();
       return;

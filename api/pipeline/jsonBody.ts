@@ -1,14 +1,11 @@
-import type { Express, Request } from 'express';
-
-import { apiBasePath } from '../../shared/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { inspectJson } from '../../shared/storableText.ts';
-import { BodyReadError, maxInflationRatio, readJsonText } from '../body/readJsonBody.ts';
+import { BodyReadError, maxInflationRatio } from '../body/readJsonBody.ts';
 import type { Operation } from '../openapi/document.ts';
+import type { OperationCall } from './operationCall.ts';
 
 // Far beyond any schema here; deeper bodies would only exhaust the stack of whatever walks them.
 export const maxBodyDepth = 64;
-const jsonTypes = ['application/json', 'application/*+json'];
 
 /**
  * What the caller gets for a body that could not be read. A body over the operation's limit is
@@ -48,53 +45,31 @@ export function bodyError(error: unknown, operation?: Operation): AppError {
   }
 }
 
-function parseJson(text: string): unknown {
-  // As body-parser's strict mode: an empty body is an empty object, anything else an object or array.
-  if (text.trim() === '') return {};
-  if (!/^[\s]*[[{]/.test(text)) throw new BodyReadError('entity.parse.failed', 'not a JSON object or array');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new BodyReadError('entity.parse.failed', (error as Error).message);
-  }
-}
-
 /**
- * Takes a parsed JSON body as the request's: one too deep becomes `req.bodyError`; the paths of text
- * PostgreSQL cannot store go to `req.unstorableBody`, refused after the schema checks.
+ * Takes a parsed JSON body as the call's: one too deep becomes `call.bodyError`; the paths of text
+ * PostgreSQL cannot store go to `call.unstorableBody`, refused after the contract checks.
  */
-export function acceptJsonBody(req: Request, body: unknown): void {
+export function acceptJsonBody(call: OperationCall, body: unknown): void {
   const { tooDeep, unstorable } = inspectJson(body, maxBodyDepth);
   if (tooDeep) {
-    req.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
+    call.bodyError = new AppError('invalid_request_body', 'The request body nests too deeply.', {
       issues: [{ path: 'body', message: `arrays and objects nest deeper than ${maxBodyDepth} levels` }],
     });
     return;
   }
-  if (unstorable.length > 0) req.unstorableBody = unstorable;
-  req.body = body;
+  if (unstorable.length > 0) call.unstorableBody = unstorable;
+  call.body = body;
 }
 
 /**
- * Reads the JSON body of an operation that takes one, once the caller is authenticated (installed
- * after installAuthentication), holding at most the operation's `maxBodyBytes` (OpenAPI
- * `x-svc-max-body-bytes`). A body that cannot be read is kept on `req.bodyError` and answered after
- * the scope checks and the rate limit (DESIGN.md check order); one abandoned half-read closes the
- * connection with the answer.
+ * A body that arrived parsed (an MCP tool's arguments) held to what a REST body of the operation
+ * may be: at most its size as JSON text, then its depth (acceptJsonBody).
  */
-export function installBodyParser(app: Express): void {
-  app.use(apiBasePath, async (req, res, next) => {
-    const operation = req.operation;
-    const hasBody =
-      req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
-    if (!operation?.hasJsonBody || !hasBody || !req.is(jsonTypes)) return next();
-    try {
-      acceptJsonBody(req, parseJson(await readJsonText(req, operation.maxBodyBytes)));
-    } catch (error) {
-      if (!(error instanceof BodyReadError)) throw error;
-      if (error.abandoned) res.setHeader('Connection', 'close');
-      req.bodyError = bodyError(error, operation);
-    }
-    next();
-  });
+export function acceptParsedBody(call: OperationCall, body: unknown): void {
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes > call.operation.maxBodyBytes) {
+    call.bodyError = bodyError(new BodyReadError('entity.too.large', `${bytes} bytes`), call.operation);
+    return;
+  }
+  acceptJsonBody(call, body);
 }
