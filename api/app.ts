@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 
-import { apiBasePath } from '../shared/config.ts';
+import { apiBasePath } from '../shared/config/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
 import { installMcp } from './mcp/installMcp.ts';

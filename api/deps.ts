@@ -1,26 +1,26 @@
 import type { DatabasePool } from 'slonik';
 
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../shared/config/config.ts';
 import type { JobCreator } from '../shared/jobs/createJob.ts';
-import type { Logger } from '../shared/logger.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
-import type { ObjectStore } from '../shared/objectStore.ts';
-import type { NotificationHub } from '../shared/pubsub.ts';
+import type { Logger } from '../shared/observability/logger.ts';
+import type { NotificationHub } from '../shared/realtime/pubsub.ts';
+import type { ObjectStore } from '../shared/storage/objectStore.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
 import type { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import type { KeyCache } from './auth/keyCache.ts';
-import type { CursorKeys } from './cursor.ts';
-import type { IdempotencyStore } from './idempotency.ts';
+import type { RateLimiter } from './auth/rateLimiter.ts';
+import type { CursorKeys } from './http/cursor.ts';
+import type { IdempotencyStore } from './idempotency/idempotencyStore.ts';
 import type { JobWaiter } from './jobs/jobWaiter.ts';
 import type { ApiDocument } from './openapi/document.ts';
-import type { RateLimiter } from './rateLimiter.ts';
-import type { RequestLogWriter } from './requestLog.ts';
+import type { RequestLogWriter } from './requestLog/requestLogWriter.ts';
 import type { StreamLeases } from './sse/streamLeases.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
 import type { TextStreamOptions } from './sse/textStreamOptions.ts';
-import type { StatusSnapshots } from './status.ts';
+import type { StatusSnapshots } from './status/statusSnapshots.ts';
 import type { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Everything the HTTP tier needs, built once per process (or per test file). */

@@ -1,24 +1,24 @@
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../shared/config/config.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { JobCreator } from '../shared/jobs/createJob.ts';
-import type { Logger } from '../shared/logger.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
-import { ObjectStore, type ObjectStoreConfig } from '../shared/objectStore.ts';
-import { NotificationHub } from '../shared/pubsub.ts';
+import type { Logger } from '../shared/observability/logger.ts';
+import { NotificationHub } from '../shared/realtime/pubsub.ts';
+import { ObjectStore, type ObjectStoreConfig } from '../shared/storage/objectStore.ts';
 import { accessTokenAuth } from './auth/accessTokens.ts';
 import { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import { KeyCache } from './auth/keyCache.ts';
-import { CursorKeys } from './cursor.ts';
+import { RateLimiter } from './auth/rateLimiter.ts';
 import type { AppDeps } from './deps.ts';
-import { IdempotencyStore } from './idempotency.ts';
+import { CursorKeys } from './http/cursor.ts';
+import { IdempotencyStore } from './idempotency/idempotencyStore.ts';
 import { JobWaiter } from './jobs/jobWaiter.ts';
 import { loadApiDocument } from './openapi/document.ts';
-import { RateLimiter } from './rateLimiter.ts';
-import { RequestLogWriter } from './requestLog.ts';
+import { RequestLogWriter } from './requestLog/requestLogWriter.ts';
 import { StreamLeases } from './sse/streamLeases.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
-import { StatusSnapshots } from './status.ts';
+import { StatusSnapshots } from './status/statusSnapshots.ts';
 import { UploadGauge } from './uploads/uploadGauge.ts';
 
 /** Opens the pool and the LISTEN connection and builds the api's collaborators; `close` undoes it. */

@@ -1,12 +1,12 @@
 import http from 'node:http';
 
-import type { Config } from '../shared/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { ObjectStoreConfig } from '../shared/objectStore.ts';
+import type { Config } from '../shared/config/config.ts';
+import type { Logger } from '../shared/observability/logger.ts';
 import { runPart } from '../shared/platform/runPart.ts';
+import type { ObjectStoreConfig } from '../shared/storage/objectStore.ts';
 import { makeApp } from './app.ts';
-import { answerClientErrors } from './clientError.ts';
-import { trackConnections } from './connections.ts';
+import { answerClientErrors } from './http/clientError.ts';
+import { trackConnections } from './http/connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
 
 export type ApiHandle = { server: http.Server; port: number; stop(): Promise<void> };

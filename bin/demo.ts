@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
+import { hashPassword } from '../shared/auth/passwords.ts';
 import { insertMember } from '../shared/db/queries/members.ts';
 import { insertProject } from '../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../shared/db/queries/workspaces.ts';
 import { type DatabasePool, sql } from '../shared/db/sql.ts';
-import { newId, randomBase62 } from '../shared/ids.ts';
 import { createApiKey, unrestricted } from '../shared/keys/mintKeys.ts';
-import { hashPassword } from '../shared/passwords.ts';
+import { newId, randomBase62 } from '../shared/primitives/ids.ts';
 
 export type DemoCredentials = {
   workspaceId: string;

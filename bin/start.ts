@@ -1,8 +1,8 @@
 import { type ApiHandle, startApi } from '../api/server.ts';
 import { migrate } from '../db/migrate.ts';
-import { baseUrl, configSecrets, loadConfig } from '../shared/config.ts';
+import { baseUrl, configSecrets, loadConfig } from '../shared/config/config.ts';
 import { makePool } from '../shared/db/pool.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger } from '../shared/observability/logger.ts';
 import { resolveServices, type Services } from '../shared/platform/services.ts';
 import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
 import { startWorker, type WorkerHandle } from '../worker/main.ts';

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 
 import { pendingMigrations } from '../db/migrate.ts';
-import { loadConfig } from '../shared/config.ts';
+import { loadConfig } from '../shared/config/config.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { CliError } from './cliError.ts';

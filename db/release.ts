@@ -1,4 +1,4 @@
-import { loadConfig } from '../shared/config.ts';
+import { loadConfig } from '../shared/config/config.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { migrate, MigrationChangedError } from './migrate.ts';
 

@@ -1,12 +1,12 @@
 import type { WorkerUtils } from 'graphile-worker';
 import type { DatabasePool } from 'slonik';
 
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../shared/config/config.ts';
 import type { RunningJobRow, UnbilledOutcome } from '../shared/db/queries/jobs.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { ObjectStore } from '../shared/objectStore.ts';
+import type { Logger } from '../shared/observability/logger.ts';
 import type { OcrProvider, Providers } from '../shared/providers/types.ts';
-import type { KeyedChannel, NotificationHub } from '../shared/pubsub.ts';
+import type { KeyedChannel, NotificationHub } from '../shared/realtime/pubsub.ts';
+import type { ObjectStore } from '../shared/storage/objectStore.ts';
 import type { ByteBudget } from './byteBudget.ts';
 import type { DeferredFinishes } from './deferredFinishes.ts';
 import type { DeckRenderer } from './render/deckRenderer.ts';

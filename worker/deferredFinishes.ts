@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { UnbilledOutcome } from '../shared/db/queries/jobs.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../shared/observability/logger.ts';
 
 // Within a synchronous caller's wait: a database that hiccups loses no answer.
 const defaultRetryDelaysMs = [100, 500, 2000];

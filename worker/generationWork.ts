@@ -2,8 +2,8 @@ import type { JobHelpers } from 'graphile-worker';
 
 import type { JobRow } from '../shared/db/queries/jobs.ts';
 import { audioMaxBytes } from '../shared/jobs/generationInputs.ts';
-import type { ObjectStore } from '../shared/objectStore.ts';
 import { ProviderError, type Providers } from '../shared/providers/types.ts';
+import type { ObjectStore } from '../shared/storage/objectStore.ts';
 import type { WorkerContext } from './context.ts';
 import { type InlineJobDefinition, type JobOutcome, PermanentJobError, WorkerStopping } from './jobEngine.ts';
 import { OcrInputError } from './providers/tesseract.ts';

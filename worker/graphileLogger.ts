@@ -1,6 +1,6 @@
 import { Logger as GraphileLogger } from 'graphile-worker';
 
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../shared/observability/logger.ts';
 
 /**
  * Routes graphile-worker's own log lines into our pino logger, so LOG_LEVEL governs them too and

@@ -1,5 +1,6 @@
 import type { JobHelpers } from 'graphile-worker';
 
+import { reserveCredits } from '../shared/billing/metering.ts';
 import {
   failUnbilledJob,
   findJob,
@@ -11,7 +12,6 @@ import {
 import { attachJobHold, findKeySpendCap } from '../shared/db/queries/tasks.ts';
 import type { Db } from '../shared/db/sql.ts';
 import { AppError, coerceError } from '../shared/errors/appError.ts';
-import { newId } from '../shared/ids.ts';
 import {
   failJob,
   isPublicJobType,
@@ -20,7 +20,7 @@ import {
   settleAndFinishJob,
 } from '../shared/jobs/finish.ts';
 import { type JobType, jobTypeOfTask, marksRunning } from '../shared/jobs/specs.ts';
-import { reserveCredits } from '../shared/metering.ts';
+import { newId } from '../shared/primitives/ids.ts';
 import { type InlineJob, jobPayload } from '../shared/queue/taskMap.ts';
 import type { WorkerContext } from './context.ts';
 

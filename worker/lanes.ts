@@ -1,6 +1,6 @@
 import type { TaskList } from 'graphile-worker';
 
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../shared/config/config.ts';
 import type { TaskName } from '../shared/queue/taskMap.ts';
 
 /**

@@ -1,16 +1,16 @@
 import type { DatabasePool } from 'slonik';
 
-import { type Clock, systemClock } from '../../shared/clock.ts';
+import type { Principal } from '../../shared/auth/principal.ts';
 import {
   type AccessTokenAuthRow,
   findAccessTokenForAuth,
   touchToken,
 } from '../../shared/db/queries/oauthTokens.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import type { Logger } from '../../shared/logger.ts';
 import { hashToken, isTokenOf } from '../../shared/oauth/tokens.ts';
-import type { Principal } from '../../shared/principal.ts';
-import type { NotificationHub } from '../../shared/pubsub.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { type Clock, systemClock } from '../../shared/primitives/clock.ts';
+import type { NotificationHub } from '../../shared/realtime/pubsub.ts';
 import type { CredentialResolver } from './authenticate.ts';
 import { KeyCache } from './keyCache.ts';
 

@@ -1,8 +1,8 @@
+import type { Principal } from '../../shared/auth/principal.ts';
 import { toPrincipal } from '../../shared/db/queries/apiKeys.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import { sha256 } from '../../shared/ids.ts';
 import { ipAllowed } from '../../shared/keys/ipAllowlist.ts';
-import type { Principal } from '../../shared/principal.ts';
+import { sha256 } from '../../shared/primitives/ids.ts';
 import type { KeyCache } from './keyCache.ts';
 
 /** Resolves a bearer credential of another kind (OAuth access tokens register one); undefined = unknown. */

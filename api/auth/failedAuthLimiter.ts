@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors/appError.ts';
-import { sha256 } from '../../shared/ids.ts';
+import { sha256 } from '../../shared/primitives/ids.ts';
 import type { KeyCache } from './keyCache.ts';
 
 const windowMs = 60_000;

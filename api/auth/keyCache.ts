@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
 import { findKeyForAuth, type KeyAuthRow } from '../../shared/db/queries/apiKeys.ts';
-import type { NotificationHub } from '../../shared/pubsub.ts';
+import type { NotificationHub } from '../../shared/realtime/pubsub.ts';
 
 // A safety net only: every change that matters is announced on `auth:changed` and clears the cache
 // at once (migrations 000004, 000010); a lost notification is covered by the reconnect re-read.

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 
+import type { Principal } from '../../shared/auth/principal.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import type { Principal } from '../../shared/principal.ts';
 
 /**
  * The project a metered call is billed against (spec project rule): the body's projectId (already

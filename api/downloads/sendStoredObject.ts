@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import type { ObjectStore } from '../../shared/objectStore.ts';
+import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { ifRangeAllows, noneMatchHits, parseRange } from './byteRange.ts';
 import { contentDisposition } from './contentDisposition.ts';
 

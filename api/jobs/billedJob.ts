@@ -1,17 +1,17 @@
 import type { Request, Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
-import type { Config } from '../../shared/config.ts';
+import { reserveCredits } from '../../shared/billing/metering.ts';
+import type { Config } from '../../shared/config/config.ts';
 import { type JobRow, requestJobCancel } from '../../shared/db/queries/jobs.ts';
 import { notify } from '../../shared/db/queries/notifications.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { type JobCreator, newJobId } from '../../shared/jobs/createJob.ts';
 import { type JobType } from '../../shared/jobs/specs.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { reserveCredits } from '../../shared/metering.ts';
-import { clientGone, ClientGoneError } from '../clientGone.ts';
-import type { IdempotencyStore } from '../idempotency.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { clientGone, ClientGoneError } from '../http/clientGone.ts';
+import type { IdempotencyStore } from '../idempotency/idempotencyStore.ts';
 import type { FinishedJob, JobWaiter } from './jobWaiter.ts';
 
 /** What billed jobs need of the HTTP tier: the pool, the job creator and waiter, the key store. */

@@ -5,13 +5,13 @@ import { insertVideo, markVideoReady } from '../../shared/db/queries/videos.ts';
 import { addStorageUsed } from '../../shared/db/queries/workspaces.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { recordEvent } from '../../shared/events/recordEvent.ts';
-import { newId } from '../../shared/ids.ts';
 import type { VideoJobInput } from '../../shared/jobs/generationInputs.ts';
-import type { ObjectStore } from '../../shared/objectStore.ts';
+import { newId } from '../../shared/primitives/ids.ts';
+import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { toVideoDto, videoFilename, videoObjectKey } from '../../shared/videos/dto.ts';
 import { fixtureVideo, fixtureVideoSeconds } from '../../shared/videos/fixture.ts';
 import { newVideo } from '../../shared/videos/videoRequest.ts';
-import type { IdempotencyStore } from '../idempotency.ts';
+import type { IdempotencyStore } from '../idempotency/idempotencyStore.ts';
 import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
 import { videoAnswer } from './videoJob.ts';
 

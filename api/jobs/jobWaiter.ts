@@ -1,10 +1,10 @@
 import type { DatabasePool } from 'slonik';
 
-import type { ChannelPayload } from '../../shared/channels.ts';
 import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from '../../shared/db/queries/jobs.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { KeyedChannel, type NotificationHub } from '../../shared/pubsub.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import type { ChannelPayload } from '../../shared/realtime/channels.ts';
+import { KeyedChannel, type NotificationHub } from '../../shared/realtime/pubsub.ts';
 
 const terminal = new Set(['succeeded', 'failed', 'cancelled']);
 

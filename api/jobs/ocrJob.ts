@@ -1,14 +1,14 @@
 import type { Request } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
+import { ocrCost, type Prices } from '../../shared/config/prices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { fixtureOcrOutcome } from '../../shared/generation/ocrFixture.ts';
-import { newId } from '../../shared/ids.ts';
 import { inputObjectKey, type OcrJobInput } from '../../shared/jobs/generationInputs.ts';
 import { toJobDto } from '../../shared/jobs/jobDto.ts';
-import type { ObjectStore } from '../../shared/objectStore.ts';
-import { ocrCost, type Prices } from '../../shared/prices.ts';
+import { newId } from '../../shared/primitives/ids.ts';
+import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { type BilledJobDeps, startBilledJob } from './billedJob.ts';
 import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
 

@@ -1,10 +1,10 @@
 import type { Request } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
+import { type Prices, videoCost } from '../../shared/config/prices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import { insertVideo, type VideoRow } from '../../shared/db/queries/videos.ts';
 import type { VideoJobInput } from '../../shared/jobs/generationInputs.ts';
-import { type Prices, videoCost } from '../../shared/prices.ts';
 import { toVideoDto } from '../../shared/videos/dto.ts';
 import { newVideo } from '../../shared/videos/videoRequest.ts';
 import { type BilledJobDeps, startBilledJob } from './billedJob.ts';

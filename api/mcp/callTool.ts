@@ -1,6 +1,6 @@
-import { apiBasePath } from '../../shared/config.ts';
-import { setOwn } from '../../shared/ownProperty.ts';
-import type { Principal } from '../../shared/principal.ts';
+import type { Principal } from '../../shared/auth/principal.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
+import { setOwn } from '../../shared/primitives/ownProperty.ts';
 import { acceptParsedBody } from '../pipeline/jsonBody.ts';
 import type { OperationCall, OperationFunction } from '../pipeline/operationCall.ts';
 import type { OperationPipeline } from '../pipeline/pipeline.ts';

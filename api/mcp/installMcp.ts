@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
 import type { AppDeps } from '../deps.ts';
 import type { OperationFunction } from '../pipeline/operationCall.ts';
 import type { OperationPipeline } from '../pipeline/pipeline.ts';

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
 import { oauthIssuer } from '../../shared/oauth/issuer.ts';
 import { mcpResource } from '../../shared/oauth/resources.ts';
 import type { AppDeps } from '../deps.ts';

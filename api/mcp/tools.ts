@@ -1,5 +1,5 @@
-import type { Principal } from '../../shared/principal.ts';
-import { scopeAllows } from '../../shared/principal.ts';
+import type { Principal } from '../../shared/auth/principal.ts';
+import { scopeAllows } from '../../shared/auth/principal.ts';
 import type { ApiDocument, Operation } from '../openapi/document.ts';
 import { toolCatalogue, type ToolEntry } from './toolCatalogue.ts';
 import { inputSchemaOf, outputSchemaOf } from './toolSchemas.ts';

@@ -1,8 +1,8 @@
 import type { ErrorRequestHandler, Express } from 'express';
 
-import type { Logger } from '../../shared/logger.ts';
-import { ClientGoneError } from '../clientGone.ts';
-import { IdempotencyRace, type IdempotencyStore } from '../idempotency.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { ClientGoneError } from '../http/clientGone.ts';
+import { IdempotencyRace, type IdempotencyStore } from '../idempotency/idempotencyStore.ts';
 import { errorBody, toAppError } from '../pipeline/appErrors.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 
-import { randomBase62 } from '../../shared/ids.ts';
+import { randomBase62 } from '../../shared/primitives/ids.ts';
 
 const callerRequestId = /^[A-Za-z0-9._~-]{8,128}$/;
 

@@ -1,8 +1,8 @@
 import type { Express } from 'express';
 
-import { isApiPath } from '../apiPath.ts';
+import { isApiPath } from '../http/apiPath.ts';
 import { requestLogEntry } from '../pipeline/requestLogEntry.ts';
-import type { RequestLogWriter } from '../requestLog.ts';
+import type { RequestLogWriter } from '../requestLog/requestLogWriter.ts';
 
 /**
  * Records every API call once its response has been sent (requestLogEntry, which MCP tool calls

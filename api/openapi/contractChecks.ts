@@ -4,7 +4,7 @@ import formats from 'ajv-formats';
 // A CommonJS module: its default import is module.exports, the plugin itself, typed as its `default`.
 const addFormats = formats as unknown as typeof formats.default;
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
 import type { ApiDocument, Operation } from './document.ts';
 import { type Problem, type ValidationError, validationError } from './validationError.ts';
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import OpenApiValidator from 'express-openapi-validator';
 
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 import type { ApiDocument } from './document.ts';
 
 /** Runs express-openapi-validator's middleware chain, then `next`. */

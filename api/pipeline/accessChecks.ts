@@ -1,11 +1,11 @@
-import type { Config } from '../../shared/config.ts';
+import { scopeAllows } from '../../shared/auth/principal.ts';
+import type { Config } from '../../shared/config/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import {
   apiResourceMetadataUrl,
   protectedResources,
   resourceMetadataUrl,
 } from '../../shared/oauth/resources.ts';
-import { scopeAllows } from '../../shared/principal.ts';
 import { authenticate, type CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';

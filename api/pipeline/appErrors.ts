@@ -1,6 +1,6 @@
 import { AppError, type Issue } from '../../shared/errors/appError.ts';
 import type { ErrorCode } from '../../shared/errors/codes.ts';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 import type { Operation } from '../openapi/document.ts';
 
 /** What the mapping reads of the failed call (a REST request or an operation call). */

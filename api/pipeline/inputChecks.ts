@@ -1,4 +1,4 @@
-import { inspectJson, unstorableMessage } from '../../shared/storableText.ts';
+import { inspectJson, unstorableMessage } from '../../shared/primitives/storableText.ts';
 import type { RequestValidation } from '../openapi/requestValidation.ts';
 import type { OperationCall } from './operationCall.ts';
 

@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors/appError.ts';
-import { inspectJson } from '../../shared/storableText.ts';
+import { inspectJson } from '../../shared/primitives/storableText.ts';
 import { BodyReadError, maxInflationRatio } from '../body/readJsonBody.ts';
 import type { Operation } from '../openapi/document.ts';
 import type { OperationCall } from './operationCall.ts';

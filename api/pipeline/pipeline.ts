@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 import type { ApiDocument } from '../openapi/document.ts';
-import type { RequestLogWriter } from '../requestLog.ts';
+import type { RequestLogWriter } from '../requestLog/requestLogWriter.ts';
 import { errorBody, toAppError } from './appErrors.ts';
 import { type CheckDeps, makeChecks, runChecks } from './checks.ts';
 import type { Answer, OperationCall, OperationFunction } from './operationCall.ts';

@@ -1,7 +1,7 @@
+import type { Principal } from '../../shared/auth/principal.ts';
 import type { RequestLogEntry } from '../../shared/db/queries/requestLogs.ts';
-import type { Principal } from '../../shared/principal.ts';
 import type { Operation } from '../openapi/document.ts';
-import { redact } from '../redact.ts';
+import { redact } from '../requestLog/redact.ts';
 
 /** What the log records of a call: an operation call, or an Express request that did not become one. */
 export type LoggedCall = {

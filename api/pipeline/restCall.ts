@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 import { BodyReadError, readJsonText } from '../body/readJsonBody.ts';
 import { type ApiDocument, matchOperation } from '../openapi/document.ts';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 
-import { apiBasePath } from '../../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
 import type { AppDeps } from '../deps.ts';
 import { restHandler } from '../pipeline/pipeline.ts';
 import { documentHandlers } from './files/documentHandlers.ts';

@@ -8,8 +8,8 @@ import {
   takeStreamLease,
 } from '../../shared/db/queries/streamLeases.ts';
 import { AppError } from '../../shared/errors/appError.ts';
-import { newId } from '../../shared/ids.ts';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 
 /**
  * Added to a stream's longest life to make its lease's lifetime: the lease's expiry is taken on the

@@ -1,13 +1,13 @@
 import type { DatabasePool } from 'slonik';
 
-import type { ChannelPayload } from '../../shared/channels.ts';
 import {
   listRepliesAfter,
   listRepliesAfterEach,
   type TaskMessageRow,
 } from '../../shared/db/queries/taskMessages.ts';
-import type { Logger } from '../../shared/logger.ts';
-import type { NotificationHub } from '../../shared/pubsub.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import type { ChannelPayload } from '../../shared/realtime/channels.ts';
+import type { NotificationHub } from '../../shared/realtime/pubsub.ts';
 
 
 /**

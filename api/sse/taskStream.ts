@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 
 import { toMessageDto } from '../../shared/tasks/dto.ts';
-import { type CursorKey, encodeCursor } from '../cursor.ts';
+import { type CursorKey, encodeCursor } from '../http/cursor.ts';
 import type { FeedReply, ReplySubscriber, TaskReplyFeed } from './taskReplyFeed.ts';
 
 export type TaskStreamOptions = {

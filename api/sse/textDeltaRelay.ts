@@ -1,5 +1,5 @@
-import { KeyedChannel, type NotificationHub } from '../../shared/pubsub.ts';
-import type { TextDelta } from '../../shared/textDeltas.ts';
+import type { TextDelta } from '../../shared/generation/textDeltas.ts';
+import { KeyedChannel, type NotificationHub } from '../../shared/realtime/pubsub.ts';
 
 /**
  * Fans the `text:delta` channel out to this process's text streams by job id. It LISTENs from the

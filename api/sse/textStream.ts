@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
 import { newJobId } from '../../shared/jobs/createJob.ts';
-import { clientGone } from '../clientGone.ts';
+import { clientGone } from '../http/clientGone.ts';
 import { awaitSyncJob, type BilledJobDeps } from '../jobs/billedJob.ts';
 import { releaseWhenClosed, type StreamLeases } from './streamLeases.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';

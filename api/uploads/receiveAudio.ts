@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 
-import { isAudioContent } from '../../shared/contentSniff.ts';
 import { audioMaxBytes } from '../../shared/jobs/generationInputs.ts';
+import { isAudioContent } from '../../shared/media/contentSniff.ts';
 import { isAudioUpload } from '../../shared/providers/audio.ts';
 import type { ReceiveFileDeps } from './receiveFile.ts';
 import { type ReceivedUpload, receiveUpload } from './receiveUpload.ts';

@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
-import type { Config } from '../../shared/config.ts';
+import type { Config } from '../../shared/config/config.ts';
 import { contentFitsDeclared, refusedDeclaredType } from '../../shared/files/contentPolicy.ts';
 import { fileObjectKey } from '../../shared/files/dto.ts';
 import { releaseStorage, reserveStorage, type StorageHold } from '../../shared/files/storageQuota.ts';
-import type { Logger } from '../../shared/logger.ts';
-import type { ObjectStore } from '../../shared/objectStore.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { type ReceivedUpload, receiveUpload, type UploadReservation } from './receiveUpload.ts';
 import type { UploadGauge } from './uploadGauge.ts';
 

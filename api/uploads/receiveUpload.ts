@@ -4,9 +4,9 @@ import type { Request, Response } from 'express';
 import multer from 'multer';
 
 import { AppError, type Issue } from '../../shared/errors/appError.ts';
-import type { Logger } from '../../shared/logger.ts';
-import type { ObjectStore } from '../../shared/objectStore.ts';
-import { ClientGoneError } from '../clientGone.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import type { ObjectStore } from '../../shared/storage/objectStore.ts';
+import { ClientGoneError } from '../http/clientGone.ts';
 import { IdleTimer } from './idleTimer.ts';
 import { streamToObjectStore } from './streamToObjectStore.ts';
 import type { UploadGauge } from './uploadGauge.ts';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { addAbortSignal, type Readable } from 'node:stream';
 
-import { sniffHeadBytes } from '../../shared/contentSniff.ts';
-import type { ObjectStore } from '../../shared/objectStore.ts';
+import { sniffHeadBytes } from '../../shared/media/contentSniff.ts';
+import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import type { UploadGauge } from './uploadGauge.ts';
 
 // S3's smallest part (except the last). The minio client's own putObject buffers a stream of unknown

@@ -1,8 +1,8 @@
 import type { DatabasePool } from 'slonik';
 
-import type { Clock } from '../../shared/clock.ts';
-import type { Config } from '../../shared/config.ts';
-import type { Logger } from '../../shared/logger.ts';
+import type { Config } from '../../shared/config/config.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import type { Clock } from '../../shared/primitives/clock.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import { CsrfKeys } from './csrf.ts';
 import { BrowserSessions } from './sessions.ts';

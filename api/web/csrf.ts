@@ -2,9 +2,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import type { Request, Response } from 'express';
 
-import type { Clock } from '../../shared/clock.ts';
 import { findServerSecret } from '../../shared/db/queries/serverSecrets.ts';
 import type { Db } from '../../shared/db/sql.ts';
+import type { Clock } from '../../shared/primitives/clock.ts';
 import { readCookie, setCookie } from './cookies.ts';
 
 const cookieName = 'svc_csrf';

@@ -1,6 +1,6 @@
 import { type Express, Router } from 'express';
 
-import { systemClock } from '../../shared/clock.ts';
+import { systemClock } from '../../shared/primitives/clock.ts';
 import type { AppDeps } from '../deps.ts';
 import { makeBrowserContext } from './browserContext.ts';
 import { installConsole } from './console/index.ts';

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 import { sendErrorPage } from './html.ts';
 
 /** The browser pages' last handler: an error page, never the API's JSON; unexpected failures logged. */

@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
-import { type Clock, isoAt } from '../../shared/clock.ts';
 import {
   deleteBrowserSession,
   findBrowserSession,
   insertBrowserSession,
 } from '../../shared/db/queries/browserSessions.ts';
-import { newId, sha256 } from '../../shared/ids.ts';
+import { type Clock, isoAt } from '../../shared/primitives/clock.ts';
+import { newId, sha256 } from '../../shared/primitives/ids.ts';
 import { readCookie, setCookie } from './cookies.ts';
 
 const cookieName = 'svc_session';

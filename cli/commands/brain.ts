@@ -1,7 +1,7 @@
 import { addBrainPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
 import { findMember } from '../../shared/db/queries/members.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';

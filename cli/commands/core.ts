@@ -1,14 +1,14 @@
 import { loadApiDocument } from '../../api/openapi/document.ts';
+import { hashPassword } from '../../shared/auth/passwords.ts';
 import { findApiKey, listKeysForOperator, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
 import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
-import { newId } from '../../shared/ids.ts';
 import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys/mintKeys.ts';
-import { hashPassword } from '../../shared/passwords.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
 import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';

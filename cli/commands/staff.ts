@@ -1,5 +1,5 @@
 import { insertStaffMember } from '../../shared/db/queries/staff.ts';
-import { newId, randomBase62 } from '../../shared/ids.ts';
+import { newId, randomBase62 } from '../../shared/primitives/ids.ts';
 import { toStaffDto } from '../../shared/tasks/dto.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';

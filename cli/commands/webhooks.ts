@@ -1,4 +1,4 @@
-import { loadConfig } from '../../shared/config.ts';
+import { loadConfig } from '../../shared/config/config.ts';
 import { listDeliveryAttempts, listEndpointDeliveries } from '../../shared/db/queries/webhooks.ts';
 import { createWebhookEndpoint } from '../../shared/webhooks/endpoints.ts';
 import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';

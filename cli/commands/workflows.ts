@@ -1,6 +1,6 @@
 import { findWorkspaceStaffMember } from '../../shared/db/queries/staff.ts';
 import { insertWorkflow } from '../../shared/db/queries/workflows.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import { parseFieldDefinitions } from '../../shared/workflows/fields.ts';
 import { templateKeys } from '../../shared/workflows/template.ts';
 import { CliError, requireFlag } from '../cliError.ts';

@@ -1,6 +1,6 @@
 import { type DomainEvent, insertEvent } from '../db/queries/events.ts';
 import type { Db } from '../db/sql.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../primitives/ids.ts';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout.ts';
 
 /**

@@ -1,6 +1,5 @@
 import type { DatabasePool } from 'slonik';
 
-import { sniffHeadBytes } from '../contentSniff.ts';
 import { type FileRow, insertFile } from '../db/queries/files.ts';
 import {
   lockOpenUploadSession,
@@ -10,7 +9,8 @@ import {
 } from '../db/queries/uploadSessions.ts';
 import type { Db } from '../db/sql.ts';
 import { AppError, errors, type Issue } from '../errors/appError.ts';
-import { bareEtag, type ObjectStore, type StoredPart } from '../objectStore.ts';
+import { sniffHeadBytes } from '../media/contentSniff.ts';
+import { bareEtag, type ObjectStore, type StoredPart } from '../storage/objectStore.ts';
 import { contentFitsDeclared } from './contentPolicy.ts';
 import { scheduleDocumentParse } from './nativeDocuments.ts';
 import { expectedPartSize } from './presignedUploads.ts';

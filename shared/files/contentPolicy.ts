@@ -1,4 +1,4 @@
-import { sniffType } from '../contentSniff.ts';
+import { sniffType } from '../media/contentSniff.ts';
 
 /** Native executables: never stored, whatever they are declared as. */
 const executables = new Set([

@@ -2,7 +2,7 @@ import { type FileRow, insertFile } from '../db/queries/files.ts';
 import type { Db } from '../db/sql.ts';
 import { AppError, type Issue } from '../errors/appError.ts';
 import type { UploadOutcome } from '../generation/uploadOutcome.ts';
-import { isStorableText, unstorableMessage } from '../storableText.ts';
+import { isStorableText, unstorableMessage } from '../primitives/storableText.ts';
 import { isMediaType } from './contentPolicy.ts';
 import { scheduleDocumentParse } from './nativeDocuments.ts';
 import { commitStorage, type StorageHold } from './storageQuota.ts';

@@ -2,8 +2,8 @@ import type { DatabasePool } from 'slonik';
 
 import type { NewUploadSession } from '../db/queries/uploadSessions.ts';
 import { AppError, errors } from '../errors/appError.ts';
-import { newId } from '../ids.ts';
-import type { ObjectStore } from '../objectStore.ts';
+import { newId } from '../primitives/ids.ts';
+import type { ObjectStore } from '../storage/objectStore.ts';
 import { isMediaType, refusedDeclaredType } from './contentPolicy.ts';
 import { fileObjectKey } from './dto.ts';
 import { maxPresignedBytes, partLayout, sessionSeconds } from './presignedUploads.ts';

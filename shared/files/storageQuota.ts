@@ -8,7 +8,7 @@ import {
 import { addStorageUsed } from '../db/queries/workspaces.ts';
 import type { Db } from '../db/sql.ts';
 import { AppError } from '../errors/appError.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../primitives/ids.ts';
 
 /** Bytes held against a workspace's storage quota for one upload. */
 export type StorageHold = { id: string; workspaceId: string; bytes: number };

@@ -1,7 +1,7 @@
-import { isOcrContent } from '../contentSniff.ts';
 import { AppError } from '../errors/appError.ts';
-import { oversizedImageMessage, readImageDimensions } from '../imageDimensions.ts';
 import { ocrMaxBytes, ocrMaxPixels } from '../jobs/generationInputs.ts';
+import { isOcrContent } from '../media/contentSniff.ts';
+import { oversizedImageMessage, readImageDimensions } from '../media/imageDimensions.ts';
 import { base64DecodedBytes, decodeBase64 } from './base64.ts';
 
 const invalidData = (message: string) =>

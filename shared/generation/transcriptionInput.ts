@@ -1,6 +1,6 @@
 import { AppError, type Issue } from '../errors/appError.ts';
 import type { TranscriptionJobInput } from '../jobs/generationInputs.ts';
-import { isStorableText, unstorableMessage } from '../storableText.ts';
+import { isStorableText, unstorableMessage } from '../primitives/storableText.ts';
 import type { UploadOutcome } from './uploadOutcome.ts';
 
 function promptProblem(prompt: string): string | undefined {

@@ -9,7 +9,7 @@ import {
   type ReplyTurn,
 } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../primitives/ids.ts';
 import type { InlineJob, JobPayload } from '../queue/taskMap.ts';
 import { jobSpecs, type JobType } from './specs.ts';
 

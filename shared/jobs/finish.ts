@@ -1,8 +1,8 @@
+import { releaseHold, settleUsage } from '../billing/metering.ts';
 import { Batcher } from '../db/batcher.ts';
 import { finishJob, finishUnbilledJobs, type JobRow, type UnbilledOutcome } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
 import { recordEvent } from '../events/recordEvent.ts';
-import { releaseHold, settleUsage } from '../metering.ts';
 import { isJobType, jobSpecs } from './specs.ts';
 
 /**

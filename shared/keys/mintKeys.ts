@@ -1,6 +1,6 @@
 import { insertApiKey, type NewApiKey, rollApiKeySecret } from '../db/queries/apiKeys.ts';
 import type { Db } from '../db/sql.ts';
-import { newId, newKeySecret, sha256 } from '../ids.ts';
+import { newId, newKeySecret, sha256 } from '../primitives/ids.ts';
 
 /** What a caller decides about a new key; its id, secret hash and hint are minted here. */
 export type CreateKeyInput = Omit<NewApiKey, 'id' | 'secretHash' | 'hint'>;

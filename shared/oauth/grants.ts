@@ -1,9 +1,9 @@
 import type { DatabasePool } from 'slonik';
 
-import { type Clock, isoAt } from '../clock.ts';
 import { lockCode, markCodeUsed } from '../db/queries/oauthCodes.ts';
 import { revokeGrant } from '../db/queries/oauthGrants.ts';
 import { lockToken, markRotated, revokeFamily, revokeToken } from '../db/queries/oauthTokens.ts';
+import { type Clock, isoAt } from '../primitives/clock.ts';
 import { issueTokens, type TokenResponse, tokenResponse } from './issueTokens.ts';
 import { OauthError } from './oauthError.ts';
 import { verifierMatches } from './pkce.ts';

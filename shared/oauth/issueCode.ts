@@ -1,11 +1,11 @@
 import type { DatabasePool } from 'slonik';
 
-import { type Clock, isoAt } from '../clock.ts';
 import { upsertMetadataApp } from '../db/queries/oauthApps.ts';
 import { expireUnusedCodes, insertCode } from '../db/queries/oauthCodes.ts';
 import { lockLiveGrant, upsertGrant } from '../db/queries/oauthGrants.ts';
 import { revokeGrantTokens } from '../db/queries/oauthTokens.ts';
-import { newId } from '../ids.ts';
+import { type Clock, isoAt } from '../primitives/clock.ts';
+import { newId } from '../primitives/ids.ts';
 import type { DynamicClient } from './dynamicRegistration.ts';
 import { hashToken, lifetimeMs, newOpaqueToken } from './tokens.ts';
 

@@ -1,7 +1,7 @@
-import { type Clock, isoAt } from '../clock.ts';
 import { insertToken } from '../db/queries/oauthTokens.ts';
 import type { Db } from '../db/sql.ts';
-import { newId } from '../ids.ts';
+import { type Clock, isoAt } from '../primitives/clock.ts';
+import { newId } from '../primitives/ids.ts';
 import { hashToken, lifetimeMs, newOpaqueToken, type SealedPair, tokenHint } from './tokens.ts';
 
 /** The token response body (RFC 6749 §5.1). */

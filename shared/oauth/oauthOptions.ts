@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../primitives/clock.ts';
 import type { MetadataFetchOptions } from './clientMetadataDocument.ts';
 import type { SignInLimits } from './signIn.ts';
 

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 
-import { sha256 } from '../ids.ts';
+import { sha256 } from '../primitives/ids.ts';
 
 // RFC 7636 §4.1: 43 to 128 unreserved characters.
 const verifierShape = /^[A-Za-z0-9._~-]{43,128}$/;

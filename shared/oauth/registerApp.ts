@@ -1,7 +1,7 @@
 import { insertOauthApp } from '../db/queries/oauthApps.ts';
 import { findProject } from '../db/queries/projects.ts';
 import type { Db } from '../db/sql.ts';
-import { newId, randomBase62, sha256 } from '../ids.ts';
+import { newId, randomBase62, sha256 } from '../primitives/ids.ts';
 import { identityScopes, redirectUriProblem } from './registration.ts';
 
 /** The operation catalogue scopes are checked against (the OpenAPI document's). */

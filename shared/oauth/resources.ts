@@ -1,4 +1,4 @@
-import { apiBasePath } from '../config.ts';
+import { apiBasePath } from '../config/config.ts';
 
 /**
  * The resources (RFC 8707) a token may be minted for: the REST API and the MCP server. The rule:

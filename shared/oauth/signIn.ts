@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 
-import { type Clock, isoAt } from '../clock.ts';
+import { decoyHash, hashPassword, verifyPassword } from '../auth/passwords.ts';
 import {
   clearSignInFailures,
   refundSignInAttempts,
@@ -8,8 +8,8 @@ import {
   takeSignInAttempt,
 } from '../db/queries/browserSessions.ts';
 import { findMembersByEmail, updateMemberPasswordHash } from '../db/queries/members.ts';
-import { decoyHash, hashPassword, verifyPassword } from '../passwords.ts';
-import type { Semaphore } from '../semaphore.ts';
+import { type Clock, isoAt } from '../primitives/clock.ts';
+import type { Semaphore } from '../primitives/semaphore.ts';
 
 /** Failed sign-ins allowed per window, per account (email) and per client address. */
 export type SignInLimits = { perAccount: number; perAddress: number; windowSeconds: number };

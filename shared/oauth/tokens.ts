@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
-import { randomBase62, sha256 } from '../ids.ts';
+import { randomBase62, sha256 } from '../primitives/ids.ts';
 
 /** Token formats of the spec ("OAuth 2.1 apps"): codes, access and refresh tokens, client secrets. */
 export const tokenPrefix = {

@@ -1,5 +1,5 @@
-import { type Config, configSecrets, loadConfig } from '../config.ts';
-import { createLogger, type Logger } from '../logger.ts';
+import { type Config, configSecrets, loadConfig } from '../config/config.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
 import { resolveServices, type Services } from './services.ts';
 import { stopOnSignals } from './stopOnSignals.ts';
 

@@ -1,10 +1,10 @@
 import path from 'node:path';
 
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../embedded/postgres.ts';
 import { startEmbeddedS3 } from '../embedded/s3.ts';
-import type { Logger } from '../logger.ts';
-import type { ObjectStoreConfig } from '../objectStore.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { ObjectStoreConfig } from '../storage/objectStore.ts';
 
 export type Services = {
   databaseUrl: string;

@@ -12,8 +12,8 @@ import { insertTask, type TaskRow } from '../db/queries/tasks.ts';
 import type { Db } from '../db/sql.ts';
 import { errors } from '../errors/appError.ts';
 import { recordEvent } from '../events/recordEvent.ts';
-import { newId } from '../ids.ts';
 import { createJob } from '../jobs/createJob.ts';
+import { newId } from '../primitives/ids.ts';
 import { toMessageDto } from './dto.ts';
 
 /** Who adds work to a task: the credential's workspace, the project its replies are metered against. */

@@ -8,7 +8,7 @@ import {
   updateWebhookEndpoint,
 } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../primitives/ids.ts';
 import { enqueueDeliveryAttempt, isWebhookEventType, webhookEventTypes } from './fanout.ts';
 import { newWebhookSecret } from './signing.ts';
 import { isPublicAddress } from './ssrf.ts';

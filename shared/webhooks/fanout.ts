@@ -1,7 +1,7 @@
 import type { DomainEvent, EventType } from '../db/queries/events.ts';
 import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../primitives/ids.ts';
 import { enqueue } from '../queue/enqueue.ts';
 import type { WebhookDeliverPayload } from '../queue/taskMap.ts';
 

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 
 import { sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
-import { ObjectStore } from '../../shared/objectStore.ts';
+import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { spawnNode } from '../helpers/processes.ts';
 import { type BenchContext, type Platform } from './harness.ts';
 

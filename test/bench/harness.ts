@@ -9,13 +9,13 @@ import pg from 'pg';
 
 import { startApi } from '../../api/server.ts';
 import { migrate } from '../../db/migrate.ts';
-import { type Config, loadConfig } from '../../shared/config.ts';
+import { type Config, loadConfig } from '../../shared/config/config.ts';
 import { makePool } from '../../shared/db/pool.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../../shared/embedded/postgres.ts';
 import { startEmbeddedS3 } from '../../shared/embedded/s3.ts';
-import { createLogger } from '../../shared/logger.ts';
-import type { ObjectStoreConfig } from '../../shared/objectStore.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
+import type { ObjectStoreConfig } from '../../shared/storage/objectStore.ts';
 import { startWorker } from '../../worker/main.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { cpuTicks, serverAndPostgresCpuMs } from './cpu.ts';

@@ -7,14 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
 
-import { cursorKey, encodeCursor } from '../../api/cursor.ts';
+import { cursorKey, encodeCursor } from '../../api/http/cursor.ts';
 import { makePool } from '../../shared/db/pool.ts';
 import { insertTaskMessage } from '../../shared/db/queries/taskMessages.ts';
 import { insertTask } from '../../shared/db/queries/tasks.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import { appendMessage } from '../../shared/tasks/messages.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import type { BenchContext } from './harness.ts';

@@ -2,13 +2,13 @@ import type { Express } from 'express';
 import supertest from 'supertest';
 
 import { makeApp } from '../../api/app.ts';
+import { RateLimiter } from '../../api/auth/rateLimiter.ts';
 import type { AppDeps } from '../../api/deps.ts';
 import { makeAppDeps } from '../../api/makeDeps.ts';
-import { RateLimiter } from '../../api/rateLimiter.ts';
-import { type Config, loadConfig } from '../../shared/config.ts';
-import { createLogger } from '../../shared/logger.ts';
+import { type Config, loadConfig } from '../../shared/config/config.ts';
 import type { OauthOptions } from '../../shared/oauth/oauthOptions.ts';
-import { ObjectStore, type ObjectStoreConfig } from '../../shared/objectStore.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
+import { ObjectStore, type ObjectStoreConfig } from '../../shared/storage/objectStore.ts';
 import { startWorker, type WorkerHandle } from '../../worker/main.ts';
 import { createTestDatabase, dropTestDatabase } from './database.ts';
 

@@ -2,11 +2,11 @@ import { EventEmitter } from 'node:events';
 
 import { run, type WorkerEvents } from 'graphile-worker';
 
-import { loadConfig } from '../../shared/config.ts';
+import { loadConfig } from '../../shared/config/config.ts';
 import { makePool } from '../../shared/db/pool.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { ObjectStore } from '../../shared/objectStore.ts';
-import { NotificationHub } from '../../shared/pubsub.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
+import { NotificationHub } from '../../shared/realtime/pubsub.ts';
+import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { runJob } from '../../worker/jobEngine.ts';
 import { startLiveness } from '../../worker/liveness.ts';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-import { randomBase62 } from '../../shared/ids.ts';
+import { randomBase62 } from '../../shared/primitives/ids.ts';
 import { templateDatabase } from './globalSetup.ts';
 
 function adminUrl(): string {

@@ -1,4 +1,4 @@
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
 import { DeckRenderer } from '../../worker/render/deckRenderer.ts';
 
 /**

@@ -1,13 +1,13 @@
+import { legacyScryptHash } from '../../shared/auth/passwords.ts';
+import type { Principal } from '../../shared/auth/principal.ts';
 import { findKeyForAuth, toPrincipal } from '../../shared/db/queries/apiKeys.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { insertMember } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
-import { newId, sha256 } from '../../shared/ids.ts';
 import { createApiKey, type CreateKeyInput, unrestricted } from '../../shared/keys/mintKeys.ts';
-import { legacyScryptHash } from '../../shared/passwords.ts';
-import type { Principal } from '../../shared/principal.ts';
+import { newId, sha256 } from '../../shared/primitives/ids.ts';
 
 export type Tenant = {
   workspaceId: string;

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
 
 /** A logger whose JSON lines are collected instead of printed (the production logger otherwise). */
 export function capturingLogger(options: { level?: string; secrets?: string[] } = {}) {

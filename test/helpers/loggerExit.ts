@@ -1,6 +1,6 @@
 import { pbkdf2 } from 'node:crypto';
 
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
 
 /**
  * Logs `first` and `second` to standard output and exits at once, with every thread of libuv's

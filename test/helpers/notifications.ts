@@ -1,5 +1,5 @@
-import type { Channel } from '../../shared/channels.ts';
-import type { NotificationHub } from '../../shared/pubsub.ts';
+import type { Channel } from '../../shared/realtime/channels.ts';
+import type { NotificationHub } from '../../shared/realtime/pubsub.ts';
 
 /**
  * Runs `change` and resolves once the hub has delivered the next notification on `channel`.

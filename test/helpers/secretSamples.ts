@@ -1,5 +1,5 @@
-import { newKeySecret, randomBase62 } from '../../shared/ids.ts';
 import { newOpaqueToken } from '../../shared/oauth/tokens.ts';
+import { newKeySecret, randomBase62 } from '../../shared/primitives/ids.ts';
 import { newWebhookSecret } from '../../shared/webhooks/signing.ts';
 
 /** A credential as someone might paste it into a prompt or an upstream might echo it into an error. */

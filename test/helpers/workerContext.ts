@@ -1,7 +1,7 @@
 import { type JobHelpers, makeWorkerUtils, runOnce, type TaskList, type WorkerUtils } from 'graphile-worker';
 
-import { createLogger } from '../../shared/logger.ts';
-import { ObjectStore } from '../../shared/objectStore.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
+import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import type { WorkerContext } from '../../worker/context.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { type JobOutcome, runJob, type RunningJob } from '../../worker/jobEngine.ts';

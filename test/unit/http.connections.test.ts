@@ -3,7 +3,7 @@ import net from 'node:net';
 
 import { afterEach, describe, expect, it } from '@jest/globals';
 
-import { trackConnections } from '../../api/connections.ts';
+import { trackConnections } from '../../api/http/connections.ts';
 
 let server: http.Server | undefined;
 afterEach(() => {

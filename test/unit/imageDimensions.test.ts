@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { createCanvas } from '@napi-rs/canvas';
 
-import { oversizedImageMessage, readImageDimensions } from '../../shared/imageDimensions.ts';
 import { ocrMaxPixels } from '../../shared/jobs/generationInputs.ts';
+import { oversizedImageMessage, readImageDimensions } from '../../shared/media/imageDimensions.ts';
 import { encodePng } from '../../shared/providers/png.ts';
 import {
   bmp,

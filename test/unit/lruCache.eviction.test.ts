@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { LruCache } from '../../shared/lruCache.ts';
+import { LruCache } from '../../shared/primitives/lruCache.ts';
 
 describe('LruCache', () => {
   it('evicts the least recently used entry, one at a time, never clearing the rest', () => {

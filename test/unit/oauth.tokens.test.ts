@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 
 import { describe, expect, it } from '@jest/globals';
 
+import { hashPassword, legacyScryptHash, verifyPassword } from '../../shared/auth/passwords.ts';
 import { verifierMatches } from '../../shared/oauth/pkce.ts';
 import { isTokenOf, newOpaqueToken, openSuccessor, sealSuccessor } from '../../shared/oauth/tokens.ts';
-import { hashPassword, legacyScryptHash, verifyPassword } from '../../shared/passwords.ts';
 
 describe('token formats', () => {
   it('mints prefixed tokens of 256 bits and recognises only their own kind', () => {

@@ -11,7 +11,7 @@ import {
   parsePrices,
   textCost,
   transcriptionCost,
-} from '../../shared/prices.ts';
+} from '../../shared/config/prices.ts';
 
 describe('price table', () => {
   it('is the default table without PRICES', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { scopeAllows } from '../../shared/principal.ts';
+import { scopeAllows } from '../../shared/auth/principal.ts';
 
 describe('scopeAllows', () => {
   it('app level covers everything', () => {

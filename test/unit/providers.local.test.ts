@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { sniffImageFormat } from '../../shared/imageDimensions.ts';
+import { sniffImageFormat } from '../../shared/media/imageDimensions.ts';
 import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../shared/providers/audio.ts';
 import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
 import { hashEmbedding, localChat, localModels } from '../../worker/providers/local.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { redact, requestLogBodyBudgetBytes } from '../../api/redact.ts';
-import { newKeySecret, randomBase62 } from '../../shared/ids.ts';
+import { redact, requestLogBodyBudgetBytes } from '../../api/requestLog/redact.ts';
+import { newKeySecret, randomBase62 } from '../../shared/primitives/ids.ts';
 
 describe('redact', () => {
   it('masks secrets at any depth and cuts long strings', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { Semaphore } from '../../shared/semaphore.ts';
+import { Semaphore } from '../../shared/primitives/semaphore.ts';
 
 /** A unit of work the test ends by hand, recording how many ran at once. */
 function gatedWork(log: { running: number; peak: number; started: number[] }) {

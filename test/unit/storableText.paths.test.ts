@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { inspectJson, isStorableText, toStorableText } from '../../shared/storableText.ts';
+import { inspectJson, isStorableText, toStorableText } from '../../shared/primitives/storableText.ts';
 
 describe('storable text', () => {
   it('accepts any well-formed text without NUL, surrogate pairs included', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import { describe, expect, it } from '@jest/globals';
 
-import { type CursorKey, decodeCursor, encodeCursor } from '../../api/cursor.ts';
+import { type CursorKey, decodeCursor, encodeCursor } from '../../api/http/cursor.ts';
 import { AppError } from '../../shared/errors/appError.ts';
 
 const key: CursorKey = { key: randomBytes(32) };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import type { Db } from '../../shared/db/sql.ts';
-import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
+import { TextDeltaPublisher } from '../../shared/generation/textDeltas.ts';
 
 /** A stand-in connection recording each NOTIFY; each one takes a tick, like a round trip. */
 function recordingDb() {

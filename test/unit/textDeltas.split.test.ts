@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { maxDeltaUnits, splitForNotify } from '../../shared/textDeltas.ts';
+import { maxDeltaUnits, splitForNotify } from '../../shared/generation/textDeltas.ts';
 
 describe('splitForNotify', () => {
   it('keeps short text whole and splits long text in order', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import type { UnbilledOutcome } from '../../shared/db/queries/jobs.ts';
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
 import { DeferredFinishes } from '../../worker/deferredFinishes.ts';
 
 const logger = createLogger('silent', 'test');

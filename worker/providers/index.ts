@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config.ts';
+import type { Config } from '../../shared/config/config.ts';
 import { fixtureProviders } from '../../shared/providers/fixtures.ts';
 import type { Providers } from '../../shared/providers/types.ts';
 import { makeLiveProviders } from './live.ts';

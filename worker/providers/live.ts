@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config.ts';
+import type { Config } from '../../shared/config/config.ts';
 import type { Providers } from '../../shared/providers/types.ts';
 import { localVideo } from './ffmpegVideo.ts';
 import { localChat, localEmbeddings, localImages, localTranscription } from './local.ts';

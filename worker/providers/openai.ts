@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import type { Config } from '../../shared/config.ts';
+import type { Config } from '../../shared/config/config.ts';
+import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { audioDurationSeconds } from '../../shared/providers/audio.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import {
@@ -12,7 +13,6 @@ import {
   type TranscriptionProvider,
   type VideoProvider,
 } from '../../shared/providers/types.ts';
-import { toStorableText } from '../../shared/storableText.ts';
 import {
   failure,
   openaiRequest,

@@ -6,12 +6,12 @@ import path from 'node:path';
 
 import Tesseract from 'tesseract.js';
 
+import { ocrMaxPixels } from '../../shared/jobs/generationInputs.ts';
 import {
   type ImageDimensions,
   oversizedImageMessage,
   readImageDimensions,
-} from '../../shared/imageDimensions.ts';
-import { ocrMaxPixels } from '../../shared/jobs/generationInputs.ts';
+} from '../../shared/media/imageDimensions.ts';
 import { type OcrProvider, type OcrRequest, ProviderError } from '../../shared/providers/types.ts';
 
 /** Tesseract's language codes for the hints the API accepts. */

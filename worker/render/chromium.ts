@@ -14,7 +14,7 @@ import { type Browser, chromium as playwright, errors } from 'playwright-core';
 import tar from 'tar-fs';
 
 import { ensureSystemUser, letOthersTraverse, type SystemUser } from '../../shared/embedded/systemUser.ts';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 
 const require = createRequire(import.meta.url);
 const execFileAsync = promisify(execFile);

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 import { launchChromium } from './chromium.ts';
 
 /** How long one render may take before it is abandoned (the job then retries). */

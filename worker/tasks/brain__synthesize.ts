@@ -5,7 +5,7 @@ import { writeTaskPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
 import { findTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import { brainSynthesizePayload } from '../../shared/queue/taskMap.ts';
 import { summaryMessages } from '../brain/summaryPrompt.ts';
 import type { WorkerContext } from '../context.ts';

@@ -1,5 +1,5 @@
+import { embeddingCost } from '../../shared/config/prices.ts';
 import { embeddingJobInput } from '../../shared/jobs/generationInputs.ts';
-import { embeddingCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';

@@ -1,5 +1,5 @@
+import { imageCost } from '../../shared/config/prices.ts';
 import { imageJobInput } from '../../shared/jobs/generationInputs.ts';
-import { imageCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';

@@ -1,8 +1,8 @@
 import type { Task } from 'graphile-worker';
 
+import { releaseHold } from '../../shared/billing/metering.ts';
 import { findAbandonedJobs, findStrandedHolds } from '../../shared/db/queries/jobs.ts';
 import { isJobType } from '../../shared/jobs/specs.ts';
-import { releaseHold } from '../../shared/metering.ts';
 import type { WorkerContext } from '../context.ts';
 import { afterFinished, failJobForGood, type JobDefinitions } from '../jobEngine.ts';
 

@@ -1,5 +1,5 @@
+import { ocrCost } from '../../shared/config/prices.ts';
 import { ocrJobInput } from '../../shared/jobs/generationInputs.ts';
-import { ocrCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { uploadedInputJob } from '../generationWork.ts';
 import type { JobDefinition } from '../jobEngine.ts';

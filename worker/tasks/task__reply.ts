@@ -1,8 +1,8 @@
 import { enqueueBrainSynthesis } from '../../shared/brain/synthesis.ts';
+import { maxTextCost, textCost } from '../../shared/config/prices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
-import { newId } from '../../shared/ids.ts';
-import { maxTextCost, textCost } from '../../shared/prices.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import type { ChatMessage, ChatProvider } from '../../shared/providers/types.ts';
 import { ProviderError } from '../../shared/providers/types.ts';
 import { appendMessage, type ReplyJobInput, replyJobInput } from '../../shared/tasks/messages.ts';

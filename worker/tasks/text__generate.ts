@@ -1,7 +1,7 @@
+import { textCost } from '../../shared/config/prices.ts';
+import { TextDeltaPublisher } from '../../shared/generation/textDeltas.ts';
 import { textJobInput } from '../../shared/jobs/generationInputs.ts';
-import { textCost } from '../../shared/prices.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
-import { TextDeltaPublisher } from '../../shared/textDeltas.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
 import { type InlineJobDefinition, WorkerStopping } from '../jobEngine.ts';

@@ -1,5 +1,5 @@
+import { transcriptionCost } from '../../shared/config/prices.ts';
 import { transcriptionJobInput } from '../../shared/jobs/generationInputs.ts';
-import { transcriptionCost } from '../../shared/prices.ts';
 import type { WorkerContext } from '../context.ts';
 import { uploadedInputJob } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';

@@ -5,16 +5,16 @@ import path from 'node:path';
 
 import { z } from 'zod';
 
+import { videoCost } from '../../shared/config/prices.ts';
 import { insertFile } from '../../shared/db/queries/files.ts';
 import { findMember } from '../../shared/db/queries/members.ts';
 import { findVideo, lockVideo, markVideoFailed, markVideoReady } from '../../shared/db/queries/videos.ts';
 import { addStorageUsed } from '../../shared/db/queries/workspaces.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { recordEvent } from '../../shared/events/recordEvent.ts';
-import { newId } from '../../shared/ids.ts';
 import type { PublicJobError } from '../../shared/jobs/finish.ts';
 import { videoJobInput } from '../../shared/jobs/generationInputs.ts';
-import { videoCost } from '../../shared/prices.ts';
+import { newId } from '../../shared/primitives/ids.ts';
 import { toVideoDto, videoFilename, videoObjectKey } from '../../shared/videos/dto.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';

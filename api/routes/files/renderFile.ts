@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { apiBasePath } from '../../../shared/config.ts';
+import { apiBasePath } from '../../../shared/config/config.ts';
 import { findWorkspaceFile } from '../../../shared/db/queries/files.ts';
 import { AppError, errors } from '../../../shared/errors/appError.ts';
 import { toJobDto } from '../../../shared/jobs/jobDto.ts';

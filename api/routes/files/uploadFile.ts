@@ -2,11 +2,11 @@ import type { RequestHandler } from 'express';
 
 import { checkDirectUpload, recordDirectUpload } from '../../../shared/files/directUpload.ts';
 import { toFileDto } from '../../../shared/files/dto.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import type { AppDeps } from '../../deps.ts';
+import { openUploadIdempotency } from '../../idempotency/uploadKey.ts';
 import { discardIfThrows } from '../../uploads/discardIfThrows.ts';
 import { receiveFile } from '../../uploads/receiveFile.ts';
-import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
 import { uploadSummary } from '../../uploads/uploadSummary.ts';
 
 /**

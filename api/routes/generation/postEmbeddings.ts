@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
 
+import { maxEmbeddingCost } from '../../../shared/config/prices.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/jobs/generationInputs.ts';
-import { maxEmbeddingCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { costOf, runBilledJob } from '../../jobs/billedJob.ts';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
+import { imageCost } from '../../../shared/config/prices.ts';
 import { type ImageJobInput, imageJobResult } from '../../../shared/jobs/generationInputs.ts';
-import { imageCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { costOf, runBilledJob } from '../../jobs/billedJob.ts';

@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
 
+import { maxTextCost } from '../../../shared/config/prices.ts';
 import {
   defaultMaxTokens,
   maxTokensCeiling,
   type TextJobInput,
   textJobResult,
 } from '../../../shared/jobs/generationInputs.ts';
-import { maxTextCost } from '../../../shared/prices.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { costOf, runBilledJob, startBilledJob } from '../../jobs/billedJob.ts';

@@ -1,16 +1,16 @@
 import type { RequestHandler } from 'express';
 
+import { maxTranscriptionCost } from '../../../shared/config/prices.ts';
 import { transcriptionInputOf } from '../../../shared/generation/transcriptionInput.ts';
-import { newId } from '../../../shared/ids.ts';
 import { newJobId } from '../../../shared/jobs/createJob.ts';
 import { inputObjectKey, transcriptionJobResult } from '../../../shared/jobs/generationInputs.ts';
-import { maxTranscriptionCost } from '../../../shared/prices.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
+import { openUploadIdempotency } from '../../idempotency/uploadKey.ts';
 import { awaitSyncJob, costOf, startBilledJob } from '../../jobs/billedJob.ts';
 import { discardIfThrows } from '../../uploads/discardIfThrows.ts';
 import { receiveAudio } from '../../uploads/receiveAudio.ts';
-import { openUploadIdempotency } from '../../uploads/uploadIdempotency.ts';
 import { uploadSummary } from '../../uploads/uploadSummary.ts';
 
 /** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */

@@ -1,4 +1,4 @@
-import type { Principal } from '../../../shared/principal.ts';
+import type { Principal } from '../../../shared/auth/principal.ts';
 import type { OperationCall } from '../../pipeline/operationCall.ts';
 
 export function toKeyRecord(p: Principal) {

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { baseUrl } from '../../../shared/config.ts';
+import { baseUrl } from '../../../shared/config/config.ts';
 import type { AppDeps } from '../../deps.ts';
 import { publicDocument } from '../../openapi/document.ts';
 

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { scopeAllows } from '../../../shared/principal.ts';
+import { scopeAllows } from '../../../shared/auth/principal.ts';
 import type { AppDeps } from '../../deps.ts';
 
 /** The full catalogue from the OpenAPI document, with `allowed` computed for the calling key. */

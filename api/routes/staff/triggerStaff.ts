@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
 
-import { apiBasePath } from '../../../shared/config.ts';
+import { apiBasePath } from '../../../shared/config/config.ts';
 import { toTriggeredTaskDto } from '../../../shared/tasks/dto.ts';
 import { type Trigger, triggerStaffMember } from '../../../shared/tasks/triggerStaff.ts';
+import { actorFromRequest } from '../../auth/actor.ts';
 import type { AppDeps } from '../../deps.ts';
-import { actorFromRequest } from '../tasks/actor.ts';
 
 /**
  * POST /staff/{address}/trigger: hands work to the staff member at the address (triggerStaffMember).

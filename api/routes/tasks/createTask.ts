@@ -1,11 +1,11 @@
-import { apiBasePath } from '../../../shared/config.ts';
+import { apiBasePath } from '../../../shared/config/config.ts';
 import { findActiveStaffMember } from '../../../shared/db/queries/staff.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { titleFromInput, toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage, resolveFileIds } from '../../../shared/tasks/messages.ts';
+import { actorOf } from '../../auth/actor.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
-import { actorOf } from './actor.ts';
 
 type CreateTaskBody = {
   input: string;

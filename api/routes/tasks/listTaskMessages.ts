@@ -2,8 +2,8 @@ import { listTaskMessages as listMessages } from '../../../shared/db/queries/tas
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
-import { decodeCursor, encodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
+import { decodeCursor, encodeCursor } from '../../http/cursor.ts';
 import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
 
 const defaultLimit = 50;

@@ -1,11 +1,11 @@
-import { apiBasePath } from '../../../shared/config.ts';
+import { apiBasePath } from '../../../shared/config/config.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
 import { resolveFileIds, submitUserMessage } from '../../../shared/tasks/messages.ts';
+import { actorOf } from '../../auth/actor.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
-import { actorOf } from './actor.ts';
 
 type SendMessageBody = { input: string; fileIds?: string[]; projectId?: string };
 

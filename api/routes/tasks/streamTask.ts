@@ -2,8 +2,8 @@ import type { RequestHandler } from 'express';
 
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { decodeCursor } from '../../cursor.ts';
 import type { AppDeps } from '../../deps.ts';
+import { decodeCursor } from '../../http/cursor.ts';
 import { releaseWhenClosed } from '../../sse/streamLeases.ts';
 import { defaultTaskStreamOptions, serveTaskStream, taskStreamLifetimeMs } from '../../sse/taskStream.ts';
 

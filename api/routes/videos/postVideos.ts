@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { type VideoBody, videoRequest } from '../../../shared/videos/videoRequest.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';

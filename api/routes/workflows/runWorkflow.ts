@@ -1,12 +1,12 @@
-import { apiBasePath } from '../../../shared/config.ts';
+import { apiBasePath } from '../../../shared/config/config.ts';
 import { findWorkspaceWorkflow } from '../../../shared/db/queries/workflows.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage } from '../../../shared/tasks/messages.ts';
+import { prepareWorkflowRun } from '../../../shared/workflows/prepareRun.ts';
+import { actorOf } from '../../auth/actor.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
-import { actorOf } from '../tasks/actor.ts';
-import { prepareWorkflowRun } from './prepareRun.ts';
 
 type RunWorkflowBody = { values: Record<string, unknown>; projectId?: string };
 

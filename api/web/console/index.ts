@@ -1,7 +1,7 @@
 import express, { type Router } from 'express';
 
-import type { ObjectStore } from '../../../shared/objectStore.ts';
-import type { StatusSnapshots } from '../../status.ts';
+import type { ObjectStore } from '../../../shared/storage/objectStore.ts';
+import type { StatusSnapshots } from '../../status/statusSnapshots.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { registerApp, showApps } from './appsPages.ts';
 import { consoleContext } from './context.ts';

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import type { StatusSnapshots } from '../../status.ts';
+import type { StatusSnapshots } from '../../status/statusSnapshots.ts';
 import { html, sendPage } from '../html.ts';
 
 const words = { operational: 'Operational', degraded: 'Degraded', outage: 'Outage', unknown: 'Unknown' };

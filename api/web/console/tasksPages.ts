@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { listTaskMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask, listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
-import type { ObjectStore } from '../../../shared/objectStore.ts';
+import type { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import type { WorkspaceDownload } from '../../downloads/sendStoredObject.ts';
 import { sendWorkspaceFile } from '../../downloads/workspaceFile.ts';
 import { sendWorkspaceVideo } from '../../downloads/workspaceVideo.ts';

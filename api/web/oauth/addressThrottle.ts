@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../../../shared/clock.ts';
+import { type Clock, systemClock } from '../../../shared/primitives/clock.ts';
 
 /** The budget of anonymous work that costs this server something (a row, an outbound fetch). */
 export type ThrottleLimits = { perWindow: number; windowMs: number; maxAddresses: number };

@@ -4,10 +4,10 @@ import type { Request } from 'express';
 
 import { findOauthAppByClientId } from '../../../shared/db/queries/oauthApps.ts';
 import type { Db } from '../../../shared/db/sql.ts';
-import { sha256 } from '../../../shared/ids.ts';
 import { isMetadataClientId, maxClientIdUrlLength } from '../../../shared/oauth/clientMetadataDocument.ts';
 import type { Client } from '../../../shared/oauth/grants.ts';
 import { OauthError } from '../../../shared/oauth/oauthError.ts';
+import { sha256 } from '../../../shared/primitives/ids.ts';
 
 /** An invalid_client that names the scheme the client tried (RFC 6749 §5.2: 401 + WWW-Authenticate for Basic). */
 export class InvalidClient extends OauthError {

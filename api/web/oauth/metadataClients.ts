@@ -1,5 +1,3 @@
-import { type Clock, systemClock } from '../../../shared/clock.ts';
-import { LruCache } from '../../../shared/lruCache.ts';
 import {
   clientIdUrlProblem,
   defaultMetadataFetch,
@@ -7,6 +5,8 @@ import {
   type MetadataFetchOptions,
 } from '../../../shared/oauth/clientMetadataDocument.ts';
 import type { DynamicClient } from '../../../shared/oauth/dynamicRegistration.ts';
+import { type Clock, systemClock } from '../../../shared/primitives/clock.ts';
+import { LruCache } from '../../../shared/primitives/lruCache.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
 import { AddressThrottle, anonymousWorkLimits } from './addressThrottle.ts';
 

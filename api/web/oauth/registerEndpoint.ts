@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 
 import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
-import { newId, randomBase62 } from '../../../shared/ids.ts';
 import { parseDynamicClient } from '../../../shared/oauth/dynamicRegistration.ts';
 import { OauthError } from '../../../shared/oauth/oauthError.ts';
+import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { AddressThrottle } from './addressThrottle.ts';
 import type { OauthServer } from './oauthServer.ts';
 

@@ -1,6 +1,6 @@
 import type { OauthOptions } from '../../../shared/oauth/oauthOptions.ts';
 import { defaultSignInLimits, type SignInLimits } from '../../../shared/oauth/signIn.ts';
-import { Semaphore } from '../../../shared/semaphore.ts';
+import { Semaphore } from '../../../shared/primitives/semaphore.ts';
 import type { BrowserContext } from '../browserContext.ts';
 
 /** What the sign-in and account pages need beyond the browser context, built once per app. */

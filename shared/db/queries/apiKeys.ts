@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import type { Principal, ScopeLevel } from '../../principal.ts';
+import type { Principal, ScopeLevel } from '../../auth/principal.ts';
 import { type Db, sql } from '../sql.ts';
 import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
 

@@ -1,4 +1,4 @@
-import { type Channel, type ChannelPayload } from '../../channels.ts';
+import { type Channel, type ChannelPayload } from '../../realtime/channels.ts';
 import { type Db, sql } from '../sql.ts';
 
 /**

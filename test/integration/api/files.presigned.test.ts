@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { sweepExpiredUploads } from '../../../worker/tasks/uploads__sweep.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 import { makeApp } from '../../../api/app.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { makeWav } from '../../helpers/audio.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

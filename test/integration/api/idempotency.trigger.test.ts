@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId, randomBase62 } from '../../../shared/ids.ts';
+import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenApp } from './tasks.helpers.ts';

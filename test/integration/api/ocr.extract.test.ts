@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { ocrProbe } from '../../../worker/probes.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
 import { createJob } from '../../../shared/jobs/createJob.ts';
 import { inputObjectKey } from '../../../shared/jobs/generationInputs.ts';
-import { reserveCredits } from '../../../shared/metering.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { encodePng } from '../../../shared/providers/png.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { renderDigitsPng } from '../../../worker/providers/bitmapText.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';

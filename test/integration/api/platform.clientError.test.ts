@@ -4,8 +4,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { type ApiHandle, startApi } from '../../../api/server.ts';
-import { loadConfig } from '../../../shared/config.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { loadConfig } from '../../../shared/config/config.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import { setupTestContext, type TestContext, testEnv } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { isApiPath } from '../../../api/apiPath.ts';
+import { isApiPath } from '../../../api/http/apiPath.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';

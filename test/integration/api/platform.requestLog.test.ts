@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import { z } from 'zod';
 
-import { requestLogBodyBudgetBytes } from '../../../api/redact.ts';
-import { RequestLogWriter } from '../../../api/requestLog.ts';
+import { requestLogBodyBudgetBytes } from '../../../api/requestLog/redact.ts';
+import { RequestLogWriter } from '../../../api/requestLog/requestLogWriter.ts';
 import { makePool } from '../../../shared/db/pool.ts';
 import type { RequestLogEntry } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { makeApp } from '../../../api/app.ts';
-import { loadConfig } from '../../../shared/config.ts';
+import { loadConfig } from '../../../shared/config/config.ts';
 import { setupTestContext, type TestContext, testEnv } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { makeApp } from '../../../api/app.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, openRawSse, type RawSse } from '../../helpers/sse.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { insertFile } from '../../../shared/db/queries/files.ts';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId, randomBase62 } from '../../../shared/ids.ts';
+import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { waitUntil } from './tasks.helpers.ts';

@@ -2,7 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 
 import { makePool } from '../../../shared/db/pool.ts';
-import { NotificationHub } from '../../../shared/pubsub.ts';
+import { NotificationHub } from '../../../shared/realtime/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { makeWorkerContext } from '../../../worker/main.ts';
 import type { TestContext } from '../../helpers/context.ts';

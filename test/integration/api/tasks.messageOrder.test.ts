@@ -4,7 +4,7 @@ import type supertest from 'supertest';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { waitForLockWaiters } from '../../helpers/locks.ts';

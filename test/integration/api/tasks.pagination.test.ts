@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { cursorKey, encodeCursor } from '../../../api/cursor.ts';
+import { cursorKey, encodeCursor } from '../../../api/http/cursor.ts';
 import { insertTaskMessage } from '../../../shared/db/queries/taskMessages.ts';
 import { insertTask } from '../../../shared/db/queries/tasks.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 

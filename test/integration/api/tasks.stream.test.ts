@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { makeApp } from '../../../api/app.ts';
-import { cursorKey, encodeCursor } from '../../../api/cursor.ts';
+import { cursorKey, encodeCursor } from '../../../api/http/cursor.ts';
 import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';

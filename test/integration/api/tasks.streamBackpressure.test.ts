@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { makeApp } from '../../../api/app.ts';
 import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

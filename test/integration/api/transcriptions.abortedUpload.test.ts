@@ -8,7 +8,7 @@ import { pino } from 'pino';
 
 import { makeApp } from '../../../api/app.ts';
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { wavOfBytes } from '../../helpers/audio.ts';
 import { api, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

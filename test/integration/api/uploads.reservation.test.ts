@@ -17,8 +17,8 @@ import {
 import { UploadGauge } from '../../../api/uploads/uploadGauge.ts';
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
-import { createLogger } from '../../../shared/logger.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
 import { startS3Proxy } from '../../helpers/s3Proxy.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';

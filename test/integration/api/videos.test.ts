@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { defaultPrices } from '../../../shared/config/prices.ts';
 import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
-import { defaultPrices } from '../../../shared/prices.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { probeVideo } from '../../helpers/ffprobe.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

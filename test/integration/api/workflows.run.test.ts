@@ -5,7 +5,7 @@ import { commands } from '../../../cli/admin.ts';
 import { insertFile } from '../../../shared/db/queries/files.ts';
 import { setStaffStatus } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import type { ChatMessage, ChatProvider } from '../../../shared/providers/types.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';

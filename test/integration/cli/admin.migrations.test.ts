@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { readMigrationFiles } from '../../../db/migrate.ts';
-import { randomBase62 } from '../../../shared/ids.ts';
+import { randomBase62 } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase, urlFor } from '../../helpers/database.ts';
 

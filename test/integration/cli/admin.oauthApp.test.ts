@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { insertBrowserSession } from '../../../shared/db/queries/browserSessions.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId, sha256 } from '../../../shared/ids.ts';
+import { newId, sha256 } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

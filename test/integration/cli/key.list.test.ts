@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { commands } from '../../../cli/admin.ts';
 import { CliError } from '../../../cli/cliError.ts';
 import { insertMember } from '../../../shared/db/queries/members.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

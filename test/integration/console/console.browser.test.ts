@@ -9,9 +9,9 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
-import { newId } from '../../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys/mintKeys.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { textGenerate } from '../../../worker/tasks/text__generate.ts';

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { commands } from '../../../cli/admin.ts';
+import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { insertMember } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
-import { legacyScryptHash } from '../../../shared/passwords.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import {
   FormClient,
   type Harness,

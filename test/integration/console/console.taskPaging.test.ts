@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { FormClient, type Harness, signInWith, startHarness } from '../oauth/harness.ts';
 
 // A task's page without JavaScript: its media board and its messages, each followed link by link.

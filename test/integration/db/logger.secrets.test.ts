@@ -3,7 +3,7 @@ import pg from 'pg';
 
 import { makePool } from '../../../shared/db/pool.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { randomBase62 } from '../../../shared/ids.ts';
+import { randomBase62 } from '../../../shared/primitives/ids.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { capturingLogger } from '../../helpers/logCapture.ts';

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import type { Principal } from '../../../shared/auth/principal.ts';
+import { reserveCredits, settleUsage } from '../../../shared/billing/metering.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { type Db, sql } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
-import { newId } from '../../../shared/ids.ts';
-import { reserveCredits, settleUsage } from '../../../shared/metering.ts';
-import type { Principal } from '../../../shared/principal.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { waitForLockWaiters } from '../../helpers/locks.ts';

@@ -11,7 +11,7 @@ import {
   listFilteredRequestLogs,
 } from '../../../shared/db/queries/requestLogs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 
 const bucket = 'multipart';
 const MiB = 1024 * 1024;

@@ -13,11 +13,11 @@ import type { Browser, Page } from 'playwright-core';
 import { commands } from '../../../cli/admin.ts';
 import { findOauthAppByClientId } from '../../../shared/db/queries/oauthApps.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import { createLogger } from '../../../shared/logger.ts';
 import {
   defaultMetadataFetch,
   fetchClientMetadataDocument,
 } from '../../../shared/oauth/clientMetadataDocument.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 

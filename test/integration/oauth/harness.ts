@@ -1,13 +1,13 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 
+import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { findMember, insertMember } from '../../../shared/db/queries/members.ts';
 import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
 import { insertWorkspace } from '../../../shared/db/queries/workspaces.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import { newId, randomBase62, sha256 } from '../../../shared/ids.ts';
 import type { OauthOptions } from '../../../shared/oauth/oauthOptions.ts';
-import { legacyScryptHash } from '../../../shared/passwords.ts';
+import { newId, randomBase62, sha256 } from '../../../shared/primitives/ids.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 

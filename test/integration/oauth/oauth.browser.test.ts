@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { type Harness, password, type RegisteredApp, startHarness } from './harness.ts';
 

@@ -6,14 +6,14 @@ import { Worker } from 'node:worker_threads';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { insertMember } from '../../../shared/db/queries/members.ts';
-import { freePort } from '../../../shared/embedded/freePort.ts';
-import { newId } from '../../../shared/ids.ts';
 import {
   legacyScryptHash,
   passwordVerificationStats,
   resetPasswordVerificationPeak,
-} from '../../../shared/passwords.ts';
+} from '../../../shared/auth/passwords.ts';
+import { insertMember } from '../../../shared/db/queries/members.ts';
+import { freePort } from '../../../shared/embedded/freePort.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import type { SamplerOptions, SamplerResult } from '../../helpers/latencySampler.ts';

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { insertMember } from '../../../shared/db/queries/members.ts';
-import { newId } from '../../../shared/ids.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys/mintKeys.ts';
-import { legacyScryptHash } from '../../../shared/passwords.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

@@ -3,7 +3,7 @@ import JSZip from 'jszip';
 import { extractImages, extractText, getDocumentProxy } from 'unpdf';
 
 import { findFileDocument } from '../../../shared/db/queries/fileDocuments.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import {
   binary,

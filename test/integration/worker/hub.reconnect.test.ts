@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { finishJob, insertJob } from '../../../shared/db/queries/jobs.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

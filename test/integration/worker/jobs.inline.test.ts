@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { JobHelpers } from 'graphile-worker';
 import { z } from 'zod';
 
+import type { Principal } from '../../../shared/auth/principal.ts';
+import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { requestJobCancel } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createJob } from '../../../shared/jobs/createJob.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
-import { reserveCredits } from '../../../shared/metering.ts';
-import type { Principal } from '../../../shared/principal.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';

@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger, makeWorkerUtils, run, type WorkerUtils } from 'graphile-worker';
 import { z } from 'zod';
 
+import type { Principal } from '../../../shared/auth/principal.ts';
+import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createJob } from '../../../shared/jobs/createJob.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
-import { reserveCredits } from '../../../shared/metering.ts';
-import type { Principal } from '../../../shared/principal.ts';
 import { type JobDefinitions, PermanentJobError, WorkerStopping } from '../../../worker/jobEngine.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';

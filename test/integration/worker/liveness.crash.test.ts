@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { z } from 'zod';
 
+import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createJob } from '../../../shared/jobs/createJob.ts';
-import { createLogger } from '../../../shared/logger.ts';
-import { reserveCredits } from '../../../shared/metering.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { startLiveness } from '../../../worker/liveness.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { loadConfig } from '../../../shared/config.ts';
+import { loadConfig } from '../../../shared/config/config.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { makeOpenAiProviders } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';

@@ -14,8 +14,8 @@ import type { Browser, Page } from 'playwright-core';
 
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
 import { systemUserIds } from '../../../shared/embedded/systemUser.ts';
-import { createLogger } from '../../../shared/logger.ts';
-import { ObjectStore } from '../../../shared/objectStore.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
+import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import {
   type ChromiumIsolation,
   ensureChromium,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId, randomBase62 } from '../../../shared/ids.ts';
+import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { type ChatMessage, type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
 import { jobTask } from '../../../worker/taskList.ts';

@@ -7,7 +7,7 @@ import {
 } from '../../../shared/db/queries/fileDocuments.ts';
 import { findReferencedFileKeys, insertFile } from '../../../shared/db/queries/files.ts';
 import { insertJob } from '../../../shared/db/queries/jobs.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { sweepOrphanUploads } from '../../../worker/sweepUploads.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';

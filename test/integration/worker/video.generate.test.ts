@@ -10,7 +10,7 @@ import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findVideo } from '../../../shared/db/queries/videos.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { videoObjectKey } from '../../../shared/videos/dto.ts';
 import type { WorkerContext } from '../../../worker/context.ts';

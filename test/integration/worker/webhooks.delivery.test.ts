@@ -9,7 +9,7 @@ import {
   listDeliveryAttempts,
   listEndpointDeliveries,
 } from '../../../shared/db/queries/webhooks.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { newWebhookSecret, verifyWebhook } from '../../../shared/webhooks/signing.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';

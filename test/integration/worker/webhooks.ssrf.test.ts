@@ -8,7 +8,7 @@ import {
   listEndpointDeliveries,
 } from '../../../shared/db/queries/webhooks.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
-import { newId } from '../../../shared/ids.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
 import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';

@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
-import { insertRequestLogs, type RequestLogEntry } from '../shared/db/queries/requestLogs.ts';
-import type { Logger } from '../shared/logger.ts';
+import { insertRequestLogs, type RequestLogEntry } from '../../shared/db/queries/requestLogs.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 
 const flushEveryMs = 100;
 const maxBuffered = 10_000;

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
-import { type IdempotencyStore, requestHash } from '../idempotency.ts';
-import type { ReceivedUpload } from './receiveUpload.ts';
+import type { ReceivedUpload } from '../uploads/receiveUpload.ts';
+import { type IdempotencyStore, requestHash } from './idempotencyStore.ts';
 
 /**
  * Idempotency-Key for a streamed upload, read once its body has arrived: the same fields and the

@@ -1,5 +1,5 @@
-import { setOwn } from '../shared/ownProperty.ts';
-import { toStorableText } from '../shared/storableText.ts';
+import { setOwn } from '../../shared/primitives/ownProperty.ts';
+import { toStorableText } from '../../shared/primitives/storableText.ts';
 
 /**
  * The most a request or response body may take in the request log, in bytes of its JSON text. Rows

@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.ts';
 import {
   closeHold,
   insertHold,
@@ -6,11 +7,10 @@ import {
   lockKeyMonth,
   lockWorkspaceBalance,
   type NewMeteringRecord,
-} from './db/queries/credits.ts';
-import { type Db } from './db/sql.ts';
-import { AppError } from './errors/appError.ts';
-import { newId } from './ids.ts';
-import type { Principal } from './principal.ts';
+} from '../db/queries/credits.ts';
+import { type Db } from '../db/sql.ts';
+import { AppError } from '../errors/appError.ts';
+import { newId } from '../primitives/ids.ts';
 
 /** The parts of a principal that reserving credit reads. */
 export type Payer = Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'monthlySpendCapMinor'> &

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-import { findServerSecret } from '../shared/db/queries/serverSecrets.ts';
-import type { Db } from '../shared/db/sql.ts';
-import { AppError } from '../shared/errors/appError.ts';
+import { findServerSecret } from '../../shared/db/queries/serverSecrets.ts';
+import type { Db } from '../../shared/db/sql.ts';
+import { AppError } from '../../shared/errors/appError.ts';
 
 /** Which endpoint issued a cursor: a page cursor is not a stream cursor and vice versa (spec: "issued by the endpoint"). */
 export type CursorPurpose = 'messages' | 'stream';

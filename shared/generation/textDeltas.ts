@@ -1,6 +1,6 @@
-import type { ChannelPayload } from './channels.ts';
-import { notify } from './db/queries/notifications.ts';
-import type { Db } from './db/sql.ts';
+import { notify } from '../db/queries/notifications.ts';
+import type { Db } from '../db/sql.ts';
+import type { ChannelPayload } from '../realtime/channels.ts';
 
 /**
  * The wire between a worker generating text and the api streaming it: NOTIFY on `text:delta` (see

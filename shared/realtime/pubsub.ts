@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 
 import pg from 'pg';
 
+import type { Logger } from '../observability/logger.ts';
 import { type Channel, type ChannelPayload, parsePayload } from './channels.ts';
-import type { Logger } from './logger.ts';
 
 type Listener = (payload: never) => void;
 

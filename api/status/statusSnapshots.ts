@@ -1,6 +1,6 @@
-import { dailyStatusSamples, latestStatusSamples } from '../shared/db/queries/statusSamples.ts';
-import { findStatusSnapshot, storeStatusSnapshot } from '../shared/db/queries/statusSnapshot.ts';
-import type { DatabasePool, Db } from '../shared/db/sql.ts';
+import { dailyStatusSamples, latestStatusSamples } from '../../shared/db/queries/statusSamples.ts';
+import { findStatusSnapshot, storeStatusSnapshot } from '../../shared/db/queries/statusSnapshot.ts';
+import type { DatabasePool, Db } from '../../shared/db/sql.ts';
 
 /** The status page's components (DESIGN.md), in display order. */
 export const statusComponents = [

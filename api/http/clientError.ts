@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import { randomBase62 } from '../shared/ids.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { randomBase62 } from '../../shared/primitives/ids.ts';
 
 /** The status Node itself answers each parser refusal with, and what to tell the client. */
 function describe(code: string | undefined): { status: number; message: string } {

@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 
-import type { Principal } from '../../../shared/principal.ts';
-import type { Actor } from '../../../shared/tasks/messages.ts';
-import { billedProject } from '../../auth/resolveProject.ts';
+import type { Principal } from '../../shared/auth/principal.ts';
+import type { Actor } from '../../shared/tasks/messages.ts';
+import { billedProject } from './resolveProject.ts';
 
 type Caller = { principal?: Principal; body: unknown; requestId: string; projectId?: string };
 

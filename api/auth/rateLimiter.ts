@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 
-import { leaseRateLimit, openRateLimitWindow } from '../shared/db/queries/rateLimits.ts';
+import { leaseRateLimit, openRateLimitWindow } from '../../shared/db/queries/rateLimits.ts';
 
 const windowMs = 60_000;
 

@@ -1,4 +1,4 @@
-import { apiBasePath } from '../shared/config.ts';
+import { apiBasePath } from '../../shared/config/config.ts';
 
 /**
  * The one rule for "is this an API path", for every middleware that asks: the base path itself or

@@ -1,11 +1,11 @@
-import { findWorkspaceFileIds } from '../../../shared/db/queries/files.ts';
-import { findActiveStaffMember } from '../../../shared/db/queries/staff.ts';
-import type { WorkflowRow } from '../../../shared/db/queries/workflows.ts';
-import type { Db } from '../../../shared/db/sql.ts';
-import { AppError, errors } from '../../../shared/errors/appError.ts';
-import { parseFieldDefinitions } from '../../../shared/workflows/fields.ts';
-import { fillTemplate } from '../../../shared/workflows/template.ts';
-import { checkWorkflowValues, type WorkflowValue } from '../../../shared/workflows/validateValues.ts';
+import { findWorkspaceFileIds } from '../db/queries/files.ts';
+import { findActiveStaffMember } from '../db/queries/staff.ts';
+import type { WorkflowRow } from '../db/queries/workflows.ts';
+import type { Db } from '../db/sql.ts';
+import { AppError, errors } from '../errors/appError.ts';
+import { parseFieldDefinitions } from './fields.ts';
+import { fillTemplate } from './template.ts';
+import { checkWorkflowValues, type WorkflowValue } from './validateValues.ts';
 
 export type PreparedRun = {
   title: string;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
+import type { Principal } from '../../shared/auth/principal.ts';
 import {
   claimIdempotencyKey,
   deleteIdempotencyKey,
@@ -14,11 +15,10 @@ import {
   releaseIdempotencyLease,
   renewIdempotencyLease,
   takeIdempotencyLease,
-} from '../shared/db/queries/idempotencyKeys.ts';
-import type { Db } from '../shared/db/sql.ts';
-import { AppError } from '../shared/errors/appError.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Principal } from '../shared/principal.ts';
+} from '../../shared/db/queries/idempotencyKeys.ts';
+import type { Db } from '../../shared/db/sql.ts';
+import { AppError } from '../../shared/errors/appError.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 
 /** What a request with an Idempotency-Key carries from the gate to its handler. */
 export type IdempotencyScope = {
