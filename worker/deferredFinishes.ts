@@ -10,7 +10,7 @@ const defaultRetryDelaysMs = [100, 500, 2000];
 const defaultMaxPending = 256;
 
 /**
- * The finishes of inline jobs (see shared/jobs.ts), written after their queue jobs are let go.
+ * The finishes of inline jobs (see shared/jobs/createJob.ts), written after their queue jobs are let go.
  *
  * An inline job holds nothing and costs nothing, and its only reader is the caller waiting on its
  * request. Awaiting its finish before graphile-worker may complete the queue job put a round trip of

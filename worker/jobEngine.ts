@@ -277,7 +277,7 @@ async function handBack(ctx: WorkerContext, jobId: string, rawPayload: unknown, 
 }
 
 /**
- * An inline job (see shared/jobs.ts): started from its payload and failed in one statement; its
+ * An inline job (see shared/jobs/createJob.ts): started from its payload and failed in one statement; its
  * finish, which also meters it, is written after the queue job is let go (see DeferredFinishes).
  * Nothing is held or charged, so a retry after a committed finish only repeats free work, which the
  * finish then ignores.

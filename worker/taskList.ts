@@ -20,7 +20,7 @@ import { uploadsSweep } from './tasks/uploads__sweep.ts';
 import { videoGenerate } from './tasks/video__generate.ts';
 import { webhookDeliver } from './tasks/webhook__deliver.ts';
 
-/** What each job type (shared/jobs.ts) adds to the job engine. Each capability adds its types here. */
+/** What each job type (shared/jobs/specs.ts) adds to the job engine. Each capability adds its types here. */
 export function makeJobDefinitions(ctx: WorkerContext): JobDefinitions {
   return {
     'text.generate': textGenerate(ctx),

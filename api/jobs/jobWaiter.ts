@@ -16,7 +16,7 @@ const dropEveryMs = 100;
 /** What a waiter learns of a finished job. */
 export type FinishedJob = Pick<JobRow, 'id' | 'status' | 'result' | 'error' | 'cost_minor'>;
 
-/** A small result and the cost ride along (see shared/channels.ts). */
+/** A small result and the cost ride along (see shared/realtime/channels.ts). */
 type JobUpdate = ChannelPayload<'jobs:update'>;
 
 export type WaitOptions = { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean };

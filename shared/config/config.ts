@@ -88,7 +88,7 @@ const envSchema = z.object({
   OPENAI_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   OPENAI_TRANSCRIPTION_MODEL: z.string().default('whisper-1'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
-  /** JSON object overriding entries of the default price table (see shared/prices.ts). */
+  /** JSON object overriding entries of the default price table (see shared/config/prices.ts). */
   PRICES: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Server-sent event streams (task streams, streaming POST /text) a workspace may hold open at once, across every api process. */
@@ -180,7 +180,7 @@ export type Config = Readonly<{
     }>;
     timeoutMs: number;
   }>;
-  /** The price table: defaults with PRICES' entries laid over them (shared/prices.ts). */
+  /** The price table: defaults with PRICES' entries laid over them (shared/config/prices.ts). */
   prices: Prices;
   rateLimitPerMinute: number;
   streamsPerWorkspace: number;

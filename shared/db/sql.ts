@@ -27,7 +27,7 @@ export type { CommonQueryMethods as Db } from 'slonik';
  * runs: sql.jsonb serializes with a key-sorting stringify and then scans every string for text
  * PostgreSQL cannot store, which there costs more than the statement's execution. Only for values
  * already known to be storable (request input checked at the edge, provider output sanitized; see
- * shared/storableText.ts); PostgreSQL still refuses anything else.
+ * shared/primitives/storableText.ts); PostgreSQL still refuses anything else.
  */
 export const jsonText = (value: unknown): string => JSON.stringify(value);
 

@@ -4,7 +4,7 @@ import type { ChannelPayload } from '../realtime/channels.ts';
 
 /**
  * The wire between a worker generating text and the api streaming it: NOTIFY on `text:delta` (see
- * shared/channels.ts). NOTIFY is not durable: the done event is built from the job row, never from
+ * shared/realtime/channels.ts). NOTIFY is not durable: the done event is built from the job row, never from
  * the deltas.
  */
 export type TextDelta = ChannelPayload<'text:delta'>;

@@ -46,7 +46,7 @@ export class NotificationHub {
 
   /**
    * Calls `listener` with each notification on `channel` whose payload matches the channel's schema
-   * (shared/channels.ts); a payload that does not is logged and dropped, parsed once for all listeners.
+   * (shared/realtime/channels.ts); a payload that does not is logged and dropped, parsed once for all listeners.
    */
   subscribe<C extends Channel>(channel: C, listener: (payload: ChannelPayload<C>) => void): () => void {
     let set = this.channels.get(channel);

@@ -160,7 +160,7 @@ export function insertTaskReplyJob(
   `);
 }
 
-/** An inline job (see shared/jobs.ts) with the graphile-worker task that runs it. */
+/** An inline job (see shared/jobs/createJob.ts) with the graphile-worker task that runs it. */
 export type NewInlineJob = Omit<NewJob, 'livemode' | 'holdId'> & {
   task: string;
   payload: Record<string, unknown>;

@@ -2,7 +2,7 @@ import { type Channel, type ChannelPayload } from '../../realtime/channels.ts';
 import { type Db, sql } from '../sql.ts';
 
 /**
- * NOTIFY on `channel` with a payload of its schema (shared/channels.ts). Inside a transaction the
+ * NOTIFY on `channel` with a payload of its schema (shared/realtime/channels.ts). Inside a transaction the
  * notification is delivered iff it commits, and in commit order with the other notifications of the
  * server (listeners rely on that order).
  */

@@ -34,7 +34,7 @@ afterAll(async () => {
 /**
  * A reply of `count` words of 1,000 ASCII characters (a byte each, nothing JSON escapes). The mock
  * streams it word by word; the worker relays it in NOTIFY pieces of at most 1,000 characters (see
- * shared/textDeltas.ts), so the api receives about one delta per word. Loopback sockets take about
+ * shared/generation/textDeltas.ts), so the api receives about one delta per word. Loopback sockets take about
  * 4 MB before a writer whose reader does not read meets a full buffer.
  */
 const replyOf = (count: number) =>
