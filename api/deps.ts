@@ -2,20 +2,20 @@ import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config/config.ts';
 import type { JobCreator } from '../shared/jobs/createJob.ts';
+import type { JobWaiter } from '../shared/jobs/jobWaiter.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import type { NotificationHub } from '../shared/realtime/pubsub.ts';
 import type { ObjectStore } from '../shared/storage/objectStore.ts';
+import type { StreamLeases } from '../shared/streams/streamLeases.ts';
 import type { CredentialResolver } from './auth/authenticate.ts';
 import type { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import type { KeyCache } from './auth/keyCache.ts';
 import type { RateLimiter } from './auth/rateLimiter.ts';
 import type { CursorKeys } from './http/cursor.ts';
-import type { IdempotencyStore } from './idempotency/idempotencyStore.ts';
-import type { JobWaiter } from './jobs/jobWaiter.ts';
+import type { RequestIdempotency } from './idempotency/requestIdempotency.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RequestLogWriter } from './requestLog/requestLogWriter.ts';
-import type { StreamLeases } from './sse/streamLeases.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
@@ -60,7 +60,7 @@ export type AppDeps = {
   /** The key task cursors are signed with. */
   cursorKeys: CursorKeys;
   /** Idempotency-Key answers, recorded with the work they describe. */
-  idempotency: IdempotencyStore;
+  idempotency: RequestIdempotency;
   /** GET /status's snapshot, shared by every api process. */
   status: StatusSnapshots;
   /** The OAuth server's clock, refresh grace window and sign-in limits; tests change them (defaults: real time, 30 s, 10/100 per 15 min). */

@@ -1,5 +1,5 @@
 import type { Principal } from '../shared/auth/principal.ts';
-import type { IdempotencyScope } from './idempotency/idempotencyStore.ts';
+import type { IdempotencyScope } from '../shared/idempotency/idempotencyStore.ts';
 import type { Operation } from './openapi/document.ts';
 import type { OperationCall } from './pipeline/operationCall.ts';
 

@@ -1,21 +1,21 @@
 import type { Config } from '../shared/config/config.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { JobCreator } from '../shared/jobs/createJob.ts';
+import { JobWaiter } from '../shared/jobs/jobWaiter.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import { NotificationHub } from '../shared/realtime/pubsub.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/storage/objectStore.ts';
+import { StreamLeases } from '../shared/streams/streamLeases.ts';
 import { accessTokenAuth } from './auth/accessTokens.ts';
 import { FailedAuthLimiter } from './auth/failedAuthLimiter.ts';
 import { KeyCache } from './auth/keyCache.ts';
 import { RateLimiter } from './auth/rateLimiter.ts';
 import type { AppDeps } from './deps.ts';
 import { CursorKeys } from './http/cursor.ts';
-import { IdempotencyStore } from './idempotency/idempotencyStore.ts';
-import { JobWaiter } from './jobs/jobWaiter.ts';
+import { RequestIdempotency } from './idempotency/requestIdempotency.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RequestLogWriter } from './requestLog/requestLogWriter.ts';
-import { StreamLeases } from './sse/streamLeases.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
 import { StatusSnapshots } from './status/statusSnapshots.ts';
@@ -60,7 +60,7 @@ export async function makeAppDeps(
     streamLeases,
     oauth: options.oauth,
     cursorKeys: new CursorKeys(pool),
-    idempotency: new IdempotencyStore(pool, logger),
+    idempotency: new RequestIdempotency(pool, logger),
     status: new StatusSnapshots(pool),
     shutdown: shutdown.signal,
     drain: () => shutdown.abort(),

@@ -1,8 +1,9 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
+import { requestHash } from '../../shared/idempotency/idempotencyStore.ts';
 import type { ReceivedUpload } from '../uploads/receiveUpload.ts';
-import { type IdempotencyStore, requestHash } from './idempotencyStore.ts';
+import type { RequestIdempotency } from './requestIdempotency.ts';
 
 /**
  * Idempotency-Key for a streamed upload, read once its body has arrived: the same fields and the
@@ -11,7 +12,7 @@ import { type IdempotencyStore, requestHash } from './idempotencyStore.ts';
  * @throws AppError invalid_idempotency_key, and what IdempotencyStore.open throws.
  */
 export async function openUploadIdempotency(
-  deps: { idempotency: IdempotencyStore },
+  deps: { idempotency: RequestIdempotency },
   req: Request,
   res: Response,
   received: ReceivedUpload,

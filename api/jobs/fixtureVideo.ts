@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { toVideoDto, videoFilename, videoObjectKey } from '../../shared/videos/dto.ts';
 import { fixtureVideo, fixtureVideoSeconds } from '../../shared/videos/fixture.ts';
 import { newVideo } from '../../shared/videos/videoRequest.ts';
-import type { IdempotencyStore } from '../idempotency/idempotencyStore.ts';
+import type { RequestIdempotency } from '../idempotency/requestIdempotency.ts';
 import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
 import { videoAnswer } from './videoJob.ts';
 
@@ -73,7 +73,7 @@ async function insertFixtureVideo(
  * rows did not commit are removed again.
  */
 export async function answerFixtureVideo(
-  deps: { objectStore: ObjectStore; idempotency: IdempotencyStore },
+  deps: { objectStore: ObjectStore; idempotency: RequestIdempotency },
   req: Request,
   res: Response,
   at: { projectId: string; taskId: string },

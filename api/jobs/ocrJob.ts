@@ -5,11 +5,11 @@ import { ocrCost, type Prices } from '../../shared/config/prices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { fixtureOcrOutcome } from '../../shared/generation/ocrFixture.ts';
+import { type BilledJobDeps, startBilledJob } from '../../shared/jobs/billedJob.ts';
 import { inputObjectKey, type OcrJobInput } from '../../shared/jobs/generationInputs.ts';
 import { toJobDto } from '../../shared/jobs/jobDto.ts';
 import { newId } from '../../shared/primitives/ids.ts';
 import type { ObjectStore } from '../../shared/storage/objectStore.ts';
-import { type BilledJobDeps, startBilledJob } from './billedJob.ts';
 import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
 
 export type OcrRequest = { projectId: string; bytes: Buffer; input: Omit<OcrJobInput, 'objectKey'> };

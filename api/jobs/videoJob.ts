@@ -4,10 +4,10 @@ import { apiBasePath } from '../../shared/config/config.ts';
 import { type Prices, videoCost } from '../../shared/config/prices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import { insertVideo, type VideoRow } from '../../shared/db/queries/videos.ts';
+import { type BilledJobDeps, startBilledJob } from '../../shared/jobs/billedJob.ts';
 import type { VideoJobInput } from '../../shared/jobs/generationInputs.ts';
 import { toVideoDto } from '../../shared/videos/dto.ts';
 import { newVideo } from '../../shared/videos/videoRequest.ts';
-import { type BilledJobDeps, startBilledJob } from './billedJob.ts';
 
 /** The 202 of POST /videos (also what an Idempotency-Key replays). */
 export function videoAnswer(video: VideoRow, job: JobRow) {

@@ -1,8 +1,9 @@
 import type { ErrorRequestHandler, Express } from 'express';
 
+import { IdempotencyRace } from '../../shared/idempotency/idempotencyStore.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { ClientGoneError } from '../http/clientGone.ts';
-import { IdempotencyRace, type IdempotencyStore } from '../idempotency/idempotencyStore.ts';
+import type { RequestIdempotency } from '../idempotency/requestIdempotency.ts';
 import { errorBody, toAppError } from '../pipeline/appErrors.ts';
 
 /**
@@ -10,7 +11,7 @@ import { errorBody, toAppError } from '../pipeline/appErrors.ts';
  * request that lost an Idempotency-Key race answers as its retry would; a refusal a handler gave
  * before any work committed is stored under the request's key.
  */
-export function installErrorHandler(app: Express, logger: Logger, idempotency?: IdempotencyStore): void {
+export function installErrorHandler(app: Express, logger: Logger, idempotency?: RequestIdempotency): void {
   const handler: ErrorRequestHandler = async (error, req, res, next) => {
     if (error instanceof IdempotencyRace && idempotency && !res.headersSent) {
       try {

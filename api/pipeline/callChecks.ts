@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors/appError.ts';
+import { type IdempotencyStore, type ReplayedAnswer, requestHash } from '../../shared/idempotency/idempotencyStore.ts';
 import type { RateLimiter } from '../auth/rateLimiter.ts';
-import { type IdempotencyStore, type ReplayedAnswer, requestHash } from '../idempotency/idempotencyStore.ts';
 import { headerOf, type OperationCall } from './operationCall.ts';
 
 /**

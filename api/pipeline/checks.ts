@@ -1,9 +1,9 @@
 import type { Config } from '../../shared/config/config.ts';
+import type { IdempotencyStore, ReplayedAnswer } from '../../shared/idempotency/idempotencyStore.ts';
 import type { CredentialResolver } from '../auth/authenticate.ts';
 import type { FailedAuthLimiter } from '../auth/failedAuthLimiter.ts';
 import type { KeyCache } from '../auth/keyCache.ts';
 import type { RateLimiter } from '../auth/rateLimiter.ts';
-import type { IdempotencyStore, ReplayedAnswer } from '../idempotency/idempotencyStore.ts';
 import type { RequestValidation } from '../openapi/requestValidation.ts';
 import { authentication, mcpOrigin, scopes } from './accessChecks.ts';
 import { idempotencyGate, rateLimit } from './callChecks.ts';

@@ -1,10 +1,12 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
+import type { BilledJobDeps } from '../../shared/jobs/billedJob.ts';
 import { newJobId } from '../../shared/jobs/createJob.ts';
+import { awaitSyncJob } from '../../shared/jobs/syncJob.ts';
+import type { StreamLeases } from '../../shared/streams/streamLeases.ts';
 import { clientGone } from '../http/clientGone.ts';
-import { awaitSyncJob, type BilledJobDeps } from '../jobs/billedJob.ts';
-import { releaseWhenClosed, type StreamLeases } from './streamLeases.ts';
+import { releaseWhenClosed } from './releaseWhenClosed.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
 import { defaultTextStreamOptions, type TextStreamOptions } from './textStreamOptions.ts';
 
@@ -45,8 +47,8 @@ export async function streamTextJob<B extends TextBody>(
   relay: TextDeltaRelay,
   req: Request,
   res: Response,
-  start: (jobId: string) => Promise<unknown>,
   toBody: (result: unknown, costMinor: number) => B,
+  start: (jobId: string) => Promise<unknown>,
 ): Promise<void> {
   const options = { ...defaultTextStreamOptions, ...deps.textStream };
   const lease = await deps.streamLeases.acquire(
@@ -109,7 +111,7 @@ export async function streamTextJob<B extends TextBody>(
     if (headersOut && !blocked) write(': keepalive\n\n');
   }, options.keepaliveMs);
   try {
-    const { result, costMinor } = await awaitSyncJob(deps, req, res, { id: jobId, start: open }, gone.signal);
+    const { result, costMinor } = await awaitSyncJob(deps, req, { id: jobId, start: open }, gone.signal);
     const body = toBody(result, costMinor);
     if (body.text.length > sent.length && body.text.startsWith(sent)) {
       pending += body.text.slice(sent.length);

@@ -3,9 +3,11 @@ import type { RequestHandler } from 'express';
 import { maxEmbeddingCost } from '../../../shared/config/prices.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/jobs/generationInputs.ts';
+import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { costOf, runBilledJob } from '../../jobs/billedJob.ts';
+import { whileConnected } from '../../http/clientGone.ts';
+import { settledCost } from '../../jobs/settledCost.ts';
 
 const maxEmbeddingTextLength = 50_000;
 
@@ -29,12 +31,8 @@ export function postEmbeddings(deps: AppDeps): RequestHandler {
     const projectId = resolveProject(req);
     const input: EmbeddingJobInput = { input: body.input };
     const maxCostMinor = maxEmbeddingCost(prices, body.input);
-    const { result, costMinor } = await runBilledJob(deps, req, res, {
-      type: 'embeddings.create',
-      projectId,
-      input,
-      maxCostMinor,
-    });
-    res.status(201).json({ ...embeddingJobResult.parse(result), cost: costOf(req, costMinor) });
+    const job = { type: 'embeddings.create', projectId, input, maxCostMinor } as const;
+    const { result, costMinor } = await whileConnected(res, (signal) => runBilledJob(deps, req, job, signal));
+    res.status(201).json({ ...embeddingJobResult.parse(result), cost: settledCost(req, res, costMinor) });
   };
 }

@@ -2,9 +2,11 @@ import type { RequestHandler } from 'express';
 
 import { imageCost } from '../../../shared/config/prices.ts';
 import { type ImageJobInput, imageJobResult } from '../../../shared/jobs/generationInputs.ts';
+import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { costOf, runBilledJob } from '../../jobs/billedJob.ts';
+import { whileConnected } from '../../http/clientGone.ts';
+import { settledCost } from '../../jobs/settledCost.ts';
 
 type ImagesBody = { prompt: string; aspectRatio?: string; projectId?: string };
 
@@ -15,12 +17,8 @@ export function postImages(deps: AppDeps): RequestHandler {
     const body = req.body as ImagesBody; // shape enforced by the OpenAPI validator
     const projectId = resolveProject(req);
     const input: ImageJobInput = { prompt: body.prompt, aspectRatio: body.aspectRatio ?? '1:1' };
-    const { result, costMinor } = await runBilledJob(deps, req, res, {
-      type: 'images.generate',
-      projectId,
-      input,
-      maxCostMinor: imageCost(prices, 1),
-    });
-    res.status(201).json({ ...imageJobResult.parse(result), cost: costOf(req, costMinor) });
+    const job = { type: 'images.generate', projectId, input, maxCostMinor: imageCost(prices, 1) } as const;
+    const { result, costMinor } = await whileConnected(res, (signal) => runBilledJob(deps, req, job, signal));
+    res.status(201).json({ ...imageJobResult.parse(result), cost: settledCost(req, res, costMinor) });
   };
 }

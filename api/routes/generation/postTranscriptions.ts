@@ -2,13 +2,16 @@ import type { RequestHandler } from 'express';
 
 import { maxTranscriptionCost } from '../../../shared/config/prices.ts';
 import { transcriptionInputOf } from '../../../shared/generation/transcriptionInput.ts';
+import { startBilledJob } from '../../../shared/jobs/billedJob.ts';
 import { newJobId } from '../../../shared/jobs/createJob.ts';
 import { inputObjectKey, transcriptionJobResult } from '../../../shared/jobs/generationInputs.ts';
+import { awaitSyncJob } from '../../../shared/jobs/syncJob.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
+import { whileConnected } from '../../http/clientGone.ts';
 import { openUploadIdempotency } from '../../idempotency/uploadKey.ts';
-import { awaitSyncJob, costOf, startBilledJob } from '../../jobs/billedJob.ts';
+import { settledCost } from '../../jobs/settledCost.ts';
 import { discardIfThrows } from '../../uploads/discardIfThrows.ts';
 import { receiveAudio } from '../../uploads/receiveAudio.ts';
 import { uploadSummary } from '../../uploads/uploadSummary.ts';
@@ -34,8 +37,10 @@ export function postTranscriptions(deps: AppDeps): RequestHandler {
     // Taking over the job of an earlier request: that job has its own upload.
     if (req.idempotency?.resumeJobId) await received.discard();
     const start = () => discardIfThrows(received, () => startBilledJob(deps, req, job));
-    const { result, costMinor } = await awaitSyncJob(deps, req, res, { id: job.id, start });
+    const { result, costMinor } = await whileConnected(res, (signal) =>
+      awaitSyncJob(deps, req, { id: job.id, start }, signal),
+    );
     const out = transcriptionJobResult.parse(result);
-    res.status(201).json({ text: out.text, model: out.model, cost: costOf(req, costMinor) });
+    res.status(201).json({ text: out.text, model: out.model, cost: settledCost(req, res, costMinor) });
   };
 }

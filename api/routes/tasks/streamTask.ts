@@ -4,7 +4,7 @@ import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import type { AppDeps } from '../../deps.ts';
 import { decodeCursor } from '../../http/cursor.ts';
-import { releaseWhenClosed } from '../../sse/streamLeases.ts';
+import { releaseWhenClosed } from '../../sse/releaseWhenClosed.ts';
 import { defaultTaskStreamOptions, serveTaskStream, taskStreamLifetimeMs } from '../../sse/taskStream.ts';
 
 /**

@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express from 'express';
 import { z } from 'zod';
 
-import { awaitSyncJob } from '../../../api/jobs/billedJob.ts';
+import { whileConnected } from '../../../api/http/clientGone.ts';
 import { TextDeltaRelay } from '../../../api/sse/textDeltaRelay.ts';
 import { streamTextJob } from '../../../api/sse/textStream.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newJobId } from '../../../shared/jobs/createJob.ts';
+import { awaitSyncJob } from '../../../shared/jobs/syncJob.ts';
 import type { WorkerHandle } from '../../../worker/main.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
@@ -77,14 +78,16 @@ beforeAll(async () => {
       relay,
       req,
       res,
-      (id) => createAndFinish(id, prompt),
       (result) => result as { text: string },
+      (id) => createAndFinish(id, prompt),
     ).catch(next);
   });
   app.post('/sync', (req, res, next) => {
     const prompt = (req.body as { prompt: string }).prompt;
     const id = newJobId();
-    awaitSyncJob(t.deps, req, res, { id, start: () => createAndFinish(id, prompt) })
+    whileConnected(res, (signal) =>
+      awaitSyncJob(t.deps, req, { id, start: () => createAndFinish(id, prompt) }, signal),
+    )
       .then(({ result }) => res.status(201).json(result))
       .catch(next);
   });
@@ -96,7 +99,7 @@ beforeAll(async () => {
       await new Promise((r) => setTimeout(r, 300));
       await t.deps.jobs.create(t.deps.pool, textJob(id, prompt));
     };
-    awaitSyncJob(t.deps, req, res, { id, start })
+    whileConnected(res, (signal) => awaitSyncJob(t.deps, req, { id, start }, signal))
       .then(({ result }) => res.status(201).json(result))
       .catch(next);
   });

@@ -4,12 +4,12 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { cancelJob } from '../../../api/jobs/billedJob.ts';
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findVideo } from '../../../shared/db/queries/videos.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
+import { cancelJob } from '../../../shared/jobs/cancelJob.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { videoObjectKey } from '../../../shared/videos/dto.ts';

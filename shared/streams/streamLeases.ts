@@ -1,4 +1,3 @@
-import type { Response } from 'express';
 import type { DatabasePool } from 'slonik';
 
 import {
@@ -6,10 +5,10 @@ import {
   releaseStreamLease,
   secondsUntilStreamLeaseExpires,
   takeStreamLease,
-} from '../../shared/db/queries/streamLeases.ts';
-import { AppError } from '../../shared/errors/appError.ts';
-import type { Logger } from '../../shared/observability/logger.ts';
-import { newId } from '../../shared/primitives/ids.ts';
+} from '../db/queries/streamLeases.ts';
+import { AppError } from '../errors/appError.ts';
+import type { Logger } from '../observability/logger.ts';
+import { newId } from '../primitives/ids.ts';
 
 /**
  * Added to a stream's longest life to make its lease's lifetime: the lease's expiry is taken on the
@@ -82,7 +81,10 @@ export class StreamLeases {
         this.heldHere--;
         const done = releaseStreamLease(this.pool, id)
           .catch((error: unknown) =>
-            this.logger.warn({ err: error, leaseId: id }, 'releasing a stream lease failed; it expires by itself'),
+            this.logger.warn(
+              { err: error, leaseId: id },
+              'releasing a stream lease failed; it expires by itself',
+            ),
           )
           .finally(() => this.releasing.delete(done));
         this.releasing.add(done);
@@ -94,11 +96,4 @@ export class StreamLeases {
   async settle(): Promise<void> {
     while (this.releasing.size > 0) await Promise.all([...this.releasing]);
   }
-}
-
-/** Releases `lease` when the response is over: finished and flushed, or its connection gone. */
-export function releaseWhenClosed(res: Response, lease: StreamLease): void {
-  // The client may have gone while the lease was being taken: 'close' has then fired already.
-  if (res.closed || res.destroyed) lease.release();
-  else res.once('close', () => lease.release());
 }

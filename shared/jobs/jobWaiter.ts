@@ -1,10 +1,10 @@
 import type { DatabasePool } from 'slonik';
 
-import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from '../../shared/db/queries/jobs.ts';
-import { AppError } from '../../shared/errors/appError.ts';
-import type { Logger } from '../../shared/observability/logger.ts';
-import type { ChannelPayload } from '../../shared/realtime/channels.ts';
-import { KeyedChannel, type NotificationHub } from '../../shared/realtime/pubsub.ts';
+import { dropDeliveredJobs, findJob, type JobRow, takeFinishedJob } from '../db/queries/jobs.ts';
+import { AppError } from '../errors/appError.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { ChannelPayload } from '../realtime/channels.ts';
+import { KeyedChannel, type NotificationHub } from '../realtime/pubsub.ts';
 
 const terminal = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -22,7 +22,7 @@ type JobUpdate = ChannelPayload<'jobs:update'>;
 export type WaitOptions = { timeoutMs: number; signal?: AbortSignal; fresh?: boolean; take?: boolean };
 
 /** A job's end being listened for; see JobWaiter.watch. */
-export type JobWatch = { wait(options: WaitOptions): Promise<FinishedJob>; close(): void };
+export type JobWatch = { finished(options: WaitOptions): Promise<FinishedJob>; close(): void };
 
 /** Lets api requests wait for a job to finish, woken by the `jobs:update` notification. */
 export class JobWaiter {
@@ -77,13 +77,13 @@ export class JobWaiter {
    * @throws AppError internal_error when `timeoutMs` passes first; the abort reason when `signal` aborts.
    */
   wait(jobId: string, options: WaitOptions): Promise<FinishedJob> {
-    return this.watch(jobId).wait(options);
+    return this.watch(jobId).finished(options);
   }
 
   /**
-   * Starts listening for the end of `jobId` now, for a `wait` that comes later: a caller about to
+   * Starts listening for the end of `jobId` now, for a wait that comes later: a caller about to
    * create a job watches it first (a quick worker can finish it before the insert's answer is
-   * back). Nothing can settle before `wait`; `close` lets go of a watch that is not waited on.
+   * back). Nothing can settle before `finished`; `close` lets go of a watch that is not waited on.
    */
   watch(jobId: string): JobWatch {
     let heard: JobUpdate | undefined;
@@ -100,7 +100,7 @@ export class JobWaiter {
       offReconnect();
     };
     return {
-      wait: (options) =>
+      finished: (options) =>
         this.waitOn(
           jobId,
           { ...options, fresh: options.fresh && !reconnected },

@@ -1,0 +1,85 @@
+import type { DatabasePool } from 'slonik';
+
+import { reserveCredits } from '../billing/metering.ts';
+import type { Config } from '../config/config.ts';
+import type { JobRow } from '../db/queries/jobs.ts';
+import type { Db } from '../db/sql.ts';
+import type { IdempotencyHolder, IdempotencyStore } from '../idempotency/idempotencyStore.ts';
+import type { Logger } from '../observability/logger.ts';
+import { type JobCreator, newJobId } from './createJob.ts';
+import type { JobWaiter } from './jobWaiter.ts';
+import { type JobType } from './specs.ts';
+
+/** What billed jobs need: the pool, the job creator and waiter, the key store. */
+export type BilledJobDeps = {
+  pool: DatabasePool;
+  jobs: JobCreator;
+  jobWaiter: JobWaiter;
+  config: Pick<Config, 'syncTimeoutMs'>;
+  logger: Logger;
+  idempotency: IdempotencyStore;
+};
+
+/** Who runs a billed job: a REST request or an operation call, authenticated (principal set). */
+export type JobCaller = IdempotencyHolder;
+
+export type BilledJob = {
+  /** Allocated by the caller that must listen for the job before it exists (newJobId). */
+  id?: string;
+  type: JobType;
+  projectId: string;
+  input: Record<string, unknown>;
+  maxCostMinor: number;
+  /** Rows the operation writes with its job (a video), in the job's transaction. */
+  alsoWrite?: (tx: Db, job: JobRow) => Promise<void>;
+};
+
+/**
+ * Reserves the call's maximum cost (live keys only) and creates its job in ONE transaction: the job
+ * exists iff its hold does (and the operation's own rows, `alsoWrite`), and a failed reservation
+ * leaves nothing behind. With an Idempotency-Key
+ * the key is taken in the same transaction: a synchronous job (`answer` omitted) is keyed by it, an
+ * asynchronous one stores its `answer` with it.
+ * @throws AppError insufficient_credits / key_spend_limit_reached from reserveCredits;
+ *   IdempotencyRace when a request with the same key took it first.
+ */
+export async function startBilledJob(
+  deps: Pick<BilledJobDeps, 'pool' | 'jobs' | 'idempotency'>,
+  caller: JobCaller,
+  job: BilledJob,
+  answer?: (row: JobRow) => { status: number; body: unknown; location: string | null },
+): Promise<JobRow> {
+  const principal = caller.principal!;
+  const id = job.id ?? newJobId();
+  const create = (db: Db, holdId: string | null) =>
+    deps.jobs.create(db, {
+      id,
+      workspaceId: principal.workspaceId,
+      projectId: job.projectId,
+      keyId: principal.keyId,
+      oauthAppId: principal.oauthAppId,
+      type: job.type,
+      livemode: principal.livemode,
+      input: job.input,
+      holdId,
+      requestId: caller.requestId,
+    });
+  // Test keys reserve nothing: without a key to record, the job alone is one atomic statement.
+  if (!principal.livemode && !caller.idempotency && !job.alsoWrite) return create(deps.pool, null);
+  const row = await deps.pool.transaction(async (tx) => {
+    await deps.idempotency.claimInTransaction(tx, caller, answer ? null : id);
+    const hold = await reserveCredits(tx, {
+      principal,
+      projectId: job.projectId,
+      operation: job.type,
+      maxCostMinor: job.maxCostMinor,
+      requestId: caller.requestId,
+    });
+    const created = await create(tx, hold?.holdId ?? null);
+    await job.alsoWrite?.(tx, created);
+    if (answer) await deps.idempotency.recordInTransaction(tx, caller, answer(created));
+    return created;
+  });
+  if (caller.idempotency) caller.idempotency.claimed = true;
+  return row;
+}
