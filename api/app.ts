@@ -10,7 +10,7 @@ import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
 import { makeRequestValidation } from './openapi/requestValidation.ts';
 import { makeResponseValidation } from './openapi/responseValidation.ts';
-import { makeOperationPipeline } from './pipeline/pipeline.ts';
+import { OperationPipeline } from './pipeline/pipeline.ts';
 import { makeApiRouter } from './routes/index.ts';
 import { operationFunctions } from './routes/operationFunctions.ts';
 import { installWeb } from './web/index.ts';
@@ -24,7 +24,7 @@ export function makeApp(deps: AppDeps): Express {
   const app = express();
   // Built once: REST requests and MCP tool calls (which call operations directly) share it.
   const validation = makeRequestValidation(deps.doc, deps.config.validateResponses);
-  const pipeline = makeOperationPipeline(
+  const pipeline = new OperationPipeline(
     { ...deps, validation },
     deps.config.validateResponses ? makeResponseValidation(deps.doc, deps.logger) : undefined,
   );

@@ -4,26 +4,12 @@ import type { Logger } from '../../shared/observability/logger.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import type { RequestLogWriter } from '../requestLog/requestLogWriter.ts';
 import { errorBody, toAppError } from './appErrors.ts';
-import { type CheckDeps, makeChecks, runChecks } from './checks.ts';
+import { type Check, type CheckDeps, makeChecks, runChecks } from './checks.ts';
 import type { Answer, OperationCall, OperationFunction } from './operationCall.ts';
 import { requestLogEntry } from './requestLogEntry.ts';
 import { exposeCall, readRestBody, restCall } from './restCall.ts';
 
 export type PipelineDeps = CheckDeps & { doc: ApiDocument; logger: Logger; requestLog: RequestLogWriter };
-
-export type OperationPipeline = {
-  /**
-   * The REST front, mounted at the API base before the handlers: resolves the operation, builds the
-   * call from the request, runs the checks around reading the body, and hands the checked request
-   * on (or answers a replayed Idempotency-Key). `responseCheck` (tests) hooks the response first.
-   */
-  rest: RequestHandler;
-  /**
-   * An operation call made without HTTP (an MCP tool call, already authenticated as its /mcp
-   * request): the per-call checks, the operation, its answer or error envelope, its request-log entry.
-   */
-  run(call: OperationCall, operation: OperationFunction): Promise<Answer>;
-};
 
 /** Sends an answer on an Express response; what the call billed goes where the request log reads it. */
 export function sendAnswer(res: Response, call: OperationCall | undefined, answer: Answer): void {
@@ -52,51 +38,75 @@ export function restHandler(operation: OperationFunction): RequestHandler {
  * built once: Express mounts `rest` for REST requests; MCP runs tool calls through `run` with the
  * tool's arguments as the call, no request or response object involved.
  */
-export function makeOperationPipeline(deps: PipelineDeps, responseCheck?: RequestHandler): OperationPipeline {
-  const { doc, logger, requestLog } = deps;
-  const checks = makeChecks(deps);
-  const hookResponse = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) =>
-    new Promise<void>((resolve, reject) => {
-      void responseCheck!(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
-    });
-  return {
-    rest: async (req, res, next) => {
-      const call = restCall(doc, req, res);
-      req.operation = call.operation;
-      let replayed;
-      try {
-        await runChecks(checks.caller, call);
-        const reading = readRestBody(req, res, call);
-        if (reading) await reading;
-        if (responseCheck) await hookResponse(req, res);
-        replayed = await runChecks(checks.call, call);
-      } finally {
-        exposeCall(req, call);
-      }
-      if (replayed) return sendAnswer(res, undefined, replayed);
-      next();
-    },
-    async run(call, operation) {
-      let answer: Answer;
-      try {
-        answer = (await runChecks(checks.call, call)) ?? (await operation(call));
-      } catch (error) {
-        const appError = toAppError(error, { ...call, path: call.fullPath }, logger);
-        answer = {
-          status: appError.status,
-          body: errorBody(appError, call.requestId),
-          headers: appError.headers,
-        };
-      }
-      requestLog.push(
-        requestLogEntry(call, {
-          status: answer.status,
-          body: answer.body,
-          projectId: call.projectId,
-          costMinor: call.costMinor,
-        }),
-      );
-      return answer;
-    },
+export class OperationPipeline {
+  private readonly deps: PipelineDeps;
+  private readonly checks: { caller: Check[]; call: Check[] };
+  private readonly responseCheck: RequestHandler | undefined;
+
+  /** `responseCheck` (tests) hooks the response before the handler runs. */
+  constructor(deps: PipelineDeps, responseCheck?: RequestHandler) {
+    this.deps = deps;
+    this.checks = makeChecks(deps);
+    this.responseCheck = responseCheck;
+  }
+
+  /**
+   * The REST front, mounted at the API base before the handlers: resolves the operation, builds the
+   * call from the request, runs the checks around reading the body, and hands the checked request
+   * on (or answers a replayed Idempotency-Key).
+   */
+  readonly rest: RequestHandler = async (req, res, next) => {
+    const call = restCall(this.deps.doc, req, res);
+    req.operation = call.operation;
+    let replayed;
+    try {
+      await runChecks(this.checks.caller, call);
+      const reading = readRestBody(req, res, call);
+      if (reading) await reading;
+      if (this.responseCheck) await this.hookResponse(req, res);
+      replayed = await runChecks(this.checks.call, call);
+    } finally {
+      exposeCall(req, call);
+    }
+    if (replayed) return sendAnswer(res, undefined, replayed);
+    next();
   };
+
+  /**
+   * An operation call made without HTTP (an MCP tool call, already authenticated as its /mcp
+   * request): the per-call checks, the operation, its answer or error envelope, its request-log entry.
+   */
+  async run(call: OperationCall, operation: OperationFunction): Promise<Answer> {
+    let answer: Answer;
+    try {
+      answer = (await runChecks(this.checks.call, call)) ?? (await operation(call));
+    } catch (error) {
+      const appError = toAppError(error, { ...call, path: call.fullPath }, this.deps.logger);
+      answer = {
+        status: appError.status,
+        body: errorBody(appError, call.requestId),
+        headers: appError.headers,
+      };
+    }
+    this.deps.requestLog.push(
+      requestLogEntry(call, {
+        status: answer.status,
+        body: answer.body,
+        projectId: call.projectId,
+        costMinor: call.costMinor,
+      }),
+    );
+    return answer;
+  }
+
+  private hookResponse(
+    req: Parameters<RequestHandler>[0],
+    res: Parameters<RequestHandler>[1],
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      void this.responseCheck!(req, res, (error?: unknown) =>
+        error === undefined ? resolve() : reject(error),
+      );
+    });
+  }
 }
