@@ -6,7 +6,7 @@ import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { whileConnected } from '../../http/clientGone.ts';
-import { settledCost } from '../../jobs/settledCost.ts';
+import { settledCost } from '../../http/settledCost.ts';
 
 type ImagesBody = { prompt: string; aspectRatio?: string; projectId?: string };
 

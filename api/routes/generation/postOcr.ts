@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 
 import { readOcrData } from '../../../shared/generation/ocrInput.ts';
+import { fixtureOcrJob, ocrAnswer, startOcrJob } from '../../../shared/generation/ocrJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { fixtureOcrJob, ocrAnswer, startOcrJob } from '../../jobs/ocrJob.ts';
 
 type OcrBody = {
   data: string;

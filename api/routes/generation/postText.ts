@@ -12,7 +12,7 @@ import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { clientSignal } from '../../http/clientGone.ts';
-import { settledCost } from '../../jobs/settledCost.ts';
+import { settledCost } from '../../http/settledCost.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
 
 type TextBody = { prompt: string; system?: string; maxTokens?: number; projectId?: string; stream?: boolean };

@@ -3,11 +3,11 @@ import type { RequestHandler } from 'express';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
+import { createFixtureVideo } from '../../../shared/videos/fixtureVideo.ts';
+import { startVideoJob } from '../../../shared/videos/videoJob.ts';
 import { type VideoBody, videoRequest } from '../../../shared/videos/videoRequest.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
-import { answerFixtureVideo } from '../../jobs/fixtureVideo.ts';
-import { startVideoJob } from '../../jobs/videoJob.ts';
 
 /**
  * POST /videos: a video on a task of the caller's workspace, generating, and the job that renders
@@ -24,8 +24,14 @@ export function postVideos(deps: AppDeps): RequestHandler {
     if (!task) throw errors.notFound('task', body.taskId);
     const input = videoRequest(body, newId('vid'), principal.memberId);
     const at = { workspaceId: principal.workspaceId, taskId: task.id, projectId };
-    if (!principal.livemode) return answerFixtureVideo(deps, req, res, at, input);
-    const { status, body: created, location } = await startVideoJob(videoDeps, req, at, input);
-    res.status(status).location(location).json(created);
+    const {
+      status,
+      body: created,
+      location,
+    } = principal.livemode
+      ? await startVideoJob(videoDeps, req, at, input)
+      : await createFixtureVideo(deps, req, at, input);
+    if (location !== null) res.location(location);
+    res.status(status).json(created);
   };
 }

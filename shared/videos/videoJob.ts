@@ -1,13 +1,11 @@
-import type { Request } from 'express';
-
-import { apiBasePath } from '../../shared/config/config.ts';
-import { type Prices, videoCost } from '../../shared/config/prices.ts';
-import type { JobRow } from '../../shared/db/queries/jobs.ts';
-import { insertVideo, type VideoRow } from '../../shared/db/queries/videos.ts';
-import { type BilledJobDeps, startBilledJob } from '../../shared/jobs/billedJob.ts';
-import type { VideoJobInput } from '../../shared/jobs/generationInputs.ts';
-import { toVideoDto } from '../../shared/videos/dto.ts';
-import { newVideo } from '../../shared/videos/videoRequest.ts';
+import { apiBasePath } from '../config/config.ts';
+import { type Prices, videoCost } from '../config/prices.ts';
+import type { JobRow } from '../db/queries/jobs.ts';
+import { insertVideo, type VideoRow } from '../db/queries/videos.ts';
+import { type BilledJobDeps, type JobCaller, startBilledJob } from '../jobs/billedJob.ts';
+import type { VideoJobInput } from '../jobs/generationInputs.ts';
+import { toVideoDto } from './dto.ts';
+import { newVideo } from './videoRequest.ts';
 
 /** The 202 of POST /videos (also what an Idempotency-Key replays). */
 export function videoAnswer(video: VideoRow, job: JobRow) {
@@ -24,14 +22,14 @@ export function videoAnswer(video: VideoRow, job: JobRow) {
  */
 export async function startVideoJob(
   deps: Pick<BilledJobDeps, 'pool' | 'jobs' | 'idempotency'> & { prices: Prices },
-  req: Request,
+  caller: JobCaller,
   at: { workspaceId: string; taskId: string; projectId: string },
   input: VideoJobInput,
 ): Promise<ReturnType<typeof videoAnswer>> {
   let video: VideoRow | undefined;
   const job = await startBilledJob(
     deps,
-    req,
+    caller,
     {
       type: 'video.generate',
       projectId: at.projectId,

@@ -1,10 +1,9 @@
-import type { Request } from 'express';
-
-import { insertJob, type JobRow } from '../../shared/db/queries/jobs.ts';
-import type { Db } from '../../shared/db/sql.ts';
-import { newJobId } from '../../shared/jobs/createJob.ts';
-import { settleAndFinishJob } from '../../shared/jobs/finish.ts';
-import type { JobType } from '../../shared/jobs/specs.ts';
+import { insertJob, type JobRow } from '../db/queries/jobs.ts';
+import type { Db } from '../db/sql.ts';
+import type { JobCaller } from './billedJob.ts';
+import { newJobId } from './createJob.ts';
+import { settleAndFinishJob } from './finish.ts';
+import type { JobType } from './specs.ts';
 
 /**
  * A test key's public job (spec: an already succeeded fixture; nothing runs, nothing is billed).
@@ -13,10 +12,10 @@ import type { JobType } from '../../shared/jobs/specs.ts';
  */
 export function insertFixtureJob(
   tx: Db,
-  req: Request,
+  caller: JobCaller,
   job: { type: JobType; projectId: string; input: Record<string, unknown> },
 ): Promise<JobRow> {
-  const principal = req.principal!;
+  const principal = caller.principal!;
   return insertJob(tx, {
     id: newJobId(),
     workspaceId: principal.workspaceId,
@@ -27,7 +26,7 @@ export function insertFixtureJob(
     livemode: false,
     input: job.input,
     holdId: null,
-    requestId: req.requestId,
+    requestId: caller.requestId,
   });
 }
 
@@ -37,13 +36,13 @@ export function insertFixtureJob(
  */
 export function finishFixtureJob(
   tx: Db,
-  req: Request,
+  caller: JobCaller,
   job: JobRow,
   fixture: { result: unknown; usage: Record<string, number> },
 ): Promise<JobRow> {
   return settleAndFinishJob(
     tx,
-    { ...job, currency: req.principal!.currency },
+    { ...job, currency: caller.principal!.currency },
     { status: 'succeeded', result: fixture.result, usage: fixture.usage, costMinor: 0 },
   );
 }

@@ -1,16 +1,14 @@
-import type { Request } from 'express';
-
-import { apiBasePath } from '../../shared/config/config.ts';
-import { ocrCost, type Prices } from '../../shared/config/prices.ts';
-import type { JobRow } from '../../shared/db/queries/jobs.ts';
-import type { Db } from '../../shared/db/sql.ts';
-import { fixtureOcrOutcome } from '../../shared/generation/ocrFixture.ts';
-import { type BilledJobDeps, startBilledJob } from '../../shared/jobs/billedJob.ts';
-import { inputObjectKey, type OcrJobInput } from '../../shared/jobs/generationInputs.ts';
-import { toJobDto } from '../../shared/jobs/jobDto.ts';
-import { newId } from '../../shared/primitives/ids.ts';
-import type { ObjectStore } from '../../shared/storage/objectStore.ts';
-import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
+import { apiBasePath } from '../config/config.ts';
+import { ocrCost, type Prices } from '../config/prices.ts';
+import type { JobRow } from '../db/queries/jobs.ts';
+import type { Db } from '../db/sql.ts';
+import { type BilledJobDeps, type JobCaller, startBilledJob } from '../jobs/billedJob.ts';
+import { finishFixtureJob, insertFixtureJob } from '../jobs/fixtureJob.ts';
+import { inputObjectKey, type OcrJobInput } from '../jobs/generationInputs.ts';
+import { toJobDto } from '../jobs/jobDto.ts';
+import { newId } from '../primitives/ids.ts';
+import type { ObjectStore } from '../storage/objectStore.ts';
+import { fixtureOcrOutcome } from './ocrFixture.ts';
 
 export type OcrRequest = { projectId: string; bytes: Buffer; input: Omit<OcrJobInput, 'objectKey'> };
 
@@ -23,9 +21,13 @@ export function ocrAnswer(job: JobRow) {
  * A test key's OCR job is born succeeded with the fixture text (spec), settled at zero and announced
  * like any finished job, all in the caller's transaction.
  */
-export async function fixtureOcrJob(tx: Db, req: Request, ocr: Omit<OcrRequest, 'bytes'>): Promise<JobRow> {
-  const job = await insertFixtureJob(tx, req, { type: 'ocr.extract', ...ocr });
-  return finishFixtureJob(tx, req, job, await fixtureOcrOutcome(ocr.input));
+export async function fixtureOcrJob(
+  tx: Db,
+  caller: JobCaller,
+  ocr: Omit<OcrRequest, 'bytes'>,
+): Promise<JobRow> {
+  const job = await insertFixtureJob(tx, caller, { type: 'ocr.extract', ...ocr });
+  return finishFixtureJob(tx, caller, job, await fixtureOcrOutcome(ocr.input));
 }
 
 /**
@@ -34,7 +36,7 @@ export async function fixtureOcrJob(tx: Db, req: Request, ocr: Omit<OcrRequest, 
  */
 export async function startOcrJob(
   deps: Pick<BilledJobDeps, 'pool' | 'jobs' | 'idempotency'> & { objectStore: ObjectStore; prices: Prices },
-  req: Request,
+  caller: JobCaller,
   ocr: OcrRequest,
 ): Promise<JobRow> {
   const objectKey = inputObjectKey('ocr', newId('ocr'));
@@ -47,7 +49,7 @@ export async function startOcrJob(
     maxCostMinor: ocrCost(deps.prices, 1),
   };
   try {
-    return await startBilledJob(deps, req, job, ocrAnswer);
+    return await startBilledJob(deps, caller, job, ocrAnswer);
   } catch (error) {
     await deps.objectStore.remove(objectKey).catch(() => {});
     throw error;

@@ -1,19 +1,18 @@
-import type { Request, Response } from 'express';
-
-import { insertFile } from '../../shared/db/queries/files.ts';
-import { insertVideo, markVideoReady } from '../../shared/db/queries/videos.ts';
-import { addStorageUsed } from '../../shared/db/queries/workspaces.ts';
-import type { Db } from '../../shared/db/sql.ts';
-import { recordEvent } from '../../shared/events/recordEvent.ts';
-import type { VideoJobInput } from '../../shared/jobs/generationInputs.ts';
-import { newId } from '../../shared/primitives/ids.ts';
-import type { ObjectStore } from '../../shared/storage/objectStore.ts';
-import { toVideoDto, videoFilename, videoObjectKey } from '../../shared/videos/dto.ts';
-import { fixtureVideo, fixtureVideoSeconds } from '../../shared/videos/fixture.ts';
-import { newVideo } from '../../shared/videos/videoRequest.ts';
-import type { RequestIdempotency } from '../idempotency/requestIdempotency.ts';
-import { finishFixtureJob, insertFixtureJob } from './fixtureJob.ts';
+import { insertFile } from '../db/queries/files.ts';
+import { insertVideo, markVideoReady } from '../db/queries/videos.ts';
+import { addStorageUsed } from '../db/queries/workspaces.ts';
+import type { Db } from '../db/sql.ts';
+import { recordEvent } from '../events/recordEvent.ts';
+import type { IdempotencyStore } from '../idempotency/idempotencyStore.ts';
+import type { JobCaller } from '../jobs/billedJob.ts';
+import { finishFixtureJob, insertFixtureJob } from '../jobs/fixtureJob.ts';
+import type { VideoJobInput } from '../jobs/generationInputs.ts';
+import { newId } from '../primitives/ids.ts';
+import type { ObjectStore } from '../storage/objectStore.ts';
+import { toVideoDto, videoFilename, videoObjectKey } from './dto.ts';
+import { fixtureVideo, fixtureVideoSeconds } from './fixture.ts';
 import { videoAnswer } from './videoJob.ts';
+import { newVideo } from './videoRequest.ts';
 
 type Stored = { objectKey: string; sizeBytes: number };
 
@@ -24,15 +23,15 @@ type Stored = { objectKey: string; sizeBytes: number };
  */
 async function insertFixtureVideo(
   tx: Db,
-  req: Request,
+  caller: JobCaller,
   at: { projectId: string; taskId: string },
   input: VideoJobInput,
   stored: Stored,
 ) {
-  const principal = req.principal!;
+  const principal = caller.principal!;
   const { projectId, taskId } = at;
   const result = { videoId: input.videoId };
-  const job = await insertFixtureJob(tx, req, { type: 'video.generate', projectId, input });
+  const job = await insertFixtureJob(tx, caller, { type: 'video.generate', projectId, input });
   await insertVideo(
     tx,
     newVideo(input, {
@@ -60,35 +59,38 @@ async function insertFixtureVideo(
     durationSeconds: fixtureVideoSeconds,
   }))!;
   await addStorageUsed(tx, principal.workspaceId, stored.sizeBytes);
-  const finished = await finishFixtureJob(tx, req, job, { result, usage: { seconds: fixtureVideoSeconds } });
+  const finished = await finishFixtureJob(tx, caller, job, {
+    result,
+    usage: { seconds: fixtureVideoSeconds },
+  });
   const announced = { workspaceId: principal.workspaceId, projectId };
   await recordEvent(tx, { ...announced, type: 'video.ready', data: { video: toVideoDto(video) } });
   return videoAnswer(video, finished);
 }
 
 /**
- * Answers a test key's POST /videos (spec: a ready fixture, nothing rendered): the fixture clip of
- * the requested shape is stored as the video's own object (so deleting it later touches no other
+ * A test key's POST /videos (spec: a ready fixture, nothing rendered): the fixture clip of the
+ * requested shape is stored as the video's own object (so deleting it later touches no other
  * video), then its rows are written with the Idempotency-Key record in one transaction. Bytes whose
  * rows did not commit are removed again.
  */
-export async function answerFixtureVideo(
-  deps: { objectStore: ObjectStore; idempotency: RequestIdempotency },
-  req: Request,
-  res: Response,
+export async function createFixtureVideo(
+  deps: { objectStore: ObjectStore; idempotency: IdempotencyStore },
+  caller: JobCaller,
   at: { projectId: string; taskId: string },
   input: VideoJobInput,
-): Promise<void> {
+): Promise<{ status: number; body: unknown; location: string | null }> {
   const bytes = await fixtureVideo(input.aspectRatio, input.resolution);
   const stored = {
-    objectKey: videoObjectKey(req.principal!.workspaceId, input.videoId),
+    objectKey: videoObjectKey(caller.principal!.workspaceId, input.videoId),
     sizeBytes: bytes.length,
   };
   await deps.objectStore.put(stored.objectKey, bytes, bytes.length, 'video/mp4');
   try {
-    await deps.idempotency.answerFromTransaction(req, res, 202, (tx) =>
-      insertFixtureVideo(tx, req, at, input, stored),
+    const answer = await deps.idempotency.commitAnswer(caller, 202, (tx) =>
+      insertFixtureVideo(tx, caller, at, input, stored),
     );
+    return { status: 202, ...answer };
   } catch (error) {
     await deps.objectStore.remove(stored.objectKey).catch(() => {});
     throw error;
