@@ -10,6 +10,7 @@ import { CliError } from './cliError.ts';
 import { brainCommands } from './commands/brain.ts';
 import { coreCommands } from './commands/core.ts';
 import { oauthAppCommands } from './commands/oauthApps.ts';
+import { queueCommands } from './commands/queue.ts';
 import { staffCommands } from './commands/staff.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { workflowCommands } from './commands/workflows.ts';
@@ -24,6 +25,7 @@ export const commands: CommandTable = {
   ...webhookCommands,
   ...brainCommands,
   ...oauthAppCommands,
+  ...queueCommands,
 };
 
 function fail(code: string, message: string): never {

@@ -1,11 +1,10 @@
 import type { TaskList } from 'graphile-worker';
 
 import type { Config } from '../shared/config/config.ts';
-import type { TaskName } from '../shared/queue/taskMap.ts';
+import { type LaneName,laneOfTask } from '../shared/queue/lanes.ts';
 
 /**
- * The graphile-worker runners of a worker process. Each runs only its own tasks with its own
- * concurrency, so a kind of work that can be held up by a tenant cannot take the others' slots:
+ * The graphile-worker runners of a worker process, one per lane (shared/queue/lanes.ts):
  * - `main`: the billed generation jobs, task replies, probes, maintenance (WORKER_CONCURRENCY);
  * - `webhooks`: webhook deliveries, which wait on customers' receivers up to the 15 s deadline
  *   (WEBHOOK_CONCURRENCY);
@@ -14,14 +13,6 @@ import type { TaskName } from '../shared/queue/taskMap.ts';
  * - `video`: video renders (VIDEO_CONCURRENCY), CPU-bound ffmpeg processes that would otherwise
  *   take main-runner slots, and cores, for up to minutes each.
  */
-export type LaneName = 'main' | 'webhooks' | 'ocr' | 'video';
-
-const laneOfTask: Partial<Record<TaskName, Exclude<LaneName, 'main'>>> = {
-  webhook__deliver: 'webhooks',
-  ocr__extract: 'ocr',
-  video__generate: 'video',
-};
-
 export type Lane = { name: LaneName; taskList: TaskList; concurrency: number };
 
 /** Jobs each runner runs at once. */
@@ -41,7 +32,7 @@ export function laneConcurrency(config: Config): Record<LaneName, number> {
 export function splitIntoLanes(taskList: TaskList, concurrency: Record<LaneName, number>): Lane[] {
   const lists: Record<LaneName, TaskList> = { main: {}, webhooks: {}, ocr: {}, video: {} };
   for (const [identifier, task] of Object.entries(taskList)) {
-    lists[laneOfTask[identifier as TaskName] ?? 'main'][identifier] = task;
+    lists[laneOfTask(identifier)][identifier] = task;
   }
   return (Object.keys(lists) as LaneName[])
     .filter((name) => Object.keys(lists[name]).length > 0)

@@ -6,12 +6,11 @@ import {
   forceUnlockWorkers,
   forgetWorkers,
 } from '../shared/db/queries/workerHeartbeats.ts';
+import { heartbeatEveryMs, staleAfterSeconds } from '../shared/queue/liveness.ts';
 import type { WorkerContext } from './context.ts';
 
-// A worker beats every 5 s; one silent for 20 s is dead. A reaper runs every 5 s in every worker
-// process, so a killed worker's job is back in the queue well within 60 s of the kill.
-export const heartbeatEveryMs = 5000;
-export const staleAfterSeconds = 20;
+// A reaper runs every 5 s in every worker process, so a killed worker's job is back in the queue
+// well within 60 s of the kill.
 const reapEveryMs = 5000;
 
 /**

@@ -18,6 +18,7 @@ export async function forgetWorkers(db: Db, workerIds: string[]): Promise<void> 
 }
 
 const lockHolderRow = z.object({ locked_by: z.string() });
+const liveCountRow = z.object({ n: z.number() });
 
 /**
  * Workers holding job locks whose heartbeat is older than `staleSeconds` (or that never beat and
@@ -46,5 +47,14 @@ const countRow = z.object({ count: z.number() });
 export function countLiveWorkers(db: Db, freshSeconds: number) {
   return db.oneFirst(sql.type(countRow)`
     select count(*) from worker_heartbeats where last_seen_at > now() - make_interval(secs => ${freshSeconds})
+  `);
+}
+
+/** Worker processes that sent a heartbeat within `staleSeconds` (worker/liveness.ts). */
+export function countLiveWorkerProcesses(db: Db, staleSeconds: number): Promise<number> {
+  return db.oneFirst(sql.type(liveCountRow)`
+    select count(distinct process_label)::int as n
+    from worker_heartbeats
+    where last_seen_at >= now() - make_interval(secs => ${staleSeconds})
   `);
 }

@@ -1,0 +1,36 @@
+import { taskQueues } from '../db/queries/queueStats.ts';
+import { countLiveWorkerProcesses } from '../db/queries/workerHeartbeats.ts';
+import type { Db } from '../db/sql.ts';
+import { type LaneName,laneNames, laneOfTask } from './lanes.ts';
+import { staleAfterSeconds } from './liveness.ts';
+
+export type LaneStats = {
+  lane: LaneName;
+  /** Jobs due now that no worker holds. */
+  queued: number;
+  /** Age of the oldest of them (0 when none): the signal an autoscaler should scale on. */
+  latencySeconds: number;
+  /** Jobs a worker holds. */
+  running: number;
+  /** Worker processes with a live heartbeat; each serves every lane. */
+  workersAlive: number;
+};
+
+/**
+ * The queue of the whole fleet, lane by lane (every lane, zeros included), from graphile-worker's
+ * tables and the workers' heartbeats: the same answer from any process that can reach the database.
+ */
+export async function queueStats(db: Db): Promise<{ lanes: LaneStats[] }> {
+  const tasks = await taskQueues(db);
+  const workersAlive = await countLiveWorkerProcesses(db, staleAfterSeconds);
+  const lanes = new Map<LaneName, LaneStats>(
+    laneNames.map((lane) => [lane, { lane, queued: 0, latencySeconds: 0, running: 0, workersAlive }]),
+  );
+  for (const task of tasks) {
+    const lane = lanes.get(laneOfTask(task.task))!;
+    lane.queued += task.queued;
+    lane.running += task.running;
+    lane.latencySeconds = Math.max(lane.latencySeconds, Math.round(task.oldest_due_seconds * 1000) / 1000);
+  }
+  return { lanes: [...lanes.values()] };
+}

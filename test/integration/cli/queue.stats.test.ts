@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger, run, type Runner } from 'graphile-worker';
+
+import { commands } from '../../../cli/admin.ts';
+import { beatWorkers } from '../../../shared/db/queries/workerHeartbeats.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { staleAfterSeconds } from '../../../shared/queue/liveness.ts';
+import { admin } from '../../helpers/cli.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+
+let t: TestContext;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  t = await setupTestContext();
+  env = { DATABASE_URL: t.databaseUrl };
+});
+afterAll(() => t.close());
+
+type LaneStats = {
+  lane: string;
+  queued: number;
+  latencySeconds: number;
+  running: number;
+  workersAlive: number;
+};
+
+/** The command as the CLI runs it (the process itself is run once, below: each start costs seconds). */
+async function stats(values: Record<string, string> = {}): Promise<Record<string, LaneStats>> {
+  const { lanes } = (await commands['queue stats']!.run(t.deps.pool, values)) as { lanes: LaneStats[] };
+  return Object.fromEntries(lanes.map((lane) => [lane.lane, lane]));
+}
+
+/** Adds a job of `task` due `dueSecondsAgo` ago (negative: not due yet). */
+function addJob(task: string, dueSecondsAgo: number) {
+  return t.deps.pool.query(sql.typeAlias('void')`
+    select from graphile_worker.add_job(${task}, '{}'::json,
+      run_at => now() - make_interval(secs => ${dueSecondsAgo}))
+  `);
+}
+
+describe('admin queue stats', () => {
+  it('prints every lane at zero for an empty queue, as one JSON object on stdout', async () => {
+    const result = await admin(['queue', 'stats'], env, { viaNpm: true });
+    expect(result).toMatchObject({ code: 0, stderr: null });
+    const { lanes } = result.stdout as { lanes: LaneStats[] };
+    expect(lanes.map((lane) => lane.lane)).toEqual(['main', 'webhooks', 'ocr', 'video']);
+    for (const lane of lanes) {
+      expect(lane).toEqual({ lane: lane.lane, queued: 0, latencySeconds: 0, running: 0, workersAlive: 0 });
+    }
+  });
+
+  it('counts due jobs per lane with the oldest one’s age, running jobs and live worker processes', async () => {
+    await addJob('text__generate', 30);
+    await addJob('task__reply', 5);
+    await addJob('text__generate', -3600); // not due yet: not waiting
+    await addJob('ocr__extract', 12);
+    await beatWorkers(t.deps.pool, ['wkr_a1', 'wkr_a2'], 'host-a:1');
+    await beatWorkers(t.deps.pool, ['wkr_b1'], 'host-b:2');
+    await t.deps.pool.query(sql.typeAlias('void')`
+      insert into worker_heartbeats (worker_id, process_label, last_seen_at)
+      values ('wkr_dead', 'host-c:3', now() - make_interval(secs => ${staleAfterSeconds + 5}))
+    `);
+
+    // A webhook delivery held by a runner until released: running, no longer waiting.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    await addJob('webhook__deliver', 1);
+    const runner: Runner = await run({
+      connectionString: t.databaseUrl,
+      concurrency: 1,
+      noHandleSignals: true,
+      pollInterval: 100,
+      logger: new Logger(() => () => {}),
+      taskList: {
+        webhook__deliver: async () => {
+          started();
+          await released;
+        },
+      },
+    });
+    try {
+      await running;
+      const lanes = await stats();
+      expect(lanes.main).toMatchObject({ queued: 2, running: 0, workersAlive: 2 });
+      expect(lanes.main!.latencySeconds).toBeGreaterThanOrEqual(30);
+      expect(lanes.main!.latencySeconds).toBeLessThan(30 + 60);
+      expect(lanes.ocr).toMatchObject({ queued: 1, running: 0, workersAlive: 2 });
+      expect(lanes.ocr!.latencySeconds).toBeGreaterThanOrEqual(12);
+      expect(lanes.webhooks).toMatchObject({ queued: 0, latencySeconds: 0, running: 1, workersAlive: 2 });
+      expect(lanes.video).toMatchObject({ queued: 0, latencySeconds: 0, running: 0, workersAlive: 2 });
+    } finally {
+      release();
+      await runner.stop();
+    }
+    // Done: the delivery left the queue.
+    expect((await stats()).webhooks).toMatchObject({ queued: 0, running: 0 });
+    // One lane alone, as an autoscaler of that lane's dynos reads it.
+    expect(Object.keys(await stats({ lane: 'ocr' }))).toEqual(['ocr']);
+  });
+
+  it('refuses a lane that does not exist', async () => {
+    await expect(stats({ lane: 'gpu' })).rejects.toMatchObject({ code: 'invalid_arguments' });
+  });
+});
