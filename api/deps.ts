@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../shared/config/config.ts';
@@ -32,6 +33,8 @@ export type AppDeps = {
   doc: ApiDocument;
   rateLimiter: RateLimiter;
   requestLog: RequestLogWriter;
+  /** This process's metrics (GET /metrics): default process metrics, API calls, the fleet's queue. */
+  metrics: Registry;
   jobWaiter: JobWaiter;
   objectStore: ObjectStore;
   /** Streamed uploads being received by this process and the bytes they hold. */

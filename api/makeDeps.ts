@@ -4,6 +4,8 @@ import { JobCreator } from '../shared/jobs/createJob.ts';
 import { JobWaiter } from '../shared/jobs/jobWaiter.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
 import type { Logger } from '../shared/observability/logger.ts';
+import { createMetricsRegistry } from '../shared/observability/metricsRegistry.ts';
+import { registerQueueGauges } from '../shared/queue/queueGauges.ts';
 import { NotificationHub } from '../shared/realtime/pubsub.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/storage/objectStore.ts';
 import { StreamLeases } from '../shared/streams/streamLeases.ts';
@@ -14,6 +16,7 @@ import { RateLimiter } from './auth/rateLimiter.ts';
 import type { AppDeps } from './deps.ts';
 import { CursorKeys } from './http/cursor.ts';
 import { RequestIdempotency } from './idempotency/requestIdempotency.ts';
+import { HttpMetrics, registerRequestLogGauge } from './metrics/httpMetrics.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RequestLogWriter } from './requestLog/requestLogWriter.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
@@ -32,7 +35,10 @@ export async function makeAppDeps(
   // LISTEN needs a session of its own: never through a transaction-pooling proxy.
   const hub = new NotificationHub(services.directDatabaseUrl ?? services.databaseUrl, logger);
   await hub.start();
-  const requestLog = new RequestLogWriter(pool, logger);
+  const metrics = createMetricsRegistry();
+  const requestLog = new RequestLogWriter(pool, logger, { observe: new HttpMetrics(metrics).observe });
+  registerRequestLogGauge(metrics, requestLog);
+  registerQueueGauges(metrics, pool, logger);
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
@@ -46,6 +52,7 @@ export async function makeAppDeps(
     doc: loadApiDocument(),
     rateLimiter: new RateLimiter(pool),
     requestLog,
+    metrics,
     jobWaiter,
     objectStore: new ObjectStore(services.s3),
     uploads: new UploadGauge(),

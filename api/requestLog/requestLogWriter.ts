@@ -53,20 +53,34 @@ export class RequestLogWriter {
   private droppedWhileFull = 0;
   private readonly now: () => number;
 
-  constructor(pool: DatabasePool, logger: Logger, options: { now?: () => number } = {}) {
+  private readonly observe: ((entry: RequestLogEntry) => void) | undefined;
+
+  /** `observe` sees every entry as it is pushed: each answered API call, REST or MCP tool call. */
+  constructor(
+    pool: DatabasePool,
+    logger: Logger,
+    options: { now?: () => number; observe?: (entry: RequestLogEntry) => void } = {},
+  ) {
     this.pool = pool;
     this.logger = logger;
     this.now = options.now ?? Date.now;
+    this.observe = options.observe;
     this.timer = setInterval(() => void this.flush(), flushEveryMs);
     this.timer.unref();
   }
 
   push(entry: RequestLogEntry): void {
+    this.observe?.(entry);
     if (this.buffer.length >= maxBuffered) {
       this.droppedWhileFull++;
       return;
     }
     this.buffer.push({ entry, attempts: 0 });
+  }
+
+  /** Entries waiting for the batched write. */
+  get pending(): number {
+    return this.buffer.length;
   }
 
   /** Writes what is buffered (unless backing off after an outage); resolves when done. */

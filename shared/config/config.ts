@@ -147,6 +147,8 @@ const envSchema = z.object({
   /** How long a client may take to send a whole request (headers and body); Node's default. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Bearer token GET /metrics requires; unset: only loopback and private addresses are answered. */
+  METRICS_TOKEN: z.string().min(16).optional(),
 });
 
 export type Config = Readonly<{
@@ -201,6 +203,7 @@ export type Config = Readonly<{
   trustProxy: TrustProxy;
   requestTimeoutMs: number;
   logLevel: string;
+  metricsToken: string | undefined;
 }>;
 
 /**
@@ -272,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    metricsToken: e.METRICS_TOKEN,
   });
 }
 
@@ -280,7 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * key in an error, a client library printing its options).
  */
 export function configSecrets(config: Config): string[] {
-  const secrets = [config.s3.secretKey, config.provider.openai.apiKey];
+  const secrets = [config.s3.secretKey, config.provider.openai.apiKey, config.metricsToken];
   for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
     if (url !== undefined) secrets.push(decodeURIComponent(new URL(url).password));
   }

@@ -1,7 +1,7 @@
-import { taskQueues } from '../db/queries/queueStats.ts';
+import { type TaskQueueRow, taskQueues } from '../db/queries/queueStats.ts';
 import { countLiveWorkerProcesses } from '../db/queries/workerHeartbeats.ts';
 import type { Db } from '../db/sql.ts';
-import { type LaneName,laneNames, laneOfTask } from './lanes.ts';
+import { type LaneName, laneNames, laneOfTask } from './lanes.ts';
 import { staleAfterSeconds } from './liveness.ts';
 
 export type LaneStats = {
@@ -23,14 +23,17 @@ export type LaneStats = {
 export async function queueStats(db: Db): Promise<{ lanes: LaneStats[] }> {
   const tasks = await taskQueues(db);
   const workersAlive = await countLiveWorkerProcesses(db, staleAfterSeconds);
-  const lanes = new Map<LaneName, LaneStats>(
-    laneNames.map((lane) => [lane, { lane, queued: 0, latencySeconds: 0, running: 0, workersAlive }]),
-  );
+  return { lanes: byLane(tasks).map((lane) => ({ ...lane, workersAlive })) };
+}
+
+/** Per-task queue rows summed by lane, every lane present (zeros included). */
+export function byLane(tasks: readonly TaskQueueRow[]): Omit<LaneStats, 'workersAlive'>[] {
+  const lanes = new Map(laneNames.map((lane) => [lane, { lane, queued: 0, latencySeconds: 0, running: 0 }]));
   for (const task of tasks) {
     const lane = lanes.get(laneOfTask(task.task))!;
     lane.queued += task.queued;
     lane.running += task.running;
     lane.latencySeconds = Math.max(lane.latencySeconds, Math.round(task.oldest_due_seconds * 1000) / 1000);
   }
-  return { lanes: [...lanes.values()] };
+  return [...lanes.values()];
 }

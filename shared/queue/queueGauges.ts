@@ -1,0 +1,67 @@
+import { Gauge, type Registry } from 'prom-client';
+
+import { type TaskQueueRow, taskQueues } from '../db/queries/queueStats.ts';
+import type { Db } from '../db/sql.ts';
+import type { Logger } from '../observability/logger.ts';
+import { laneOfTask } from './lanes.ts';
+import { byLane } from './queueStats.ts';
+
+// Scrapes of every process within this window share one query: fleet-wide figures need no fresher.
+const maxAgeMs = 5000;
+
+/**
+ * The fleet's queue as gauges (svc_jobs_queued{lane,task}, svc_job_queue_latency_seconds{lane},
+ * svc_jobs_running{lane}), read from graphile-worker's tables by one query cached for at most 5 s,
+ * so scraping any one process tells the state of the whole fleet. A failed read leaves the gauges
+ * out of that scrape rather than failing it.
+ */
+export function registerQueueGauges(registry: Registry, db: Db, logger: Logger, now = Date.now): void {
+  let cached: { at: number; rows: Promise<readonly TaskQueueRow[] | undefined> } | undefined;
+  const read = () => {
+    if (!cached || now() - cached.at >= maxAgeMs) {
+      const rows = taskQueues(db).then(
+        (found) => found,
+        (error: unknown) => {
+          logger.warn({ err: error }, 'reading the queue for metrics failed');
+          cached = undefined;
+          return undefined;
+        },
+      );
+      cached = { at: now(), rows };
+    }
+    return cached.rows;
+  };
+  new Gauge({
+    name: 'svc_jobs_queued',
+    help: 'Jobs due now that no worker holds, fleet-wide.',
+    labelNames: ['lane', 'task'],
+    registers: [registry],
+    async collect() {
+      const rows = await read();
+      this.reset();
+      for (const row of rows ?? []) this.set({ lane: laneOfTask(row.task), task: row.task }, row.queued);
+    },
+  });
+  new Gauge({
+    name: 'svc_job_queue_latency_seconds',
+    help: 'Age of the oldest job due now and not yet taken (0 when none), fleet-wide: the signal to autoscale worker dynos on.',
+    labelNames: ['lane'],
+    registers: [registry],
+    async collect() {
+      const rows = await read();
+      this.reset();
+      if (rows) for (const lane of byLane(rows)) this.set({ lane: lane.lane }, lane.latencySeconds);
+    },
+  });
+  new Gauge({
+    name: 'svc_jobs_running',
+    help: 'Jobs a worker holds, fleet-wide.',
+    labelNames: ['lane'],
+    registers: [registry],
+    async collect() {
+      const rows = await read();
+      this.reset();
+      if (rows) for (const lane of byLane(rows)) this.set({ lane: lane.lane }, lane.running);
+    },
+  });
+}

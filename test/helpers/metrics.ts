@@ -1,0 +1,32 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+
+export type Samples = { labels: Record<string, string>; value: number; count?: number }[];
+
+/** The families of a Prometheus text exposition by name, each sample's value (a histogram's count) as a number. */
+export function parseMetrics(text: string): Map<string, { type: string; samples: Samples }> {
+  return new Map(
+    parsePrometheusTextFormat(text).map((family) => [
+      family.name,
+      {
+        type: family.type,
+        samples: family.metrics.map((m) => ({
+          labels: m.labels ?? {},
+          value: Number(m.value ?? m.count),
+          count: m.count === undefined ? undefined : Number(m.count),
+        })),
+      },
+    ]),
+  );
+}
+
+/** The value of the sample of `family` whose labels include `labels` (0 when there is none). */
+export function sampleValue(
+  families: ReturnType<typeof parseMetrics>,
+  family: string,
+  labels: Record<string, string> = {},
+): number {
+  const sample = families
+    .get(family)
+    ?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return sample?.value ?? 0;
+}
