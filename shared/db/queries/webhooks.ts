@@ -192,7 +192,7 @@ export function listDeliveryAttempts(db: Db, deliveryId: string) {
   `);
 }
 
-/** Sets an endpoint's secret or its enabled flag; null when the workspace has no such endpoint. */
+/** Sets an endpoint's secret or its enabled flag: its id and URL, or null when the workspace has none such. */
 export function updateWebhookEndpoint(
   db: Db,
   endpointId: string,
@@ -201,10 +201,10 @@ export function updateWebhookEndpoint(
 ) {
   const set =
     'secret' in change ? sql.fragment`secret = ${change.secret}` : sql.fragment`enabled = ${change.enabled}`;
-  return db.maybeOne(sql.type(endpointIdRow)`
+  return db.maybeOne(sql.type(endpointRow.pick({ id: true, url: true }))`
     update webhook_endpoints set ${set}
     where id = ${endpointId} and workspace_id = ${workspaceId}
-    returning id
+    returning id, url
   `);
 }
 
