@@ -4,7 +4,7 @@ import { errors } from '../../../shared/errors/appError.ts';
 import { titleFromInput, toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage, resolveFileIds } from '../../../shared/tasks/messages.ts';
 import type { AppDeps } from '../../deps.ts';
-import { acceptedWork } from '../../idempotency/acceptedWork.ts';
+import { acceptedWork } from '../../pipeline/acceptedWork.ts';
 
 type CreateTaskBody = {
   input: string;

@@ -4,7 +4,7 @@ import { found } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
 import { resolveFileIds, submitUserMessage } from '../../../shared/tasks/messages.ts';
 import type { AppDeps } from '../../deps.ts';
-import { acceptedWork } from '../../idempotency/acceptedWork.ts';
+import { acceptedWork } from '../../pipeline/acceptedWork.ts';
 
 type SendMessageBody = { input: string; fileIds?: string[]; projectId?: string };
 

@@ -5,7 +5,7 @@ import { toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage } from '../../../shared/tasks/messages.ts';
 import { prepareWorkflowRun } from '../../../shared/workflows/prepareRun.ts';
 import type { AppDeps } from '../../deps.ts';
-import { acceptedWork } from '../../idempotency/acceptedWork.ts';
+import { acceptedWork } from '../../pipeline/acceptedWork.ts';
 
 type RunWorkflowBody = { values: Record<string, unknown>; projectId?: string };
 

@@ -1,8 +1,8 @@
 import type { Db } from '../../shared/db/sql.ts';
 import type { Actor } from '../../shared/tasks/messages.ts';
 import { actorOf } from '../auth/actor.ts';
-import type { OperationCall, OperationFunction } from '../pipeline/operationCall.ts';
-import type { IdempotencyStore } from './idempotencyStore.ts';
+import type { IdempotencyStore } from '../idempotency/idempotencyStore.ts';
+import type { OperationCall, OperationFunction } from './operationCall.ts';
 
 /** What a creating operation's work answers with: its body, and where the created thing is. */
 export type Created = { body: unknown; location: string | null };
