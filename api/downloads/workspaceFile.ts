@@ -1,5 +1,5 @@
 import { findWorkspaceFile } from '../../shared/db/queries/files.ts';
-import { errors } from '../../shared/errors/appError.ts';
+import { found } from '../../shared/errors/appError.ts';
 import { sendStoredObject, type WorkspaceDownload } from './sendStoredObject.ts';
 
 /**
@@ -7,8 +7,7 @@ import { sendStoredObject, type WorkspaceDownload } from './sendStoredObject.ts'
  * @throws AppError not_found, range_not_satisfiable.
  */
 export const sendWorkspaceFile: WorkspaceDownload = async (req, res, stored, workspaceId, fileId) => {
-  const file = await findWorkspaceFile(stored.pool, workspaceId, fileId);
-  if (!file) throw errors.notFound('file', fileId);
+  const file = found(await findWorkspaceFile(stored.pool, workspaceId, fileId), 'file', fileId);
   await sendStoredObject(req, res, stored.objectStore, {
     key: file.storage_key,
     sizeBytes: file.size_bytes,

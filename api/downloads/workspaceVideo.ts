@@ -1,5 +1,5 @@
 import { findWorkspaceVideoDownload } from '../../shared/db/queries/videos.ts';
-import { AppError, errors } from '../../shared/errors/appError.ts';
+import { AppError, errors, found } from '../../shared/errors/appError.ts';
 import { videoFilename } from '../../shared/videos/dto.ts';
 import { sendStoredObject, type WorkspaceDownload } from './sendStoredObject.ts';
 
@@ -8,8 +8,7 @@ import { sendStoredObject, type WorkspaceDownload } from './sendStoredObject.ts'
  * @throws AppError not_found, video_not_ready, range_not_satisfiable.
  */
 export const sendWorkspaceVideo: WorkspaceDownload = async (req, res, stored, workspaceId, videoId) => {
-  const video = await findWorkspaceVideoDownload(stored.pool, workspaceId, videoId);
-  if (!video) throw errors.notFound('video', videoId);
+  const video = found(await findWorkspaceVideoDownload(stored.pool, workspaceId, videoId), 'video', videoId);
   if (video.status !== 'ready') {
     const why = video.status === 'failed' ? 'failed to render' : 'is still rendering';
     throw new AppError('video_not_ready', `The video ${why}; its file cannot be downloaded.`);

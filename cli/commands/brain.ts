@@ -1,10 +1,9 @@
 import { addBrainPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
-import { findMember } from '../../shared/db/queries/members.ts';
 import { newId } from '../../shared/primitives/ids.ts';
 import { CliError, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
-import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
+import { existingWorkspace, memberFlag, requireWorkspaceMember, workspaceFlag } from '../sharedFlags.ts';
 
 export const brainCommands: CommandTable = {
   'brain add-page': {
@@ -13,27 +12,19 @@ export const brainCommands: CommandTable = {
       workspace: workspaceFlag,
       title: { type: 'string', value: 'T', required: true, description: 'Title, at most 500 characters.' },
       body: { type: 'string', value: 'B', required: true, description: 'Page text.' },
-      'private-to': {
-        type: 'string',
-        value: 'M',
-        description: "Member id (mem_…): only that member's keys find the page.",
-      },
+      'private-to': memberFlag("Member id (mem_…): only that member's keys find the page.", {
+        required: false,
+      }),
     },
     run: async (pool, v) => {
-      const workspaceId = requireFlag(v, 'workspace');
-      await requireWorkspace(pool, workspaceId);
+      const workspaceId = await existingWorkspace(pool, v);
       const title = requireFlag(v, 'title');
       if (title.length > 500) {
         throw new CliError('invalid_arguments', '--title may have at most 500 characters');
       }
       const body = requireFlag(v, 'body');
       const privateTo = v['private-to'] as string | undefined;
-      if (privateTo !== undefined) {
-        const member = await findMember(pool, privateTo);
-        if (!member || member.workspace_id !== workspaceId) {
-          throw new CliError('not_found', `no member ${privateTo} in workspace ${workspaceId}`);
-        }
-      }
+      if (privateTo !== undefined) await requireWorkspaceMember(pool, workspaceId, privateTo);
       const page = await addBrainPage(pool, {
         id: newId('page'),
         workspaceId,

@@ -3,7 +3,7 @@ import { hashPassword } from '../../shared/auth/passwords.ts';
 import { findApiKey, listKeysForOperator, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
 import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
-import { findMember, insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
+import { insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
@@ -11,7 +11,13 @@ import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../
 import { newId } from '../../shared/primitives/ids.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import type { CommandTable } from '../commandTable.ts';
-import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
+import {
+  existingWorkspace,
+  memberFlag,
+  requireMember,
+  requireWorkspaceMember,
+  workspaceFlag,
+} from '../sharedFlags.ts';
 
 export const coreCommands: CommandTable = {
   'workspace create': {
@@ -93,8 +99,7 @@ export const coreCommands: CommandTable = {
       },
     },
     run: async (pool, v) => {
-      const workspaceId = requireFlag(v, 'workspace');
-      await requireWorkspace(pool, workspaceId);
+      const workspaceId = await existingWorkspace(pool, v);
       const email = requireFlag(v, 'email').toLowerCase();
       if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
         throw new CliError('invalid_arguments', '--email must be an email address');
@@ -116,7 +121,7 @@ export const coreCommands: CommandTable = {
   'member set-developer': {
     summary: "Grants or revokes a member's developer access; their keys follow at once.",
     flags: {
-      member: { type: 'string', value: 'M', required: true, description: 'Member id (mem_…).' },
+      member: memberFlag('Member id (mem_…).', { required: true }),
       on: { type: 'boolean', description: 'Grant developer access (pass exactly one of --on and --off).' },
       off: { type: 'boolean', description: 'Revoke developer access (pass exactly one of --on and --off).' },
     },
@@ -140,11 +145,10 @@ export const coreCommands: CommandTable = {
     summary:
       'Signs a member out of every browser (account and consent pages); their OAuth tokens are untouched.',
     flags: {
-      member: { type: 'string', value: 'M', required: true, description: 'Member id (mem_…).' },
+      member: memberFlag('Member id (mem_…).', { required: true }),
     },
     run: async (pool, v) => {
-      const member = await findMember(pool, requireFlag(v, 'member'));
-      if (!member) throw new CliError('not_found', `no member ${String(v.member)}`);
+      const member = await requireMember(pool, requireFlag(v, 'member'));
       const revoked = await deleteMemberSessions(pool, member.id);
       return { member: { id: member.id }, revoked };
     },
@@ -154,19 +158,11 @@ export const coreCommands: CommandTable = {
     flags: {
       workspace: workspaceFlag,
       name: { type: 'string', value: 'N', required: true, description: 'Project name.' },
-      member: {
-        type: 'string',
-        value: 'M',
-        required: true,
-        description: 'Member id (mem_…) of the workspace who creates the first key.',
-      },
+      member: memberFlag('Member id (mem_…) of the workspace who creates the first key.', { required: true }),
     },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');
-      const member = await findMember(pool, requireFlag(v, 'member'));
-      if (!member || member.workspace_id !== workspaceId) {
-        throw new CliError('not_found', `no member ${String(v.member)} in workspace ${workspaceId}`);
-      }
+      const member = await requireWorkspaceMember(pool, workspaceId, requireFlag(v, 'member'));
       return pool.transaction(async (tx) => {
         const project = await insertProject(tx, {
           id: newId('prj'),
@@ -188,12 +184,7 @@ export const coreCommands: CommandTable = {
   'key create': {
     summary: 'Creates an API key for a member; its secret is printed once.',
     flags: {
-      member: {
-        type: 'string',
-        value: 'M',
-        required: true,
-        description: 'Member id (mem_…) who owns the key.',
-      },
+      member: memberFlag('Member id (mem_…) who owns the key.', { required: true }),
       projects: {
         type: 'string',
         value: 'P1,P2',
@@ -225,8 +216,7 @@ export const coreCommands: CommandTable = {
       },
     },
     run: async (pool, v) => {
-      const member = await findMember(pool, requireFlag(v, 'member'));
-      if (!member) throw new CliError('not_found', `no member ${String(v.member)}`);
+      const member = await requireMember(pool, requireFlag(v, 'member'));
       const projectIds = listFlag(v, 'projects') ?? [];
       if (projectIds.length === 0) {
         throw new CliError('invalid_arguments', '--projects needs at least one project id');
@@ -252,22 +242,12 @@ export const coreCommands: CommandTable = {
       "Lists a workspace's API keys (or one member's), newest first, with who revoked each; never their secrets.",
     flags: {
       workspace: workspaceFlag,
-      member: {
-        type: 'string',
-        value: 'M',
-        description: 'Only the keys this member (mem_…) of the workspace created.',
-      },
+      member: memberFlag('Only the keys this member (mem_…) of the workspace created.', { required: false }),
     },
     run: async (pool, v) => {
-      const workspaceId = requireFlag(v, 'workspace');
-      await requireWorkspace(pool, workspaceId);
+      const workspaceId = await existingWorkspace(pool, v);
       const memberId = v.member as string | undefined;
-      if (memberId !== undefined) {
-        const member = await findMember(pool, memberId);
-        if (!member || member.workspace_id !== workspaceId) {
-          throw new CliError('not_found', `no member ${memberId} in workspace ${workspaceId}`);
-        }
-      }
+      if (memberId !== undefined) await requireWorkspaceMember(pool, workspaceId, memberId);
       const rows = await listKeysForOperator(pool, { workspaceId, memberId });
       return {
         keys: rows.map((k) => ({

@@ -37,3 +37,12 @@ export function coerceError(value: unknown): Error {
   if (value instanceof Error) return value;
   return new Error(typeof value === 'string' ? value : JSON.stringify(value));
 }
+
+/**
+ * What a lookup found.
+ * @throws AppError not_found naming the `what` and `id` looked for, when it found nothing.
+ */
+export function found<T>(row: T | null | undefined, what: string, id: string): T {
+  if (row === null || row === undefined) throw errors.notFound(what, id);
+  return row;
+}

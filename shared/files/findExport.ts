@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 
 import { currentDeckPdf, type ExportFormat, findFileDocument } from '../db/queries/fileDocuments.ts';
 import { findWorkspaceFile } from '../db/queries/files.ts';
-import { AppError, errors } from '../errors/appError.ts';
+import { AppError, found } from '../errors/appError.ts';
 import { exportContentType, exportFormatsOf, isNativeKind } from './nativeDocuments.ts';
 
 const unsupported = (kind: string, format: string) =>
@@ -25,8 +25,7 @@ export async function findExport(
   fileId: string,
   format: ExportFormat,
 ): Promise<{ key: string; filename: string; contentType: string }> {
-  const file = await findWorkspaceFile(pool, workspaceId, fileId);
-  if (!file) throw errors.notFound('file', fileId);
+  const file = found(await findWorkspaceFile(pool, workspaceId, fileId), 'file', fileId);
   if (!isNativeKind(file.kind) || !exportFormatsOf[file.kind].includes(format)) {
     throw unsupported(file.kind, format);
   }

@@ -2,6 +2,11 @@
  * One interface per model capability (DESIGN.md "Providers"). Test keys get the deterministic
  * fixtures; live keys get the configured provider (`local` or `openai`). Only workers call these.
  */
+/** A capability's provider: one method from a request (which carries its abort signal) to a promised answer. */
+type Provider<Method extends string, Request extends { signal: AbortSignal }, Answer> = {
+  [M in Method]: (request: Request) => Promise<Answer>;
+};
+
 export type TokenUsage = { inputTokens: number; outputTokens: number };
 
 export type ChatMessage = {
@@ -31,21 +36,15 @@ export type ChatRequest = {
   onDelta?: (text: string) => void;
 };
 
-export interface ChatProvider {
-  chat(request: ChatRequest): Promise<TextGeneration>;
-}
+export type ChatProvider = Provider<'chat', ChatRequest, TextGeneration>;
 
 export type ImageRequest = { prompt: string; aspectRatio: string; signal: AbortSignal };
 export type ImageGeneration = { b64: string; mimeType: string; model: string; usage: TokenUsage };
-export interface ImageProvider {
-  generate(request: ImageRequest): Promise<ImageGeneration>;
-}
+export type ImageProvider = Provider<'generate', ImageRequest, ImageGeneration>;
 
 export type EmbeddingRequest = { input: string[]; signal: AbortSignal };
 export type EmbeddingResult = { vectors: number[][]; model: string; usage: { inputTokens: number } };
-export interface EmbeddingProvider {
-  embed(request: EmbeddingRequest): Promise<EmbeddingResult>;
-}
+export type EmbeddingProvider = Provider<'embed', EmbeddingRequest, EmbeddingResult>;
 
 export type TranscriptionRequest = {
   audio: Buffer;
@@ -58,9 +57,7 @@ export type TranscriptionRequest = {
   signal: AbortSignal;
 };
 export type TranscriptionResult = { text: string; model: string; durationSeconds: number };
-export interface TranscriptionProvider {
-  transcribe(request: TranscriptionRequest): Promise<TranscriptionResult>;
-}
+export type TranscriptionProvider = Provider<'transcribe', TranscriptionRequest, TranscriptionResult>;
 
 export type OcrRequest = {
   data: Buffer;
@@ -71,9 +68,7 @@ export type OcrRequest = {
 };
 /** `languages` are the tesseract language codes the text was read with (eng, nep). */
 export type OcrResult = { text: string; pages: number; model: string; languages: string[] };
-export interface OcrProvider {
-  extract(request: OcrRequest): Promise<OcrResult>;
-}
+export type OcrProvider = Provider<'extract', OcrRequest, OcrResult>;
 
 export type VideoRequest = {
   prompt: string;
@@ -87,9 +82,7 @@ export type VideoRequest = {
 };
 /** `durationSeconds` is the rendered clip's length, what the render is billed by. */
 export type VideoResult = { model: string; durationSeconds: number; mimeType: 'video/mp4' };
-export interface VideoProvider {
-  render(request: VideoRequest): Promise<VideoResult>;
-}
+export type VideoProvider = Provider<'render', VideoRequest, VideoResult>;
 
 export type Providers = {
   chat: ChatProvider;

@@ -86,7 +86,7 @@ export async function createWebhookEndpoint(
 export async function rotateWebhookSecret(db: Db, endpointId: string, workspaceId: string) {
   const secret = newWebhookSecret();
   const row = await updateWebhookEndpoint(db, endpointId, workspaceId, { secret });
-  return row ? { id: row.id, secret } : null;
+  return row ? { id: row.id, url: row.url, secret } : null;
 }
 
 /** Stops (or restarts) deliveries to an endpoint; pending attempts to a disabled one are not sent. */

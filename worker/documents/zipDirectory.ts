@@ -52,6 +52,18 @@ function signature(value: number): Buffer {
   return bytes;
 }
 
+/** Little-endian fields of `bytes` bytes each at these offsets from a record's start `at`, in order. */
+function fields<const Offsets extends readonly number[]>(
+  data: Buffer,
+  at: number,
+  bytes: 2 | 4,
+  offsets: Offsets,
+): { [K in keyof Offsets]: number } {
+  const read = (offset: number) =>
+    bytes === 2 ? data.readUInt16LE(at + offset) : data.readUInt32LE(at + offset);
+  return offsets.map(read) as { [K in keyof Offsets]: number };
+}
+
 /** A ZIP64 field as a number; sizes past 2^53 are not a document's. */
 function uint64(data: Buffer, offset: number): number {
   const value = data.readBigUInt64LE(offset);
@@ -72,12 +84,8 @@ function readEnd(data: Buffer): End {
   if (at + eocdSize + data.readUInt16LE(at + 20) !== data.length) {
     throw malformed('the end record does not end the file');
   }
-  const disk = data.readUInt16LE(at + 4);
-  const directoryDisk = data.readUInt16LE(at + 6);
-  const countOnDisk = data.readUInt16LE(at + 8);
-  const count = data.readUInt16LE(at + 10);
-  const directorySize = data.readUInt32LE(at + 12);
-  const directoryOffset = data.readUInt32LE(at + 16);
+  const [disk, directoryDisk, countOnDisk, count] = fields(data, at, 2, [4, 6, 8, 10]);
+  const [directorySize, directoryOffset] = fields(data, at, 4, [12, 16]);
   const zip64 =
     [disk, directoryDisk, countOnDisk, count].includes(max16) ||
     directorySize === max32 ||
@@ -142,15 +150,9 @@ function readEntry(data: Buffer, at: number, end: number): { entry: ZipEntry; ne
   if (at + entryHeaderSize > end || data.readUInt32LE(at) !== signatures.entry) {
     throw malformed('the central directory holds fewer records than it counts');
   }
-  const flags = data.readUInt16LE(at + 8);
-  const method = data.readUInt16LE(at + 10);
-  let compressedSize = data.readUInt32LE(at + 20);
-  let size = data.readUInt32LE(at + 24);
-  const nameLength = data.readUInt16LE(at + 28);
-  const extraLength = data.readUInt16LE(at + 30);
-  const commentLength = data.readUInt16LE(at + 32);
-  const disk = data.readUInt16LE(at + 34);
-  let localHeaderOffset = data.readUInt32LE(at + 42);
+  const [flags, method] = fields(data, at, 2, [8, 10]);
+  let [compressedSize, size, localHeaderOffset] = fields(data, at, 4, [20, 24, 42]);
+  const [nameLength, extraLength, commentLength, disk] = fields(data, at, 2, [28, 30, 32, 34]);
   const next = at + entryHeaderSize + nameLength + extraLength + commentLength;
   if (next > end) throw malformed('a directory record runs past the directory');
   const nameBytes = data.subarray(at + entryHeaderSize, at + entryHeaderSize + nameLength);

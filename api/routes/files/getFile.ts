@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 import { findWorkspaceFile } from '../../../shared/db/queries/files.ts';
-import { errors } from '../../../shared/errors/appError.ts';
+import { found } from '../../../shared/errors/appError.ts';
 import { toFileDto } from '../../../shared/files/dto.ts';
 import type { AppDeps } from '../../deps.ts';
 
@@ -9,8 +9,7 @@ import type { AppDeps } from '../../deps.ts';
 export function getFile({ pool }: AppDeps): RequestHandler {
   return async (req, res) => {
     const fileId = req.params.fileId as string;
-    const file = await findWorkspaceFile(pool, req.principal!.workspaceId, fileId);
-    if (!file) throw errors.notFound('file', fileId);
+    const file = found(await findWorkspaceFile(pool, req.principal!.workspaceId, fileId), 'file', fileId);
     res.json({ file: toFileDto(file) });
   };
 }

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 
 import { apiBasePath } from '../../../shared/config/config.ts';
 import { findWorkspaceFile } from '../../../shared/db/queries/files.ts';
-import { AppError, errors } from '../../../shared/errors/appError.ts';
+import { AppError, found } from '../../../shared/errors/appError.ts';
 import { toJobDto } from '../../../shared/jobs/jobDto.ts';
 import type { AppDeps } from '../../deps.ts';
 
@@ -14,8 +14,7 @@ export function renderFile(deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const principal = req.principal!;
     const fileId = req.params.fileId as string;
-    const file = await findWorkspaceFile(deps.pool, principal.workspaceId, fileId);
-    if (!file) throw errors.notFound('file', fileId);
+    const file = found(await findWorkspaceFile(deps.pool, principal.workspaceId, fileId), 'file', fileId);
     if (file.kind !== 'deck') {
       throw new AppError(
         'unsupported_export_format',

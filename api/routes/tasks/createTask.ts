@@ -3,9 +3,8 @@ import { findActiveStaffMember } from '../../../shared/db/queries/staff.ts';
 import { errors } from '../../../shared/errors/appError.ts';
 import { titleFromInput, toTaskDto } from '../../../shared/tasks/dto.ts';
 import { createTaskWithMessage, resolveFileIds } from '../../../shared/tasks/messages.ts';
-import { actorOf } from '../../auth/actor.ts';
 import type { AppDeps } from '../../deps.ts';
-import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
+import { acceptedWork } from '../../pipeline/acceptedWork.ts';
 
 type CreateTaskBody = {
   input: string;
@@ -17,25 +16,20 @@ type CreateTaskBody = {
 
 /** POST /tasks: the task, its first message and the reply job in one transaction; 202 with the task. */
 export function createTask({ idempotency }: AppDeps) {
-  return async (call: OperationCall): Promise<Answer> => {
+  return acceptedWork(idempotency, async (tx, actor, call) => {
     const body = call.body as CreateTaskBody;
-    const actor = actorOf(call);
-    const answer = await idempotency.commitAnswer(call, 202, async (tx) => {
-      const staff =
-        body.staffId === undefined ? null : await findActiveStaffMember(tx, actor.workspaceId, body.staffId);
-      if (body.staffId !== undefined && !staff) throw errors.notFound('staff member', body.staffId);
-      const fileIds = await resolveFileIds(tx, actor.workspaceId, body.fileIds);
-      const title = body.title?.trim() ? body.title.trim() : titleFromInput(body.input);
-      const created = await createTaskWithMessage(tx, {
-        actor,
-        title,
-        text: body.input,
-        fileIds,
-        assigneeStaffId: staff?.id ?? null,
-      });
-      const { task } = created;
-      return { body: { task: toTaskDto(task) }, location: `${apiBasePath}/tasks/${task.id}` };
+    const staff =
+      body.staffId === undefined ? null : await findActiveStaffMember(tx, actor.workspaceId, body.staffId);
+    if (body.staffId !== undefined && !staff) throw errors.notFound('staff member', body.staffId);
+    const fileIds = await resolveFileIds(tx, actor.workspaceId, body.fileIds);
+    const title = body.title?.trim() ? body.title.trim() : titleFromInput(body.input);
+    const { task } = await createTaskWithMessage(tx, {
+      actor,
+      title,
+      text: body.input,
+      fileIds,
+      assigneeStaffId: staff?.id ?? null,
     });
-    return { status: 202, ...answer };
-  };
+    return { body: { task: toTaskDto(task) }, location: `${apiBasePath}/tasks/${task.id}` };
+  });
 }

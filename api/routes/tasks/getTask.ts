@@ -1,5 +1,5 @@
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
-import { errors } from '../../../shared/errors/appError.ts';
+import { found } from '../../../shared/errors/appError.ts';
 import { toTaskDto } from '../../../shared/tasks/dto.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
@@ -8,8 +8,7 @@ import type { Answer, OperationCall } from '../../pipeline/operationCall.ts';
 export function getTask({ pool }: AppDeps) {
   return async (call: OperationCall): Promise<Answer> => {
     const taskId = call.params.taskId!;
-    const task = await findWorkspaceTask(pool, call.principal!.workspaceId, taskId);
-    if (!task) throw errors.notFound('task', taskId);
+    const task = found(await findWorkspaceTask(pool, call.principal!.workspaceId, taskId), 'task', taskId);
     return { status: 200, body: { task: toTaskDto(task) } };
   };
 }

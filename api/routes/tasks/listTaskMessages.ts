@@ -1,6 +1,6 @@
 import { listTaskMessages as listMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
-import { errors } from '../../../shared/errors/appError.ts';
+import { found } from '../../../shared/errors/appError.ts';
 import { toMessageDto } from '../../../shared/tasks/dto.ts';
 import type { AppDeps } from '../../deps.ts';
 import { decodeCursor, encodeCursor } from '../../http/cursor.ts';
@@ -17,8 +17,7 @@ export function listTaskMessages(deps: AppDeps) {
   const { pool } = deps;
   return async (call: OperationCall): Promise<Answer> => {
     const taskId = call.params.taskId!;
-    const task = await findWorkspaceTask(pool, call.principal!.workspaceId, taskId);
-    if (!task) throw errors.notFound('task', taskId);
+    const task = found(await findWorkspaceTask(pool, call.principal!.workspaceId, taskId), 'task', taskId);
     const limit = call.query.limit === undefined ? defaultLimit : Number(call.query.limit);
     const key = await deps.cursorKeys.get();
     const raw = call.query.cursor;

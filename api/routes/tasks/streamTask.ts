@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 import { findWorkspaceTask } from '../../../shared/db/queries/tasks.ts';
-import { errors } from '../../../shared/errors/appError.ts';
+import { found } from '../../../shared/errors/appError.ts';
 import type { AppDeps } from '../../deps.ts';
 import { decodeCursor } from '../../http/cursor.ts';
 import { releaseWhenClosed } from '../../sse/releaseWhenClosed.ts';
@@ -20,8 +20,7 @@ export function streamTask(deps: AppDeps): RequestHandler {
   return async (req, res) => {
     const workspaceId = req.principal!.workspaceId;
     const taskId = req.params.taskId as string;
-    const task = await findWorkspaceTask(pool, workspaceId, taskId);
-    if (!task) throw errors.notFound('task', taskId);
+    const task = found(await findWorkspaceTask(pool, workspaceId, taskId), 'task', taskId);
     const raw =
       req.get('last-event-id') ?? (req.query.cursor === undefined ? undefined : String(req.query.cursor));
     const key = await deps.cursorKeys.get();

@@ -5,7 +5,7 @@ import { registerOauthApp } from '../../../shared/oauth/registerApp.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendPage } from '../html.ts';
 import { appSecretView, appsView } from './appsViews.ts';
-import { consoleContext, field, fields, type ListSender, needsDeveloper, showList } from './context.ts';
+import { developerContext, field, fields, type ListSender, showList } from './context.ts';
 import { consoleFrame } from './layout.ts';
 import { readPage } from './pageCursor.ts';
 
@@ -24,8 +24,8 @@ export const showApps = (web: BrowserContext) => showList(web, sendApps);
 /** POST /console/:memberId/apps: the same registration as `oauth-app create`, never verified from here. */
 export function registerApp(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res, 'register apps')) return;
+    const c = await developerContext(web, req, res, 'register apps', { form: true });
+    if (!c) return;
     const registered = await registerOauthApp(web.pool, web.doc, {
       projectId: field(req, 'project'),
       name: field(req, 'name'),

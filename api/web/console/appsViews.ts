@@ -4,9 +4,35 @@ import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml, secretField } from '../html.ts';
 import { scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
+import { developerForm, projectSelect } from './forms.ts';
 import { listEnd } from './layout.ts';
+import { consoleTable } from './table.ts';
 
 type ListedApp = Awaited<ReturnType<typeof listWorkspaceOauthApps>>[number];
+
+const appForm = { heading: 'Register an app', purpose: 'register apps', submit: 'Register app' };
+
+function appFields(c: ConsoleContext, doc: ApiDocument): SafeHtml {
+  return html`<label for="app-name">Name (shown on the consent page)</label
+    ><input id="app-name" type="text" name="name" required maxlength="200" />
+    ${projectSelect(c, 'app-project')}
+    <fieldset>
+      <legend>Type</legend>
+      <label
+        ><input type="radio" name="type" value="server" checked /> Server (confidential, gets a secret)</label
+      >
+      <label><input type="radio" name="type" value="public" /> Public (browser or native, PKCE only)</label>
+    </fieldset>
+    <label for="app-redirects">Redirect URIs (one per line)</label>
+    <textarea id="app-redirects" name="redirect_uris" rows="3" cols="60" required></textarea>
+    <fieldset>
+      <legend>Scopes</legend>
+      ${[...identityScopes, ...doc.scopes].map(
+        (scope) =>
+          html`<label><input type="checkbox" name="scopes" value="${scope}" /> <code>${scope}</code></label>`,
+      )}
+    </fieldset>`;
+}
 
 export function appsView(
   c: ConsoleContext,
@@ -17,74 +43,24 @@ export function appsView(
 ): SafeHtml {
   return html`<h1>OAuth apps</h1>
     <p>Apps you have connected to your account are on <a href="/account">your account page</a>.</p>
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Client id</th>
-          <th>Type</th>
-          <th>Project</th>
-          <th>Redirect URIs</th>
-          <th>Scopes</th>
-          <th>Verification</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${apps.map(
-          (a) =>
-            html`<tr data-app="${a.id}">
-              <td>${a.name}</td>
-              <td><code>${a.client_id}</code></td>
-              <td>${a.type}</td>
-              <td>${a.project_name}</td>
-              <td>${a.redirect_uris.map((u) => html`<code>${u}</code><br />`)}</td>
-              <td>${scopeList(doc, a.scopes)}</td>
-              <td>
-                ${a.verified ? 'verified' : 'not verified (sensitive scopes need an operator to verify it)'}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${consoleTable(
+      ['Name', 'Client id', 'Type', 'Project', 'Redirect URIs', 'Scopes', 'Verification'],
+      apps,
+      (a) =>
+        html`<tr data-app="${a.id}">
+          <td>${a.name}</td>
+          <td><code>${a.client_id}</code></td>
+          <td>${a.type}</td>
+          <td>${a.project_name}</td>
+          <td>${a.redirect_uris.map((u) => html`<code>${u}</code><br />`)}</td>
+          <td>${scopeList(doc, a.scopes)}</td>
+          <td>
+            ${a.verified ? 'verified' : 'not verified (sensitive scopes need an operator to verify it)'}
+          </td>
+        </tr>`,
+    )}
     ${listEnd(apps.length, 'No apps registered.', next && `${c.base}/apps?cursor=${next}`, 'Older apps')}
-    ${
-      c.member.has_developer_access
-        ? html`<h2>Register an app</h2>
-            ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-            <form method="post" action="${c.base}/apps">
-              <input type="hidden" name="_csrf" value="${c.csrf}" />
-              <label for="app-name">Name (shown on the consent page)</label
-              ><input id="app-name" type="text" name="name" required maxlength="200" />
-              <label for="app-project">Project</label>
-              <select id="app-project" name="project">
-                ${c.member.projects.map((p) => html`<option value="${p.id}">${p.name}</option>`)}
-              </select>
-              <fieldset>
-                <legend>Type</legend>
-                <label
-                  ><input type="radio" name="type" value="server" checked /> Server (confidential, gets a
-                  secret)</label
-                >
-                <label
-                  ><input type="radio" name="type" value="public" /> Public (browser or native, PKCE
-                  only)</label
-                >
-              </fieldset>
-              <label for="app-redirects">Redirect URIs (one per line)</label>
-              <textarea id="app-redirects" name="redirect_uris" rows="3" cols="60" required></textarea>
-              <fieldset>
-                <legend>Scopes</legend>
-                ${[...identityScopes, ...doc.scopes].map(
-                  (scope) =>
-                    html`<label
-                      ><input type="checkbox" name="scopes" value="${scope}" /> <code>${scope}</code></label
-                    >`,
-                )}
-              </fieldset>
-              <button type="submit">Register app</button>
-            </form>`
-        : html`<p class="muted">You need developer access to register apps.</p>`
-    }`;
+    ${developerForm(c, `${c.base}/apps`, appForm, appFields(c, doc), error)}`;
 }
 
 export function appSecretView(

@@ -50,13 +50,20 @@ export async function consoleContext(
 }
 
 /**
- * Refuses (403) a member without developer access to the workspace; true when it did. `what` is what
- * they cannot do, as in "change keys".
+ * consoleContext for a page or form only developers may use: also null once a member without
+ * developer access is refused (403). `what` is what they cannot do, as in "change keys".
  */
-export function needsDeveloper(c: ConsoleContext, res: Response, what: string): boolean {
-  if (c.member.has_developer_access) return false;
+export async function developerContext(
+  web: BrowserContext,
+  req: Request,
+  res: Response,
+  what: string,
+  options: { form?: boolean } = {},
+): Promise<ConsoleContext | null> {
+  const c = await consoleContext(web, req, res, options);
+  if (!c || c.member.has_developer_access) return c;
   sendErrorPage(res, 403, 'No developer access', `You cannot ${what} in this workspace.`);
-  return true;
+  return null;
 }
 
 /**

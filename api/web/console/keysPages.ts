@@ -1,11 +1,11 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 
 import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
-import { type ConsoleContext, consoleContext, field, fields, needsDeveloper, showList } from './context.ts';
+import { developerContext, field, fields, showList } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
 import { consoleFrame } from './layout.ts';
 import { readPage } from './pageCursor.ts';
@@ -18,7 +18,6 @@ const wide = { wide: true };
  * over a working secret: of a colleague's key, their identity); any developer may revoke any key
  * of the workspace, so stopping a leak never waits for its owner, and the revocation records who.
  */
-const denied = (c: ConsoleContext, res: Response) => needsDeveloper(c, res, 'change keys');
 
 /** GET /console/:memberId/keys */
 export const showKeys = (web: BrowserContext) =>
@@ -32,8 +31,8 @@ export const showKeys = (web: BrowserContext) =>
 /** GET /console/:memberId/keys/new */
 export function showNewKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res);
-    if (!c || denied(c, res)) return;
+    const c = await developerContext(web, req, res, 'change keys');
+    if (!c) return;
     sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc)), wide);
   };
 }
@@ -41,8 +40,8 @@ export function showNewKey(web: BrowserContext): RequestHandler {
 /** POST /console/:memberId/keys: the same rules and the same minting as `key create`. */
 export function createKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || denied(c, res)) return;
+    const c = await developerContext(web, req, res, 'change keys', { form: true });
+    if (!c) return;
     const level = field(req, 'scope_level');
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
@@ -79,8 +78,8 @@ export function createKey(web: BrowserContext): RequestHandler {
 /** POST /console/:memberId/keys/:keyId/revoke: any key of the workspace, recorded as this member's doing. */
 export function revokeKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || denied(c, res)) return;
+    const c = await developerContext(web, req, res, 'change keys', { form: true });
+    if (!c) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
@@ -96,8 +95,8 @@ export function revokeKey(web: BrowserContext): RequestHandler {
  */
 export function rollKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || denied(c, res)) return;
+    const c = await developerContext(web, req, res, 'change keys', { form: true });
+    if (!c) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
       return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');

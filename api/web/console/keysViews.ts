@@ -2,7 +2,9 @@ import type { ListedKey } from '../../../shared/db/queries/apiKeys.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml, secretField } from '../html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
+import { csrfField, formError } from './forms.ts';
 import { listEnd } from './layout.ts';
+import { consoleTable } from './table.ts';
 
 /** Who a member is to the one looking: "you", else their email (a member since deleted: their id). */
 function whoIs(c: ConsoleContext, memberId: string, email: string | null): SafeHtml {
@@ -36,92 +38,75 @@ export function keysView(
             You do not have developer access in this workspace: you cannot create keys.
           </p>`
     }
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Secret</th>
-          <th>Mode</th>
-          <th>Scope</th>
-          <th>Projects</th>
-          <th>Last used</th>
-          <th>Spend this month</th>
-          <th>State</th>
-          <th>Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${keys.map(
-          (k) =>
-            html`<tr data-key="${k.id}">
-              <td>
-                ${k.name}<br /><span class="muted">created by ${whoIs(c, k.member_id, k.member_email)}</span>
-              </td>
-              <td><code>${k.secret_hint}</code></td>
-              <td>${k.livemode ? 'live' : 'test'}</td>
-              <td>
-                ${k.scope_level}${k.scope_level === 'package' ? html`: ${k.scope_packages.join(', ')}` : ''}
-                ${k.scope_level === 'operation' ? html`: ${k.scope_operations.join(', ')}` : ''}
-              </td>
-              <td>${k.projects.map((p) => p.name).join(', ')}</td>
-              <td>${when(k.last_used_at)}</td>
-              <td>
-                ${money(k.spent_this_month_minor, currency)}
-                ${k.monthly_spend_cap_minor !== null ? html` of ${money(k.monthly_spend_cap_minor, currency)}` : ' (no cap)'}
-              </td>
-              <td>
-                ${keyState(c, k, now)}
-                ${
-                  k.previous_secret_expires_at && Date.parse(k.previous_secret_expires_at) > now
-                    ? html`<br /><span class="muted"
-                          >old secret works until ${when(k.previous_secret_expires_at)}</span
-                        >`
-                    : ''
-                }
-              </td>
-              <td>
-                ${
-                  // Roll only on the member's own keys (it would hand over a colleague's identity);
-                  // revoke on any, so a leak is stopped without waiting for the key's owner.
-                  k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
-                    ? ''
-                    : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
-                        <input type="hidden" name="_csrf" value="${c.csrf}" />
-                        <label for="overlap-${k.id}"
-                          >Old secret keeps working for (seconds, up to 86400)</label
-                        >
-                        <input
-                          id="overlap-${k.id}"
-                          type="number"
-                          name="overlap_seconds"
-                          min="0"
-                          max="86400"
-                          value="3600"
-                        />
-                        <button type="submit">Roll ${k.name}</button>
-                      </form>`
-                }
-                ${
-                  k.revoked_at || !c.member.has_developer_access
-                    ? ''
-                    : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
-                        <input type="hidden" name="_csrf" value="${c.csrf}" />
-                        <button type="submit">Revoke ${k.name}</button>
-                      </form>`
-                }
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${consoleTable(
+      ['Name', 'Secret', 'Mode', 'Scope', 'Projects', 'Last used', 'Spend this month', 'State', 'Actions'],
+      keys,
+      (k) =>
+        html`<tr data-key="${k.id}">
+          <td>
+            ${k.name}<br /><span class="muted">created by ${whoIs(c, k.member_id, k.member_email)}</span>
+          </td>
+          <td><code>${k.secret_hint}</code></td>
+          <td>${k.livemode ? 'live' : 'test'}</td>
+          <td>
+            ${k.scope_level}${k.scope_level === 'package' ? html`: ${k.scope_packages.join(', ')}` : ''}
+            ${k.scope_level === 'operation' ? html`: ${k.scope_operations.join(', ')}` : ''}
+          </td>
+          <td>${k.projects.map((p) => p.name).join(', ')}</td>
+          <td>${when(k.last_used_at)}</td>
+          <td>
+            ${money(k.spent_this_month_minor, currency)}
+            ${k.monthly_spend_cap_minor !== null ? html` of ${money(k.monthly_spend_cap_minor, currency)}` : ' (no cap)'}
+          </td>
+          <td>
+            ${keyState(c, k, now)}
+            ${
+              k.previous_secret_expires_at && Date.parse(k.previous_secret_expires_at) > now
+                ? html`<br /><span class="muted"
+                      >old secret works until ${when(k.previous_secret_expires_at)}</span
+                    >`
+                : ''
+            }
+          </td>
+          <td>
+            ${
+              // Roll only on the member's own keys (it would hand over a colleague's identity);
+              // revoke on any, so a leak is stopped without waiting for the key's owner.
+              k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
+                ? ''
+                : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
+                    ${csrfField(c)}
+                    <label for="overlap-${k.id}">Old secret keeps working for (seconds, up to 86400)</label>
+                    <input
+                      id="overlap-${k.id}"
+                      type="number"
+                      name="overlap_seconds"
+                      min="0"
+                      max="86400"
+                      value="3600"
+                    />
+                    <button type="submit">Roll ${k.name}</button>
+                  </form>`
+            }
+            ${
+              k.revoked_at || !c.member.has_developer_access
+                ? ''
+                : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
+                    ${csrfField(c)}
+                    <button type="submit">Revoke ${k.name}</button>
+                  </form>`
+            }
+          </td>
+        </tr>`,
+    )}
     ${listEnd(keys.length, 'No keys yet.', next && `${c.base}/keys?cursor=${next}`, 'Older keys')}`;
 }
 
 export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string): SafeHtml {
   return html`<h1>Create an API key</h1>
-    ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    ${formError(error)}
     <form method="post" action="${c.base}/keys">
-      <input type="hidden" name="_csrf" value="${c.csrf}" />
+      ${csrfField(c)}
       <label for="name">Name</label><input id="name" type="text" name="name" required maxlength="200" />
       <fieldset>
         <legend>Projects</legend>

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from '../html.ts';
 import type { ConsoleContext } from './context.ts';
+import { csrfField } from './forms.ts';
 
 const sections = [
   ['keys', 'API keys'],
@@ -38,7 +39,7 @@ export function consoleFrame(c: ConsoleContext, current: string, body: SafeHtml)
     </header>
     <main id="main" tabindex="-1">${body}</main>
     <form method="post" action="/account/sign-out">
-      <input type="hidden" name="_csrf" value="${c.csrf}" /><button type="submit">Sign out</button>
+      ${csrfField(c)}<button type="submit">Sign out</button>
     </form>`;
 }
 

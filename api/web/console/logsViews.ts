@@ -7,6 +7,7 @@ import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
 import { listEnd } from './layout.ts';
 import { encodePageCursor } from './pageCursor.ts';
+import { consoleTable } from './table.ts';
 
 type Call = Awaited<ReturnType<typeof listFilteredRequestLogs>>[number];
 type FullCall = NonNullable<Awaited<ReturnType<typeof findWorkspaceRequestLog>>>;
@@ -44,37 +45,24 @@ export function logsView(
       ><input id="f-until" type="datetime-local" name="until" value="${query('until')}" />
       <button type="submit">Filter</button>
     </form>
-    <table>
-      <thead>
-        <tr>
-          <th>Time (UTC)</th>
-          <th>Method</th>
-          <th>Path</th>
-          <th>Status</th>
-          <th>Latency</th>
-          <th>Cost</th>
-          <th>Key</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${calls.map(
-          (l) =>
-            html`<tr>
-              <td>
-                <a href="${c.base}/logs/${encodePageCursor(l.cursor_at, l.id)}"
-                  >${l.created_at.replace('T', ' ').slice(0, 19)}</a
-                >
-              </td>
-              <td>${l.method}</td>
-              <td><code>${l.path}</code></td>
-              <td>${l.status}</td>
-              <td>${l.latency_ms} ms</td>
-              <td>${money(l.cost_minor, c.member.currency)}</td>
-              <td><code>${l.key_id ?? ''}</code></td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${consoleTable(
+      ['Time (UTC)', 'Method', 'Path', 'Status', 'Latency', 'Cost', 'Key'],
+      calls,
+      (l) =>
+        html`<tr>
+          <td>
+            <a href="${c.base}/logs/${encodePageCursor(l.cursor_at, l.id)}"
+              >${l.created_at.replace('T', ' ').slice(0, 19)}</a
+            >
+          </td>
+          <td>${l.method}</td>
+          <td><code>${l.path}</code></td>
+          <td>${l.status}</td>
+          <td>${l.latency_ms} ms</td>
+          <td>${money(l.cost_minor, c.member.currency)}</td>
+          <td><code>${l.key_id ?? ''}</code></td>
+        </tr>`,
+    )}
     ${listEnd(calls.length, 'No calls match.', next && `${c.base}/logs?${nextParams.toString()}`, 'Older calls')}`;
 }
 

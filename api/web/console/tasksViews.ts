@@ -3,33 +3,24 @@ import type { listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queri
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, when } from './context.ts';
 import { listEnd } from './layout.ts';
+import { consoleTable } from './table.ts';
 
 type ListedTask = Awaited<ReturnType<typeof listWorkspaceTasks>>[number];
 type BoardItem = Awaited<ReturnType<typeof listTaskBoard>>[number];
 
 export function tasksView(c: ConsoleContext, tasks: readonly ListedTask[], next: string | null): SafeHtml {
   return html`<h1>Tasks</h1>
-    <table>
-      <thead>
-        <tr>
-          <th>Title</th>
-          <th>Messages</th>
-          <th>Created</th>
-          <th>Updated</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${tasks.map(
-          (t) =>
-            html`<tr>
-              <td><a href="${c.base}/tasks/${t.id}">${t.title}</a></td>
-              <td>${t.last_message_seq}</td>
-              <td>${when(t.created_at)}</td>
-              <td>${when(t.updated_at)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${consoleTable(
+      ['Title', 'Messages', 'Created', 'Updated'],
+      tasks,
+      (t) =>
+        html`<tr>
+          <td><a href="${c.base}/tasks/${t.id}">${t.title}</a></td>
+          <td>${t.last_message_seq}</td>
+          <td>${when(t.created_at)}</td>
+          <td>${when(t.updated_at)}</td>
+        </tr>`,
+    )}
     ${listEnd(tasks.length, 'No tasks.', next && `${c.base}/tasks?cursor=${next}`, 'Older tasks')}`;
 }
 

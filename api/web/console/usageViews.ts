@@ -6,6 +6,7 @@ import type {
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
 import { listEnd } from './layout.ts';
+import { consoleTable } from './table.ts';
 
 type DayPart = Awaited<ReturnType<typeof sumDailySpend>>[number];
 type SpendRecord = Awaited<ReturnType<typeof listSpendRecords>>[number];
@@ -79,28 +80,18 @@ export function usageView(
           </li>`,
       )}
     </ul>
-    <table>
-      <thead>
-        <tr>
-          <th>Day (UTC)</th>
-          <th>Spend</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${[...days]
-          .reverse()
-          .filter((d) => byDay.has(d))
-          .map((day) => {
-            const sum = (byDay.get(day) ?? []).reduce((s, r) => s + r.cost_minor, 0);
-            return html`<tr>
-              <td>${day}</td>
-              <td>${money(sum, currency)}</td>
-              <td><a href="${c.base}/usage/records?day=${day}&split=${split}">Records</a></td>
-            </tr>`;
-          })}
-      </tbody>
-    </table>
+    ${consoleTable(
+      ['Day (UTC)', 'Spend', ''],
+      [...days].reverse().filter((d) => byDay.has(d)),
+      (day) => {
+        const sum = (byDay.get(day) ?? []).reduce((s, r) => s + r.cost_minor, 0);
+        return html`<tr>
+          <td>${day}</td>
+          <td>${money(sum, currency)}</td>
+          <td><a href="${c.base}/usage/records?day=${day}&split=${split}">Records</a></td>
+        </tr>`;
+      },
+    )}
     <p><a href="${c.base}/usage.csv?split=${split}" download>Download the last 90 days as CSV</a></p>`;
 }
 
@@ -115,35 +106,21 @@ export function recordsView(
   return html`<h1>Metering records ${day ? html`of ${day}` : 'of the last 90 days'}</h1>
     ${part !== undefined ? html`<p class="muted">Only <code>${partLabel(part || null)}</code>.</p>` : ''}
     <p><a href="${c.base}/usage.csv?${query.toString()}" download>Download as CSV</a></p>
-    <table>
-      <thead>
-        <tr>
-          <th>Time (UTC)</th>
-          <th>Operation</th>
-          <th>Project</th>
-          <th>Key</th>
-          <th>Mode</th>
-          <th>Usage</th>
-          <th>Cost</th>
-          <th>Request</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${records.map(
-          (r) =>
-            html`<tr>
-              <td>${r.created_at.replace('T', ' ').slice(0, 19)}</td>
-              <td>${r.operation}</td>
-              <td><code>${r.project_id}</code></td>
-              <td><code>${r.key_id ?? r.oauth_app_id ?? ''}</code></td>
-              <td>${r.livemode ? 'live' : 'test'}</td>
-              <td><code>${JSON.stringify(r.usage)}</code></td>
-              <td>${money(r.cost_minor, r.currency)}</td>
-              <td><code>${r.request_id ?? ''}</code></td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${consoleTable(
+      ['Time (UTC)', 'Operation', 'Project', 'Key', 'Mode', 'Usage', 'Cost', 'Request'],
+      records,
+      (r) =>
+        html`<tr>
+          <td>${r.created_at.replace('T', ' ').slice(0, 19)}</td>
+          <td>${r.operation}</td>
+          <td><code>${r.project_id}</code></td>
+          <td><code>${r.key_id ?? r.oauth_app_id ?? ''}</code></td>
+          <td>${r.livemode ? 'live' : 'test'}</td>
+          <td><code>${JSON.stringify(r.usage)}</code></td>
+          <td>${money(r.cost_minor, r.currency)}</td>
+          <td><code>${r.request_id ?? ''}</code></td>
+        </tr>`,
+    )}
     ${listEnd(records.length, 'No records.', next && `${c.base}/usage/records${next}`, 'Older records')}
     <p><a href="${c.base}/usage">Back to usage</a></p>`;
 }

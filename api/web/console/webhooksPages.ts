@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 import {
   findWorkspaceEndpoint,
@@ -15,10 +15,10 @@ import type { BrowserContext } from '../browserContext.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
 import {
   consoleContext,
+  developerContext,
   field,
   fields,
   type ListSender,
-  needsDeveloper,
   param,
   showList,
 } from './context.ts';
@@ -27,6 +27,8 @@ import { readPage } from './pageCursor.ts';
 import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
+const noSuchWebhook = (res: Response) =>
+  sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
 
 const sendList: ListSender = async (web, c, res, cursor, status = 200, error) => {
   const { items: endpoints, next } = await readPage(cursor, (page) =>
@@ -47,8 +49,8 @@ export const showWebhooks = (web: BrowserContext) => showList(web, sendList);
 /** POST /console/:memberId/webhooks: the same rules as `webhook create`. */
 export function createWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
     const created = await createWebhookEndpoint(web.pool, {
       projectId: field(req, 'project'),
       url: field(req, 'url'),
@@ -65,39 +67,27 @@ export function createWebhook(web: BrowserContext): RequestHandler {
 /** POST /console/:memberId/webhooks/:endpointId/rotate */
 export function rotateWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
-    const endpoint = await findWorkspaceEndpoint(
-      web.pool,
-      String(req.params.endpointId),
-      c.member.workspace_id,
-    );
-    const rotated = endpoint ? await rotateWebhookSecret(web.pool, endpoint.id, c.member.workspace_id) : null;
-    if (!endpoint || !rotated) {
-      return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
-    }
-    sendPage(
-      res,
-      200,
-      'Secret rotated',
-      consoleFrame(c, 'webhooks', webhookSecretView(c, endpoint.url, rotated.secret)),
-      { wide: true, copy: true },
-    );
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
+    const rotated = await rotateWebhookSecret(web.pool, String(req.params.endpointId), c.member.workspace_id);
+    if (!rotated) return noSuchWebhook(res);
+    const secretPage = webhookSecretView(c, rotated.url, rotated.secret);
+    sendPage(res, 200, 'Secret rotated', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
   };
 }
 
 /** POST /console/:memberId/webhooks/:endpointId/enabled */
 export function toggleWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
     const row = await setWebhookEnabled(
       web.pool,
       String(req.params.endpointId),
       c.member.workspace_id,
       field(req, 'enabled') === 'on',
     );
-    if (!row) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+    if (!row) return noSuchWebhook(res);
     res.redirect(303, `${c.base}/webhooks`);
   };
 }
@@ -112,7 +102,7 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
       String(req.params.endpointId),
       c.member.workspace_id,
     );
-    if (!endpoint) return sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+    if (!endpoint) return noSuchWebhook(res);
     const { items: deliveries, next } = await readPage(param(req, 'cursor'), (page) =>
       listEndpointDeliveryLog(web.pool, endpoint.id, page),
     );
@@ -129,8 +119,8 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
 /** POST /console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend: one more attempt by the worker. */
 export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
   return async (req, res) => {
-    const c = await consoleContext(web, req, res, { form: true });
-    if (!c || needsDeveloper(c, res, 'change webhooks')) return;
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
     const result = await web.pool.transaction((tx) =>
       resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
     );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import type { Principal, ScopeLevel } from '../../auth/principal.ts';
 import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
+import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
 
 /** A key's own columns, as both the auth lookup and the key listings read them. */
 const keyColumns = z.object({
@@ -231,7 +231,6 @@ export function listWorkspaceKeys(db: Db, workspaceId: string, page: ListPage) {
            ) as last_used_at
     from api_keys k
     where k.workspace_id = ${workspaceId} ${afterPosition(page, 'k')}
-    order by k.created_at desc, k.id desc
-    limit ${page.limit}
+    ${newestFirst(page, 'k')}
   `);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, idRow, sql } from '../sql.ts';
+import { findInWorkspace, type NewWorkspaceRecord } from './workspaceRows.ts';
 
 /** Who stored a file and what it is: the columns an upload session hands on to the file it completes into. */
 export const fileFields = {
@@ -23,9 +24,7 @@ export type FileRow = z.infer<typeof fileRow>;
 
 const columns = sql.fragment`id, workspace_id, member_id, filename, mime_type, size_bytes, kind, storage_key, task_id, created_at`;
 
-export type NewFile = {
-  id: string;
-  workspaceId: string;
+export type NewFile = NewWorkspaceRecord & {
   memberId: string | null;
   filename: string;
   mimeType: string;
@@ -46,12 +45,8 @@ export function insertFile(db: Db, f: NewFile) {
 }
 
 export function findWorkspaceFile(db: Db, workspaceId: string, fileId: string) {
-  return db.maybeOne(sql.type(fileRow)`
-    select ${columns} from files where id = ${fileId} and workspace_id = ${workspaceId}
-  `);
+  return findInWorkspace(db, { name: 'files', row: fileRow, columns }, workspaceId, fileId);
 }
-
-const fileIdRow = z.object({ id: z.string() });
 
 /** Which of `fileIds` are files of the workspace (the others are reported as not found). */
 export function findWorkspaceFileIds(
@@ -60,7 +55,7 @@ export function findWorkspaceFileIds(
   fileIds: string[],
 ): Promise<readonly string[]> {
   if (fileIds.length === 0) return Promise.resolve([]);
-  return db.anyFirst(sql.type(fileIdRow)`
+  return db.anyFirst(sql.type(idRow)`
     select id from files where workspace_id = ${workspaceId} and id = any(${sql.array(fileIds, 'text')})
   `);
 }

@@ -16,6 +16,12 @@ export function afterPosition(page: ListPage, alias?: string) {
                        < (${page.before.at}::timestamptz, ${page.before.id})`;
 }
 
+/** `order by created_at desc, id desc limit n`: a page's rows in the order its position counts them in. */
+export function newestFirst(page: { limit: number }, alias?: string) {
+  return sql.fragment`order by ${column(alias, 'created_at')} desc, ${column(alias, 'id')} desc
+                      limit ${page.limit}`;
+}
+
 /**
  * A row's created_at as a page cursor's time, `cursor_at`: text to the microsecond, since a JS Date
  * would drop the last three digits and the next page would repeat or skip rows.

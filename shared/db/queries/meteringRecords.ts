@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, isoTimestamp, sql } from '../sql.ts';
-import { cursorAt } from './listPage.ts';
+import { cursorAt, newestFirst } from './listPage.ts';
 
 // Inserting a metering record lives with the money it settles (credits.ts, jobs.ts); these are the
 // partitions and the reads.
@@ -62,8 +62,7 @@ export function listWorkspaceMeteringRecords(
       and created_at >= ${monthStart(page.month)}
       and created_at < ${monthStart(page.month)} + interval '1 month'
       ${after}
-    order by created_at desc, id desc
-    limit ${page.limit}
+    ${newestFirst(page)}
   `);
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
+import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
 
 export type NewOauthApp = {
   id: string;
@@ -99,7 +99,6 @@ export function listWorkspaceOauthApps(db: Db, workspaceId: string, page: ListPa
            ${cursorAt('a')}
     from oauth_apps a join projects p on p.id = a.project_id
     where a.workspace_id = ${workspaceId} ${afterPosition(page, 'a')}
-    order by a.created_at desc, a.id desc
-    limit ${page.limit}
+    ${newestFirst(page, 'a')}
   `);
 }

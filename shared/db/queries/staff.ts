@@ -1,10 +1,9 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
-const staffRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const staffRow = workspaceRecord.extend({
   name: z.string(),
   role: z.string(),
   status: z.enum(['active', 'inactive']),
@@ -16,9 +15,7 @@ export type StaffRow = z.infer<typeof staffRow>;
 
 const columns = sql.fragment`id, workspace_id, name, role, status, api_address, api_channel_enabled, created_at`;
 
-export type NewStaffMember = {
-  id: string;
-  workspaceId: string;
+export type NewStaffMember = NewWorkspaceRecord & {
   name: string;
   role: string;
   apiAddress: string;
@@ -72,7 +69,5 @@ export function setStaffApiChannel(db: Db, staffId: string, enabled: boolean) {
 
 /** A staff member of the workspace, whatever its status (a reply queued before deactivation still runs). */
 export function findWorkspaceStaffMember(db: Db, workspaceId: string, staffId: string) {
-  return db.maybeOne(sql.type(staffRow)`
-    select ${columns} from staff_members where id = ${staffId} and workspace_id = ${workspaceId}
-  `);
+  return findInWorkspace(db, { name: 'staff_members', row: staffRow, columns }, workspaceId, staffId);
 }

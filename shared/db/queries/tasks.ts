@@ -1,11 +1,10 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
+import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
+import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
-const taskRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const taskRow = workspaceRecord.extend({
   project_id: z.string().nullable(),
   title: z.string(),
   assignee_staff_id: z.string().nullable(),
@@ -22,9 +21,7 @@ const columns = sql.fragment`
   created_at, updated_at
 `;
 
-export type NewTask = {
-  id: string;
-  workspaceId: string;
+export type NewTask = NewWorkspaceRecord & {
   projectId: string;
   title: string;
   assigneeStaffId: string | null;
@@ -43,9 +40,7 @@ export function insertTask(db: Db, t: NewTask) {
 
 /** The task when it belongs to the workspace; a task of another workspace reads as absent. */
 export function findWorkspaceTask(db: Db, workspaceId: string, taskId: string) {
-  return db.maybeOne(sql.type(taskRow)`
-    select ${columns} from tasks where id = ${taskId} and workspace_id = ${workspaceId}
-  `);
+  return findInWorkspace(db, { name: 'tasks', row: taskRow, columns }, workspaceId, taskId);
 }
 
 const spendCapRow = z.object({ monthly_spend_cap_minor: z.number().nullable() });
@@ -85,8 +80,7 @@ export function listWorkspaceTasks(db: Db, workspaceId: string, page: ListPage) 
            ${cursorAt()}
     from tasks
     where workspace_id = ${workspaceId} ${afterPosition(page)}
-    order by created_at desc, id desc
-    limit ${page.limit}
+    ${newestFirst(page)}
   `);
 }
 
@@ -113,17 +107,14 @@ export function listTaskBoard(db: Db, workspaceId: string, taskId: string, page:
       (select 'video' as kind, v.id, v.title, v.status, f.mime_type, f.size_bytes, v.created_at
        from videos v left join files f on f.workspace_id = v.workspace_id and f.id = v.file_id
        where v.workspace_id = ${workspaceId} and v.task_id = ${taskId} ${afterPosition(page, 'v')}
-       order by v.created_at desc, v.id desc
-       limit ${page.limit})
+       ${newestFirst(page, 'v')})
       union all
       (select 'file', f.id, f.filename, 'ready', f.mime_type, f.size_bytes, f.created_at
        from files f
        where f.workspace_id = ${workspaceId} and f.task_id = ${taskId} ${afterPosition(page, 'f')}
          and not exists (select 1 from videos v where v.workspace_id = f.workspace_id and v.file_id = f.id)
-       order by f.created_at desc, f.id desc
-       limit ${page.limit})
+       ${newestFirst(page, 'f')})
     ) board
-    order by created_at desc, id desc
-    limit ${page.limit}
+    ${newestFirst(page)}
   `);
 }

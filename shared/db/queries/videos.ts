@@ -1,13 +1,12 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
 export const videoStatus = z.enum(['generating', 'ready', 'failed']);
 export type VideoStatus = z.infer<typeof videoStatus>;
 
-const videoRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const videoRow = workspaceRecord.extend({
   task_id: z.string(),
   project_id: z.string().nullable(),
   job_id: z.string().nullable(),
@@ -30,9 +29,7 @@ const columns = sql.fragment`
   requested_duration_seconds, duration_seconds, livemode, created_at, updated_at
 `;
 
-export type NewVideo = {
-  id: string;
-  workspaceId: string;
+export type NewVideo = NewWorkspaceRecord & {
   taskId: string;
   projectId: string;
   jobId: string | null;
@@ -57,9 +54,7 @@ export function insertVideo(db: Db, v: NewVideo): Promise<VideoRow> {
 }
 
 export function findWorkspaceVideo(db: Db, workspaceId: string, videoId: string): Promise<VideoRow | null> {
-  return db.maybeOne(sql.type(videoRow)`
-    select ${columns} from videos where id = ${videoId} and workspace_id = ${workspaceId}
-  `);
+  return findInWorkspace(db, { name: 'videos', row: videoRow, columns }, workspaceId, videoId);
 }
 
 /** The video for its render job; null when it was deleted meanwhile (with its task). */

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage } from './listPage.ts';
+import { type Db, idRow, sql } from '../sql.ts';
+import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
+import { type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
-const endpointRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const endpointRow = workspaceRecord.extend({
   project_id: z.string(),
   url: z.string(),
   events: z.array(z.string()),
@@ -17,9 +16,7 @@ export type WebhookEndpointRow = z.infer<typeof endpointRow>;
 
 const endpointColumns = sql.fragment`id, workspace_id, project_id, url, events, secret, enabled, created_at`;
 
-export type NewWebhookEndpoint = {
-  id: string;
-  workspaceId: string;
+export type NewWebhookEndpoint = NewWorkspaceRecord & {
   projectId: string;
   url: string;
   events: string[];
@@ -34,8 +31,6 @@ export function insertWebhookEndpoint(db: Db, e: NewWebhookEndpoint) {
   `);
 }
 
-const endpointIdRow = z.object({ id: z.string() });
-
 /**
  * Enabled endpoints subscribed to an event: those of the event's project, or every endpoint of the
  * workspace for an event that belongs to no project.
@@ -44,7 +39,7 @@ export function findSubscribedEndpointIds(
   db: Db,
   event: { workspaceId: string; projectId: string | null; type: string },
 ) {
-  return db.anyFirst(sql.type(endpointIdRow)`
+  return db.anyFirst(sql.type(idRow)`
     select id from webhook_endpoints
     where workspace_id = ${event.workspaceId} and enabled and ${event.type} = any(events)
       and (${event.projectId}::text is null or project_id = ${event.projectId})
@@ -192,7 +187,7 @@ export function listDeliveryAttempts(db: Db, deliveryId: string) {
   `);
 }
 
-/** Sets an endpoint's secret or its enabled flag; null when the workspace has no such endpoint. */
+/** Sets an endpoint's secret or its enabled flag: its id and URL, or null when the workspace has none such. */
 export function updateWebhookEndpoint(
   db: Db,
   endpointId: string,
@@ -201,10 +196,10 @@ export function updateWebhookEndpoint(
 ) {
   const set =
     'secret' in change ? sql.fragment`secret = ${change.secret}` : sql.fragment`enabled = ${change.enabled}`;
-  return db.maybeOne(sql.type(endpointIdRow)`
+  return db.maybeOne(sql.type(endpointRow.pick({ id: true, url: true }))`
     update webhook_endpoints set ${set}
     where id = ${endpointId} and workspace_id = ${workspaceId}
-    returning id
+    returning id, url
   `);
 }
 
@@ -228,8 +223,7 @@ export function listWorkspaceEndpoints(db: Db, workspaceId: string, page: ListPa
            ${cursorAt('e')}
     from webhook_endpoints e join projects p on p.id = e.project_id
     where e.workspace_id = ${workspaceId} ${afterPosition(page, 'e')}
-    order by e.created_at desc, e.id desc
-    limit ${page.limit}
+    ${newestFirst(page, 'e')}
   `);
 }
 
@@ -240,13 +234,8 @@ export function findWorkspaceEndpoint(db: Db, endpointId: string, workspaceId: s
   `);
 }
 
-const consoleAttemptRow = z.object({
-  attempt: z.number(),
-  status_code: z.number().nullable(),
-  error: z.string().nullable(),
-  duration_ms: z.number(),
+const consoleAttemptRow = attemptRow.omit({ delivery_id: true }).extend({
   response_excerpt: z.string().nullable(),
-  created_at: z.string(),
 });
 const consoleDeliveryRow = deliveryRow.extend({
   event_type: z.string(),
@@ -271,7 +260,6 @@ export function listEndpointDeliveryLog(db: Db, endpointId: string, page: ListPa
            ), '[]') as attempt_log
     from webhook_deliveries d join events ev on ev.id = d.event_id
     where d.endpoint_id = ${endpointId} ${afterPosition(page, 'd')}
-    order by d.created_at desc, d.id desc
-    limit ${page.limit}
+    ${newestFirst(page, 'd')}
   `);
 }

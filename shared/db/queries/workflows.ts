@@ -1,10 +1,9 @@
 import { z } from 'zod';
 
 import { type Db, sql } from '../sql.ts';
+import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
-const workflowRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const workflowRow = workspaceRecord.extend({
   name: z.string(),
   prompt_template: z.string(),
   fields: z.array(z.unknown()),
@@ -15,9 +14,7 @@ export type WorkflowRow = z.infer<typeof workflowRow>;
 
 const columns = sql.fragment`id, workspace_id, name, prompt_template, fields, suggested_staff_id, created_at`;
 
-export type NewWorkflow = {
-  id: string;
-  workspaceId: string;
+export type NewWorkflow = NewWorkspaceRecord & {
   name: string;
   promptTemplate: string;
   fields: unknown[];
@@ -34,7 +31,5 @@ export function insertWorkflow(db: Db, w: NewWorkflow) {
 }
 
 export function findWorkspaceWorkflow(db: Db, workspaceId: string, workflowId: string) {
-  return db.maybeOne(sql.type(workflowRow)`
-    select ${columns} from workflows where id = ${workflowId} and workspace_id = ${workspaceId}
-  `);
+  return findInWorkspace(db, { name: 'workflows', row: workflowRow, columns }, workspaceId, workflowId);
 }
