@@ -1,7 +1,7 @@
 import type { Db } from '../../shared/db/sql.ts';
+import type { IdempotencyStore } from '../../shared/idempotency/idempotencyStore.ts';
 import type { Actor } from '../../shared/tasks/messages.ts';
 import { actorOf } from '../auth/actor.ts';
-import type { IdempotencyStore } from '../idempotency/idempotencyStore.ts';
 import type { OperationCall, OperationFunction } from './operationCall.ts';
 
 /** What a creating operation's work answers with: its body, and where the created thing is. */
