@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ExcelJS from 'exceljs';
 import { extractText, getDocumentProxy } from 'unpdf';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { binary, deckSlides, kindAfterParse, makeDeckPptx, makeXlsx } from '../../helpers/documents.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 const pptxType = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
@@ -13,11 +14,7 @@ const xlsxType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sh
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  await t.startWorker();
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ worker: true })));
 afterAll(() => t.close());
 
 describe('native documents uploaded through the API', () => {

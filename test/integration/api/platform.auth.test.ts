@@ -5,18 +5,16 @@ import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import type { CreateKeyInput } from '../../../shared/keys/mintKeys.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 const code = (res: { body: { error?: { code?: string } } }) => res.body.error?.code;

@@ -7,8 +7,9 @@ import YAML from 'yaml';
 
 import { makeApp } from '../../../api/app.ts';
 import { buildApiDocument } from '../../../api/openapi/document.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -17,8 +18,7 @@ let tenant: Tenant;
 
 // A deployment's address: the linter rightly flags localhost and example.com servers.
 beforeAll(async () => {
-  t = await setupTestContext({ PUBLIC_BASE_URL: 'https://api.svc.test' });
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant({ env: { PUBLIC_BASE_URL: 'https://api.svc.test' } }));
 });
 afterAll(() => t.close());
 

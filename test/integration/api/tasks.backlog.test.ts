@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 // A backlog in one task's replies must delay nothing outside that task (issue 9: an unrelated
@@ -21,11 +22,7 @@ let t: TestContext;
 let tenant: Tenant;
 let other: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  other = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant, other } = await contextWithTwoTenants()));
 afterAll(() => t.close());
 
 const count = z.object({ n: z.number() });

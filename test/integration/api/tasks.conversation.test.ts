@@ -5,20 +5,16 @@ import { insertFile } from '../../../shared/db/queries/files.ts';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let other: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  other = await createTenant(t.deps.pool);
-  await t.startWorker();
-});
+beforeAll(async () => ({ t, tenant, other } = await contextWithTwoTenants({ worker: true })));
 afterAll(() => t.close());
 
 type Msg = { id: string; role: string; text: string; createdAt: string };

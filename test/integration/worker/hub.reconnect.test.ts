@@ -2,17 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { finishJob, insertJob } from '../../../shared/db/queries/jobs.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 const queuedJob = () =>
