@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Spawned,spawnNode } from '../../helpers/processes.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -17,9 +18,7 @@ const processes: Spawned[] = [];
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  t = await setupTestContext(openaiEnv(mock));
-  tenant = await createTenant(t.deps.pool, { credits: 100_000 });
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({ env: openaiEnv(mock), credits: 100_000, worker: true }));
 });
 afterAll(async () => {
   for (const p of processes) await p.stop();

@@ -5,13 +5,11 @@ import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { type ChatMessage, type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { jobTask } from '../../../worker/taskList.ts';
-import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { type StandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { liveGeneration, startReplyWorker } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it records what it was sent and answers as scripted. */
 const calls: ChatMessage[][] = [];
@@ -21,12 +19,7 @@ const liveModel: ChatProvider = {
     calls.push(messages);
     const next = script.shift();
     const text = next ? await next() : 'Live reply.';
-    return {
-      text,
-      model: 'live-test-model',
-      usage: { inputTokens: 1000, outputTokens: 500 },
-      finishReason: 'stop',
-    };
+    return liveGeneration(text, { inputTokens: 1000, outputTokens: 500 });
   },
 };
 
@@ -35,12 +28,7 @@ let worker: StandaloneWorker;
 
 beforeAll(async () => {
   t = await setupTestContext();
-  worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: jobTask(ctx, taskReply(ctx, {
-      chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
-      maxOutputTokens: 1000,
-    })),
-  }));
+  worker = await startReplyWorker(t, liveModel, 1000);
 });
 afterAll(async () => {
   await worker.stop();

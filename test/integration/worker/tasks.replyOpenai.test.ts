@@ -3,9 +3,10 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
@@ -14,10 +15,8 @@ let mock: OpenAiMock;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  t = await setupTestContext(openaiEnv(mock));
-  tenant = await createTenant(t.deps.pool, { credits: 100_000 });
   // The production worker: its task list, its provider selection.
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({ env: openaiEnv(mock), credits: 100_000, worker: true }));
 });
 afterAll(async () => {
   await t.close();

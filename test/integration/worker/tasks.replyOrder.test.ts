@@ -2,13 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { jobTask } from '../../../worker/taskList.ts';
-import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { type StandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { liveGeneration, startReplyWorker } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it answers the last message it was sent, or fails as told. */
 const answered: string[] = [];
@@ -24,12 +22,7 @@ const liveModel: ChatProvider = {
       throw new ProviderError('upstream 503', true);
     }
     answered.push(asked);
-    return {
-      text: `Reply to: ${asked}`,
-      model: 'live-test-model',
-      usage: { inputTokens: 10, outputTokens: 5 },
-      finishReason: 'stop',
-    };
+    return liveGeneration(`Reply to: ${asked}`, { inputTokens: 10, outputTokens: 5 });
   },
 };
 
@@ -38,15 +31,7 @@ let worker: StandaloneWorker;
 
 beforeAll(async () => {
   t = await setupTestContext();
-  worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: jobTask(
-      ctx,
-      taskReply(ctx, {
-        chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
-        maxOutputTokens: 100,
-      }),
-    ),
-  }));
+  worker = await startReplyWorker(t, liveModel, 100);
 });
 afterAll(async () => {
   await worker.stop();
