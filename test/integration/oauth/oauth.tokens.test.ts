@@ -4,14 +4,7 @@ import { z } from 'zod';
 
 import { deleteExpiredOauthRows } from '../../../shared/db/queries/oauthTokens.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import {
-  authorize,
-  FormClient,
-  type Harness,
-  type RegisteredApp,
-  signInWith,
-  startHarness,
-} from './harness.ts';
+import { authorize, type FormClient, type Harness, type RegisteredApp, startHarness } from './harness.ts';
 
 let h: Harness;
 let now = Date.now();
@@ -24,9 +17,7 @@ beforeAll(async () => {
   h = await startHarness({ clock: () => now, refreshGraceMs: graceMs });
   const response = await oauth.discoveryRequest(new URL(h.issuer), { algorithm: 'oauth2', ...insecure });
   as = await oauth.processDiscoveryResponse(new URL(h.issuer), response);
-  browser = new FormClient(h.base);
-  const signedIn = await signInWith(browser, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  browser = await h.signIn();
 });
 afterAll(() => h.close());
 
