@@ -27,3 +27,13 @@ export async function contextWithTwoTenants(
   if (options.worker) await t.startWorker();
   return { t, tenant, other };
 }
+
+/** As contextWithTenant, with the environment that points the operator CLI at the context's database. */
+export async function contextWithTenantForCli(): Promise<{
+  t: TestContext;
+  tenant: Tenant;
+  env: Record<string, string>;
+}> {
+  const { t, tenant } = await contextWithTenant();
+  return { t, tenant, env: { DATABASE_URL: t.databaseUrl } };
+}

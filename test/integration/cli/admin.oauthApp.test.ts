@@ -5,18 +5,15 @@ import { insertBrowserSession } from '../../../shared/db/queries/browserSessions
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, sha256 } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import type { TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  env = { DATABASE_URL: t.databaseUrl };
-});
+beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());
 
 type Json = Record<string, Record<string, string | null>>;
