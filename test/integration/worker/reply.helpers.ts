@@ -2,8 +2,8 @@ import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import type { ChatProvider, TextGeneration, TokenUsage } from '../../../shared/providers/types.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
-import type { TestContext } from '../../helpers/context.ts';
-import { type StandaloneWorker, startStandaloneWorker } from '../api/tasks.helpers.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 /** A finished answer of the in-process live model: `text`, billed as `usage`. */
 export const liveGeneration = (text: string, usage: TokenUsage): TextGeneration => ({
@@ -28,4 +28,35 @@ export function startReplyWorker(
       }),
     ),
   }));
+}
+
+export type Msg = { id: string; role: string; text: string };
+
+/** A task created with "First." and sent "Second." straight after, as `key`: its id. */
+export async function postFirstThenSecond(t: TestContext, key: string): Promise<string> {
+  const created = await t.http.post(api('/tasks')).set(bearer(key)).send({ input: 'First.' }).expect(202);
+  const taskId = created.body.task.id as string;
+  await t.http
+    .post(api(`/tasks/${taskId}/messages`))
+    .set(bearer(key))
+    .send({ input: 'Second.' })
+    .expect(202);
+  return taskId;
+}
+
+/** The task's messages, polled until there are at least `count`. */
+export function messagesOnceThere(
+  t: TestContext,
+  key: string,
+  taskId: string,
+  count: number,
+  timeoutMs: number,
+): Promise<Msg[]> {
+  return waitUntil(async () => {
+    const res = await t.http
+      .get(api(`/tasks/${taskId}/messages`))
+      .set(bearer(key))
+      .expect(200);
+    return res.body.data.length >= count ? (res.body.data as Msg[]) : undefined;
+  }, timeoutMs);
 }

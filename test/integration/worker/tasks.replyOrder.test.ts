@@ -3,10 +3,10 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
-import { liveGeneration, startReplyWorker } from './reply.helpers.ts';
+import type { StandaloneWorker } from '../api/tasks.helpers.ts';
+import { liveGeneration, messagesOnceThere, postFirstThenSecond, startReplyWorker } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it answers the last message it was sent, or fails as told. */
 const answered: string[] = [];
@@ -51,27 +51,10 @@ describe('replies to one task', () => {
     // The first reply's first attempt fails (retryable) once the second message is in.
     let secondPosted!: () => void;
     failFirstCall = new Promise((resolve) => (secondPosted = resolve));
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'First.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
-    await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'Second.' })
-      .expect(202);
+    const taskId = await postFirstThenSecond(t, tenant.liveKey);
     secondPosted();
 
-    const messages = await waitUntil(async () => {
-      const res = await t.http
-        .get(api(`/tasks/${taskId}/messages`))
-        .set(bearer(tenant.liveKey))
-        .expect(200);
-      const data = res.body.data as { role: string; text: string }[];
-      return data.length >= 4 ? data : undefined;
-    }, 30_000);
+    const messages = await messagesOnceThere(t, tenant.liveKey, taskId, 4, 30_000);
     // The second reply waited for the first one's retry (graphile-worker's backoff), not only for
     // its failed attempt: a named queue is unlocked when an attempt fails.
     expect(messages.map((m) => `${m.role}: ${m.text}`)).toEqual([
