@@ -46,6 +46,8 @@ describe('GET /openapi.json', () => {
     const codesAt = (path: string, method: string, status: string): string[] =>
       resolve(doc.paths[path][method].responses[status]).content['application/json'].schema.properties.error
         .properties.code.enum;
+    // What a missing, revoked or expired key is told: /me's 401s, and the first of every operation's codes.
+    const keyCodes = ['invalid_api_key', 'api_key_revoked', 'api_key_expired'];
     expect(doc.paths['/text'].post.responses.default).toBeUndefined();
     expect(codesAt('/text', 'post', '400')).toEqual(['invalid_idempotency_key']);
     expect(codesAt('/text', 'post', '409')).toEqual([
@@ -63,13 +65,11 @@ describe('GET /openapi.json', () => {
       'invalid_cursor',
     ]);
     expect(codesAt('/tasks/{taskId}/messages', 'get', '405')).toEqual(['method_not_allowed']);
-    expect(codesAt('/me', 'get', '401')).toEqual(['invalid_api_key', 'api_key_revoked', 'api_key_expired']);
+    expect(codesAt('/me', 'get', '401')).toEqual(keyCodes);
     expect(codesAt('/status', 'get', '405')).toEqual(['method_not_allowed']);
     expect(doc.paths['/status'].get.responses['401']).toBeUndefined();
     expect(doc.paths['/text'].post['x-svc-error-codes']).toEqual([
-      'invalid_api_key',
-      'api_key_revoked',
-      'api_key_expired',
+      ...keyCodes,
       'api_key_ip_not_allowed',
       'developer_access_revoked',
       'api_key_project_scope',
