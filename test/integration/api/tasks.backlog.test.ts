@@ -35,6 +35,24 @@ const replyRow = z.object({
 });
 
 /** The reply job of every user message of the task, in message order, with the reply it wrote. */
+/** A new task of the tenant, opened with "Message 1": its id. */
+async function openTask(title: string): Promise<string> {
+  const created = await t.http
+    .post(api('/tasks'))
+    .set(bearer(tenant.testKey))
+    .send({ input: 'Message 1', title })
+    .expect(202);
+  return created.body.task.id as string;
+}
+
+/** Posts "Message `n`" to the task. */
+const postMessage = (taskId: string, n: number) =>
+  t.http
+    .post(api(`/tasks/${taskId}/messages`))
+    .set(bearer(tenant.testKey))
+    .send({ input: `Message ${n}` })
+    .expect(202);
+
 function repliesOf(taskId: string) {
   return t.deps.pool.any(sql.type(replyRow)`
     select u.seq as user_seq, a.seq as reply_seq, j.started_at, j.completed_at
@@ -92,18 +110,9 @@ async function raceTheBacklog(
 
 describe('one task with a backlog of replies', () => {
   it('delays neither a synchronous call nor another workspace, and drains promptly, one at a time, in order', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Message 1', title: 'Backlog' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await openTask('Backlog');
     for (let i = 2; i <= backlog; i++) {
-      await t.http
-        .post(api(`/tasks/${taskId}/messages`))
-        .set(bearer(tenant.testKey))
-        .send({ input: `Message ${i}` })
-        .expect(202);
+      await postMessage(taskId, i);
     }
     // The backlog is queued before the worker starts (as after a burst, or a deploy); unrelated
     // work comes while the worker is working through it.
@@ -179,22 +188,9 @@ describe('one task with a backlog of replies', () => {
   it('answers messages posted all at once, while replies end, each exactly once and in order', async () => {
     // Messages committing while earlier replies end: the queue's turn passes under the task row's
     // lock, so no reply is dispatched twice, none is left waiting, and none overtakes another.
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Message 1', title: 'Burst' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await openTask('Burst');
     const burst = 20;
-    await Promise.all(
-      Array.from({ length: burst - 1 }, (_, i) =>
-        t.http
-          .post(api(`/tasks/${taskId}/messages`))
-          .set(bearer(tenant.testKey))
-          .send({ input: `Message ${i + 2}` })
-          .expect(202),
-      ),
-    );
+    await Promise.all(Array.from({ length: burst - 1 }, (_, i) => postMessage(taskId, i + 2)));
     const replies = await waitUntil(async () => {
       const rows = await repliesOf(taskId);
       return rows.length === burst && rows.every((r) => r.reply_seq !== null && r.completed_at !== null)

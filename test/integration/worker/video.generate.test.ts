@@ -6,18 +6,16 @@ import { z } from 'zod';
 
 import { cancelJob } from '../../../api/jobs/billedJob.ts';
 import { findJob } from '../../../shared/db/queries/jobs.ts';
-import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findVideo } from '../../../shared/db/queries/videos.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { newId } from '../../../shared/primitives/ids.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { videoObjectKey } from '../../../shared/videos/dto.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { videoGenerate } from '../../../worker/tasks/video__generate.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { createTenant, insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -28,17 +26,7 @@ let ctx: WorkerContext;
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool, { credits: 10_000 });
-  taskId = (
-    await insertTask(t.deps.pool, {
-      id: newId('task'),
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      title: 'Clips',
-      assigneeStaffId: null,
-      workflowId: null,
-      workflowValues: null,
-    })
-  ).id;
+  taskId = await insertBareTask(t.deps.pool, tenant, 'Clips');
   ctx = workerContextFor(t);
 });
 afterAll(async () => {
