@@ -3,16 +3,15 @@ import type { JobHelpers } from 'graphile-worker';
 import { z } from 'zod';
 
 import type { Principal } from '../../../shared/auth/principal.ts';
-import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { requestJobCancel } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob } from '../../../shared/jobs/createJob.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { createLiveJob } from '../../helpers/jobs.ts';
 import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -26,30 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function newJob(type: JobType, maxCost: number | null) {
-  return t.deps.pool.transaction(async (tx) => {
-    const hold =
-      maxCost === null
-        ? null
-        : await reserveCredits(tx, {
-            principal,
-            projectId: tenant.projectId,
-            operation: type,
-            maxCostMinor: maxCost,
-            requestId: 'req_test',
-          });
-    return createJob(tx, {
-      type,
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      keyId: principal.keyId,
-      livemode: true,
-      input: {},
-      holdId: hold?.holdId ?? null,
-      requestId: 'req_test',
-    });
-  });
-}
+const newJob = (type: JobType, maxCost: number | null) =>
+  createLiveJob(t.deps.pool, { principal, tenant, type, maxCost, requestId: 'req_test' });
 
 const deckTask = (work: JobWork) => ({
   deck__export: (payload: unknown, helpers: JobHelpers) =>

@@ -7,11 +7,9 @@ import { Logger, makeWorkerUtils, run, type WorkerUtils } from 'graphile-worker'
 import { z } from 'zod';
 
 import type { Principal } from '../../../shared/auth/principal.ts';
-import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob } from '../../../shared/jobs/createJob.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
 import { type JobDefinitions, PermanentJobError, WorkerStopping } from '../../../worker/jobEngine.ts';
 import { jobTask } from '../../../worker/taskList.ts';
@@ -19,6 +17,7 @@ import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { createLiveJob } from '../../helpers/jobs.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 const crashableWorker = path.resolve(
@@ -45,24 +44,12 @@ afterAll(async () => {
 
 /** A live billed job holding `maxCost`, whose queue job gets a single attempt (so this one is the last). */
 async function billedJob(type: JobType, maxCost = 40) {
-  const job = await t.deps.pool.transaction(async (tx) => {
-    const hold = await reserveCredits(tx, {
-      principal,
-      projectId: tenant.projectId,
-      operation: type,
-      maxCostMinor: maxCost,
-      requestId: 'req_reconcile',
-    });
-    return createJob(tx, {
-      type,
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      keyId: principal.keyId,
-      livemode: true,
-      input: {},
-      holdId: hold!.holdId,
-      requestId: 'req_reconcile',
-    });
+  const job = await createLiveJob(t.deps.pool, {
+    principal,
+    tenant,
+    type,
+    maxCost,
+    requestId: 'req_reconcile',
   });
   await utils.rescheduleJobs([String(await queueJobId(job.id))], { maxAttempts: 1 });
   return job;
