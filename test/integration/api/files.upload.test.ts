@@ -11,6 +11,7 @@ import { api, bearer, setupTestContext, type TestContext } from '../../helpers/c
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { multipartBody, sendPartially } from '../../helpers/rawHttp.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { uploadedFile } from '../../helpers/uploadedFile.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -58,14 +59,7 @@ describe('POST /files', () => {
     const before = await storageOf(tenant.workspaceId);
     const data = Buffer.from('quarterly numbers,1,2,3\n'.repeat(1000));
     const res = await upload(data, 'numbers.txt', 'text/plain').expect(201);
-    expect(res.body.file).toEqual({
-      id: expect.stringMatching(/^file_/),
-      filename: 'numbers.txt',
-      mimeType: 'text/plain',
-      sizeBytes: data.length,
-      kind: 'file',
-      createdAt: expect.any(String),
-    });
+    expect(res.body.file).toEqual(uploadedFile('numbers.txt', 'text/plain', data.length));
     const read = await t.http
       .get(api(`/files/${res.body.file.id}`))
       .set(bearer(tenant.testKey))
