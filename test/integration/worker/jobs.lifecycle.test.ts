@@ -33,6 +33,13 @@ const deckTask = (work: JobWork) => ({
     runWork(workerContextFor(t), payload, helpers, work),
 });
 
+/** GET /jobs/{id} as the tenant's test key, answered 200. */
+const getJob = (id: string) =>
+  t.http
+    .get(api(`/jobs/${id}`))
+    .set(bearer(tenant.testKey))
+    .expect(200);
+
 const events = (jobId: string) =>
   t.deps.pool.anyFirst(sql.type(z.object({ type: z.string() }))`
     select type from events where data->'job'->>'id' = ${jobId} order by created_at
@@ -41,10 +48,7 @@ const events = (jobId: string) =>
 describe('job lifecycle', () => {
   it('goes queued → running → succeeded, wakes waiters, bills once and announces job.succeeded', async () => {
     const job = await newJob('deck.export', 50);
-    const queued = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const queued = await getJob(job.id);
     expect(queued.body.job).toEqual({
       id: job.id,
       type: 'deck.export',
@@ -67,10 +71,7 @@ describe('job lifecycle', () => {
     expect(seenWhileRunning).toBe('running');
     const finished = await waiting;
     expect(finished.status).toBe('succeeded');
-    const done = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const done = await getJob(job.id);
     expect(done.body.job).toMatchObject({
       status: 'succeeded',
       result: { pages: 3 },
@@ -107,10 +108,7 @@ describe('job lifecycle', () => {
           throw new PermanentJobError('unreadable_input', 'The image could not be decoded.');
         }),
     });
-    const res = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const res = await getJob(job.id);
     expect(res.body.job).toMatchObject({
       status: 'failed',
       result: null,
@@ -132,10 +130,7 @@ describe('job lifecycle', () => {
           throw new Error('provider hiccup');
         }),
     });
-    const res = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const res = await getJob(job.id);
     expect(res.body.job.status).toBe('queued');
     const reserved = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
     expect(reserved?.reserved_minor).toBe(10);
@@ -149,10 +144,7 @@ describe('job lifecycle', () => {
       t,
       deckTask(async () => ({ result: 'should not run', usage: {}, costMinor: 5 })),
     );
-    const res = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const res = await getJob(job.id);
     expect(res.body.job).toMatchObject({ status: 'cancelled', result: null, error: null });
     expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toEqual(before);
   });
