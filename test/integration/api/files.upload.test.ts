@@ -7,10 +7,11 @@ import { makeApp } from '../../../api/app.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { multipartBody, sendPartially } from '../../helpers/rawHttp.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { uploadedFile } from '../../helpers/uploadedFile.ts';
 
 const KiB = 1024;
@@ -27,8 +28,7 @@ let tenant: Tenant;
 let store: ObjectStore;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
   store = new ObjectStore(t.s3);
 });
 afterAll(() => t.close());

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -17,14 +18,16 @@ let server: Awaited<ReturnType<typeof listenOnLoopback>>;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  t = await setupTestContext({
-    ...openaiEnv(mock),
-    PROVIDER_TIMEOUT_MS: '1500',
-    // One minor unit per output token: what a reply costs is then visible in the balance.
-    PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),
-  });
-  tenant = await createTenant(t.deps.pool, { credits: 1_000_000 });
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({
+    env: {
+      ...openaiEnv(mock),
+      PROVIDER_TIMEOUT_MS: '1500',
+      // One minor unit per output token: what a reply costs is then visible in the balance.
+      PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),
+    },
+    credits: 1_000_000,
+    worker: true,
+  }));
   server = await listenOnLoopback(t.app);
 });
 afterAll(async () => {

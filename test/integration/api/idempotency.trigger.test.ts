@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { listenApp } from './tasks.helpers.ts';
 
 let t: TestContext;
@@ -14,8 +15,7 @@ let address: string;
 let server: Awaited<ReturnType<typeof listenApp>>;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
   address = `stf_${randomBase62(24)}`;
   await insertStaffMember(t.deps.pool, {
     id: newId('staff'),

@@ -5,9 +5,10 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { ocrProbe } from '../../../worker/probes.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { renderTextPng } from '../../helpers/textImage.ts';
 import { workerContextFor } from '../../helpers/workerContext.ts';
 
@@ -21,8 +22,7 @@ let englishPng: string;
 let nepaliPng: string;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+  ({ t, tenant } = await contextWithTenant({ credits: 10_000 }));
   store = new ObjectStore(t.s3);
   englishPng = renderTextPng(english, 'latin').toString('base64');
   nepaliPng = renderTextPng(nepali, 'devanagari').toString('base64');

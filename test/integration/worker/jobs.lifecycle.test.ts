@@ -9,9 +9,10 @@ import { sql } from '../../../shared/db/sql.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { createLiveJob } from '../../helpers/jobs.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -19,8 +20,7 @@ let tenant: Tenant;
 let principal: Principal;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 1000 });
+  ({ t, tenant } = await contextWithTenant({ credits: 1000 }));
   principal = await principalFor(t.deps.pool, tenant.liveKey);
 });
 afterAll(() => t.close());

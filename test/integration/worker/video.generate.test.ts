@@ -14,8 +14,9 @@ import { videoObjectKey } from '../../../shared/videos/dto.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { videoGenerate } from '../../../worker/tasks/video__generate.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -24,8 +25,7 @@ let taskId: string;
 let ctx: WorkerContext;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+  ({ t, tenant } = await contextWithTenant({ credits: 10_000 }));
   taskId = await insertBareTask(t.deps.pool, tenant, 'Clips');
   ctx = workerContextFor(t);
 });
