@@ -51,6 +51,19 @@ async function objectsOf(workspaceId: string): Promise<string[]> {
   return names;
 }
 
+/** Another workspace, whose storage quota is `bytes`. */
+async function tenantWithQuota(bytes: number): Promise<Tenant> {
+  const small = await createTenant(t.deps.pool);
+  await t.deps.pool.query(sql.typeAlias('void')`
+    update workspaces set storage_quota_bytes = ${bytes} where id = ${small.workspaceId}
+  `);
+  return small;
+}
+
+/** A multipart body whose one part, `file`, holds `data` as application/octet-stream. */
+const binaryFileBody = (filename: string, data: Buffer) =>
+  multipartBody([{ name: 'file', filename, contentType: 'application/octet-stream', data }]);
+
 const upload = (data: Buffer, filename: string, contentType: string, key = tenant.liveKey) =>
   t.http.post(api('/files')).set(bearer(key)).attach('file', data, { filename, contentType });
 
@@ -139,10 +152,7 @@ describe('POST /files', () => {
   }, 60_000);
 
   it('never lets concurrent uploads pass a small quota together', async () => {
-    const small = await createTenant(t.deps.pool);
-    await t.deps.pool.query(sql.typeAlias('void')`
-      update workspaces set storage_quota_bytes = ${1 * MiB} where id = ${small.workspaceId}
-    `);
+    const small = await tenantWithQuota(1 * MiB);
     const data = Buffer.alloc(300 * KiB, 1);
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -164,20 +174,10 @@ describe('POST /files', () => {
   }, 30_000);
 
   it('refuses a body of unknown length that outgrows what the quota has left', async () => {
-    const small = await createTenant(t.deps.pool);
-    await t.deps.pool.query(sql.typeAlias('void')`
-      update workspaces set storage_quota_bytes = ${64 * KiB} where id = ${small.workspaceId}
-    `);
+    const small = await tenantWithQuota(64 * KiB);
     const server = await listenOnLoopback(makeApp(t.deps));
     try {
-      const { body, contentType } = multipartBody([
-        {
-          name: 'file',
-          filename: 'chunked.bin',
-          contentType: 'application/octet-stream',
-          data: Buffer.alloc(100 * KiB),
-        },
-      ]);
+      const { body, contentType } = binaryFileBody('chunked.bin', Buffer.alloc(100 * KiB));
       // No Content-Length: the hold is what the quota has left, and the file runs past it.
       const res = await fetch(`${server.origin}${api('/files')}`, {
         method: 'POST',
@@ -197,14 +197,7 @@ describe('POST /files', () => {
     const other = await createTenant(t.deps.pool);
     const server = await listenOnLoopback(makeApp(t.deps));
     try {
-      const { body, contentType } = multipartBody([
-        {
-          name: 'file',
-          filename: 'cut.bin',
-          contentType: 'application/octet-stream',
-          data: Buffer.alloc(8 * MiB, 3),
-        },
-      ]);
+      const { body, contentType } = binaryFileBody('cut.bin', Buffer.alloc(8 * MiB, 3));
       const client = sendPartially(server.origin, {
         path: api('/files'),
         headers: { ...bearer(other.liveKey), 'Content-Type': contentType },

@@ -96,18 +96,16 @@ describe('key checks', () => {
 
   it('answers api_key_project_scope for a projectId outside the key, before the operation scope', async () => {
     const outside = await createTenant(t.deps.pool);
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
-      .send({ input: ['a'], projectId: outside.projectId })
-      .expect(403);
+    const embedOutside = (secret: string) =>
+      t.http
+        .post(api('/embeddings'))
+        .set(bearer(secret))
+        .send({ input: ['a'], projectId: outside.projectId })
+        .expect(403);
+    const res = await embedOutside(tenant.testKey);
     expect(code(res)).toBe('api_key_project_scope');
     const narrow = await tenant.key({ scopeLevel: 'operation', operations: ['text.generate'] });
-    const both = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(narrow.secret))
-      .send({ input: ['a'], projectId: outside.projectId })
-      .expect(403);
+    const both = await embedOutside(narrow.secret);
     expect(code(both)).toBe('api_key_project_scope');
   });
 
