@@ -47,6 +47,10 @@ async function ocrObjects(): Promise<string[]> {
 const post = (body: Record<string, unknown>, key = tenant.liveKey) =>
   t.http.post(api('/ocr')).set(bearer(key)).send(body);
 
+/** POSTs `data` as a PNG named `filename`, with this language hint. */
+const postPng = (data: string, filename: string, languageHint: string) =>
+  post({ data, mimeType: 'image/png', filename, languageHint });
+
 describe('POST /ocr', () => {
   it('answers a test key with an already succeeded fixture job, announced and free', async () => {
     const res = await post({ data: englishPng, mimeType: 'image/png' }, tenant.testKey).expect(202);
@@ -74,12 +78,7 @@ describe('POST /ocr', () => {
 
   it('reads English text from a generated PNG with a live key, billed per page', async () => {
     const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor;
-    const res = await post({
-      data: englishPng,
-      mimeType: 'image/png',
-      filename: 'invoice.png',
-      languageHint: 'en',
-    }).expect(202);
+    const res = await postPng(englishPng, 'invoice.png', 'en').expect(202);
     expect(res.body.job).toMatchObject({
       type: 'ocr.extract',
       status: 'queued',
@@ -115,12 +114,7 @@ describe('POST /ocr', () => {
   });
 
   it('decides the language from the filename with auto, and reads both scripts without a clue', async () => {
-    const byName = await post({
-      data: nepaliPng,
-      mimeType: 'image/png',
-      filename: 'suchana_ne.png',
-      languageHint: 'auto',
-    }).expect(202);
+    const byName = await postPng(nepaliPng, 'suchana_ne.png', 'auto').expect(202);
     expect((await waitForJob(byName.body.job.id)).result).toMatchObject({
       text: nepali.join('\n'),
       languages: ['ne'],
