@@ -11,8 +11,18 @@ let env: Record<string, string>;
 
 type Json = Record<string, Record<string, string>>;
 
-async function addPage(args: string[]): Promise<{ id: string; slug: string }> {
-  const out = await admin(['brain', 'add-page', ...args], env);
+/** brain add-page through the CLI: in the tenant's workspace unless another is named. */
+async function addPage(
+  title: string,
+  body: string,
+  options: { workspace?: string; privateTo?: string } = {},
+): Promise<{ id: string; slug: string }> {
+  const { workspace = tenant.workspaceId, privateTo } = options;
+  const args = ['--workspace', workspace, '--title', title, '--body', body];
+  const out = await admin(
+    ['brain', 'add-page', ...args, ...(privateTo ? ['--private-to', privateTo] : [])],
+    env,
+  );
   expect(out.code).toBe(0);
   return (out.stdout as Json).page as { id: string; slug: string };
 }
@@ -22,24 +32,14 @@ afterAll(() => t.close());
 
 describe('brain add-page (CLI) and POST /brain/search', () => {
   it('ranks matching pages best first, with snippets, across English forms', async () => {
-    const w = ['--workspace', tenant.workspaceId];
-    const handbook = await addPage([
-      ...w,
-      '--title',
+    const handbook = await addPage(
       'Refund policy',
-      '--body',
       'Customers can request refunds within 30 days of purchase. Refunds are paid to the original card.',
-    ]);
+    );
     expect(handbook.slug).toBe('refund-policy');
-    const again = await addPage([
-      ...w,
-      '--title',
-      'Old notes',
-      '--body',
-      'An older draft mentions refunding orders.',
-    ]);
-    await addPage([...w, '--title', 'Office plants', '--body', 'Water the ficus on Mondays.']);
-    const plants = await addPage([...w, '--title', 'Office plants', '--body', 'And the cactus never.']);
+    const again = await addPage('Old notes', 'An older draft mentions refunding orders.');
+    await addPage('Office plants', 'Water the ficus on Mondays.');
+    const plants = await addPage('Office plants', 'And the cactus never.');
     expect(plants.slug).toBe('office-plants-2');
 
     const res = await t.http
@@ -85,33 +85,11 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
       env,
     );
     const colleagueId = (colleague.stdout as Json).member!.id!;
-    const w = ['--workspace', tenant.workspaceId];
-    const mine = await addPage([
-      ...w,
-      '--title',
-      'Salary bands',
-      '--body',
-      'Quarterly compensation review notes.',
-      '--private-to',
-      tenant.memberId,
-    ]);
-    await addPage([
-      ...w,
-      '--title',
-      'Salary review',
-      '--body',
-      'Compensation notes for one person.',
-      '--private-to',
-      colleagueId,
-    ]);
-    await addPage([
-      '--workspace',
-      other.workspaceId,
-      '--title',
-      'Compensation elsewhere',
-      '--body',
-      'compensation',
-    ]);
+    const mine = await addPage('Salary bands', 'Quarterly compensation review notes.', {
+      privateTo: tenant.memberId,
+    });
+    await addPage('Salary review', 'Compensation notes for one person.', { privateTo: colleagueId });
+    await addPage('Compensation elsewhere', 'compensation', { workspace: other.workspaceId });
     const res = await t.http
       .post(api('/brain/search'))
       .set(bearer(tenant.testKey))
@@ -136,19 +114,10 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     );
     const spellerId = (speller.stdout as Json).member!.id!;
     const spellerKey = await tenant.key({ memberId: spellerId, livemode: false });
-    const w = ['--workspace', tenant.workspaceId];
     // Made-up words English stemming leaves alone, all at the same trigram distance from "zorbolt":
     // the nearest three (ties by spelling) are the private ones.
-    const shared = await addPage([...w, '--title', 'Harbour log', '--body', 'The zorbult is moored.']);
-    const secret = await addPage([
-      ...w,
-      '--title',
-      'Private notes',
-      '--body',
-      'zorbalt zorbelt zorbilt',
-      '--private-to',
-      tenant.memberId,
-    ]);
+    const shared = await addPage('Harbour log', 'The zorbult is moored.');
+    const secret = await addPage('Private notes', 'zorbalt zorbelt zorbilt', { privateTo: tenant.memberId });
     const search = async (secretKey: string, query: string) => {
       const res = await t.http.post(api('/brain/search')).set(bearer(secretKey)).send({ query });
       expect(res.status).toBe(200);
