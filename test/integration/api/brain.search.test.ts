@@ -27,6 +27,10 @@ async function addPage(
   return (out.stdout as Json).page as { id: string; slug: string };
 }
 
+/** POST /brain/search with `body`, as `key`. */
+const postSearch = (key: string, body: Record<string, unknown>) =>
+  t.http.post(api('/brain/search')).set(bearer(key)).send(body);
+
 beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());
 
@@ -42,11 +46,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     const plants = await addPage('Office plants', 'And the cactus never.');
     expect(plants.slug).toBe('office-plants-2');
 
-    const res = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: 'refund' })
-      .expect(200);
+    const res = await postSearch(tenant.testKey, { query: 'refund' }).expect(200);
     expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([handbook.id, again.id]);
     const [best, second] = res.body.results as {
       score: number;
@@ -61,11 +61,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     });
     expect(second!.snippet).toContain('refunding');
     expect(best!.score).toBeGreaterThan(second!.score);
-    const none = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: 'submarine' })
-      .expect(200);
+    const none = await postSearch(tenant.testKey, { query: 'submarine' }).expect(200);
     expect(none.body.results).toEqual([]);
   });
 
@@ -90,11 +86,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     });
     await addPage('Salary review', 'Compensation notes for one person.', { privateTo: colleagueId });
     await addPage('Compensation elsewhere', 'compensation', { workspace: other.workspaceId });
-    const res = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: 'compensation' })
-      .expect(200);
+    const res = await postSearch(tenant.testKey, { query: 'compensation' }).expect(200);
     expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([mine.id]);
   });
 
@@ -119,7 +111,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     const shared = await addPage('Harbour log', 'The zorbult is moored.');
     const secret = await addPage('Private notes', 'zorbalt zorbelt zorbilt', { privateTo: tenant.memberId });
     const search = async (secretKey: string, query: string) => {
-      const res = await t.http.post(api('/brain/search')).set(bearer(secretKey)).send({ query });
+      const res = await postSearch(secretKey, { query });
       expect(res.status).toBe(200);
       return (res.body.results as { pageId: string }[]).map((r) => r.pageId);
     };
@@ -133,18 +125,10 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
   });
 
   it('validates the query and the scope, and meters nothing', async () => {
-    const empty = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: '' })
-      .expect(422);
+    const empty = await postSearch(tenant.testKey, { query: '' }).expect(422);
     expect(empty.body.error.code).toBe('invalid_request_body');
     const narrow = await tenant.key({ scopeLevel: 'package', packages: ['text'] });
-    const denied = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(narrow.secret))
-      .send({ query: 'x' })
-      .expect(403);
+    const denied = await postSearch(narrow.secret, { query: 'x' }).expect(403);
     expect(denied.body.error.code).toBe('api_key_operation_scope');
     const bad = await admin(
       [
