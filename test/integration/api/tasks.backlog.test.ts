@@ -5,7 +5,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
-import { waitUntil } from './tasks.helpers.ts';
+import { createTask, waitUntil } from './tasks.helpers.ts';
 
 // A backlog in one task's replies must delay nothing outside that task (issue 9: an unrelated
 // POST /images waited 16–40 s behind 30 messages to one task). The real api and the real worker
@@ -36,14 +36,7 @@ const replyRow = z.object({
 
 /** The reply job of every user message of the task, in message order, with the reply it wrote. */
 /** A new task of the tenant, opened with "Message 1": its id. */
-async function openTask(title: string): Promise<string> {
-  const created = await t.http
-    .post(api('/tasks'))
-    .set(bearer(tenant.testKey))
-    .send({ input: 'Message 1', title })
-    .expect(202);
-  return created.body.task.id as string;
-}
+const openTask = (title: string) => createTask(t, tenant.testKey, { input: 'Message 1', title });
 
 /** Posts "Message `n`" to the task. */
 const postMessage = (taskId: string, n: number) =>

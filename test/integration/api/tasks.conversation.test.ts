@@ -8,7 +8,7 @@ import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
-import { waitUntil } from './tasks.helpers.ts';
+import { createTask, waitUntil } from './tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -193,12 +193,7 @@ describe('a task conversation with a test key', () => {
       message: expect.stringContaining(foreignFile.id),
     });
 
-    const theirs = await t.http
-      .post(api('/tasks'))
-      .set(bearer(other.testKey))
-      .send({ input: 'private' })
-      .expect(202);
-    const id = theirs.body.task.id as string;
+    const id = await createTask(t, other.testKey, { input: 'private' });
     for (const req of [
       t.http.get(api(`/tasks/${id}`)),
       t.http.get(api(`/tasks/${id}/messages`)),

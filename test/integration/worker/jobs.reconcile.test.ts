@@ -19,6 +19,7 @@ import { api, bearer, setupTestContext, type TestContext } from '../../helpers/c
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { createLiveJob } from '../../helpers/jobs.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+import { createTask } from '../api/tasks.helpers.ts';
 
 const crashableWorker = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -254,12 +255,7 @@ describe('the reconciler', () => {
   });
 
   it('writes the failed reply of an abandoned task reply, so the task does not wait silently', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'Summarise the notes.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await createTask(t, tenant.liveKey, { input: 'Summarise the notes.' });
     const jobId = await t.deps.pool.oneFirst(sql.unsafe`
       select id from jobs where input->>'taskId' = ${taskId} and type = 'task.reply'
     `);
@@ -275,12 +271,7 @@ describe('the reconciler', () => {
   });
 
   it('leaves a reply waiting for its turn alone, and hands the turn on when it ends the one before', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'First question.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await createTask(t, tenant.liveKey, { input: 'First question.' });
     await t.http
       .post(api(`/tasks/${taskId}/messages`))
       .set(bearer(tenant.liveKey))

@@ -3,7 +3,7 @@ import type { ChatProvider, TextGeneration, TokenUsage } from '../../../shared/p
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
-import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { createTask, type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 /** A finished answer of the in-process live model: `text`, billed as `usage`. */
 export const liveGeneration = (text: string, usage: TokenUsage): TextGeneration => ({
@@ -34,8 +34,7 @@ export type Msg = { id: string; role: string; text: string };
 
 /** A task created with "First." and sent "Second." straight after, as `key`: its id. */
 export async function postFirstThenSecond(t: TestContext, key: string): Promise<string> {
-  const created = await t.http.post(api('/tasks')).set(bearer(key)).send({ input: 'First.' }).expect(202);
-  const taskId = created.body.task.id as string;
+  const taskId = await createTask(t, key, { input: 'First.' });
   await t.http
     .post(api(`/tasks/${taskId}/messages`))
     .set(bearer(key))
