@@ -91,6 +91,30 @@ const reserved = async () => (await findWorkspaceBalance(t.deps.pool, tenant.wor
 
 const definitions = (): JobDefinitions => ({ 'task.reply': taskReply(workerContextFor(t)) });
 
+// DDL takes no bind parameters: each status the tests refuse is a literal of its own.
+const refusable = { failed: sql.fragment`'failed'`, running: sql.fragment`'running'` };
+
+/** Runs `work` while setting a job's status to `status` fails in the database, as if it were unavailable. */
+async function withStatusRefused(
+  status: keyof typeof refusable,
+  work: () => Promise<unknown>,
+): Promise<void> {
+  await t.deps.pool.query(sql.unsafe`
+    create function refuse_status() returns trigger language plpgsql as $$
+    begin raise exception 'database unavailable'; end; $$
+  `);
+  await t.deps.pool.query(sql.unsafe`
+    create trigger refuse_status before update of status on jobs for each row
+    when (new.status = ${refusable[status]}) execute function refuse_status()
+  `);
+  try {
+    await work();
+  } finally {
+    await t.deps.pool.query(sql.unsafe`drop trigger refuse_status on jobs`);
+    await t.deps.pool.query(sql.unsafe`drop function refuse_status()`);
+  }
+}
+
 describe('the reconciler', () => {
   it('fails the job of a worker killed on its last attempt and releases its hold, exactly once', async () => {
     const job = await billedJob('deck.export');
@@ -154,26 +178,15 @@ describe('the reconciler', () => {
   it('ends a job whose last attempt failed in the database before it could record the failure', async () => {
     const job = await billedJob('deck.export');
     // The final-failure transaction itself fails: the attempt ends with the job still running.
-    await t.deps.pool.query(sql.unsafe`
-      create function refuse_failure() returns trigger language plpgsql as $$
-      begin raise exception 'database unavailable'; end; $$
-    `);
-    await t.deps.pool.query(sql.unsafe`
-      create trigger refuse_failure before update of status on jobs for each row
-      when (new.status = 'failed') execute function refuse_failure()
-    `);
-    try {
-      await runDueJobs(t, {
+    await withStatusRefused('failed', () =>
+      runDueJobs(t, {
         deck__export: jobTask(workerContextFor(t), {
           run: async () => {
             throw new PermanentJobError('unsupported_media_type', 'unreadable');
           },
         }),
-      });
-    } finally {
-      await t.deps.pool.query(sql.unsafe`drop trigger refuse_failure on jobs`);
-      await t.deps.pool.query(sql.unsafe`drop function refuse_failure()`);
-    }
+      }),
+    );
     expect((await findJob(t.deps.pool, job.id))?.status).toBe('running');
     expect((await holdOf(job.id)).status).toBe('held');
     await age(job.id);
@@ -184,28 +197,17 @@ describe('the reconciler', () => {
 
   it('ends a job whose running mark kept failing until its attempts were used up', async () => {
     const job = await billedJob('deck.export');
-    await t.deps.pool.query(sql.unsafe`
-      create function refuse_running() returns trigger language plpgsql as $$
-      begin raise exception 'database unavailable'; end; $$
-    `);
-    await t.deps.pool.query(sql.unsafe`
-      create trigger refuse_running before update of status on jobs for each row
-      when (new.status = 'running') execute function refuse_running()
-    `);
     let ran = false;
-    try {
-      await runDueJobs(t, {
+    await withStatusRefused('running', () =>
+      runDueJobs(t, {
         deck__export: jobTask(workerContextFor(t), {
           run: async () => {
             ran = true;
             return { result: {}, usage: {}, costMinor: 1 };
           },
         }),
-      });
-    } finally {
-      await t.deps.pool.query(sql.unsafe`drop trigger refuse_running on jobs`);
-      await t.deps.pool.query(sql.unsafe`drop function refuse_running()`);
-    }
+      }),
+    );
     expect(ran).toBe(false);
     expect((await findJob(t.deps.pool, job.id))?.status).toBe('queued');
     await age(job.id);
