@@ -60,6 +60,13 @@ const tasksWithInput = (input: string) =>
     select count(*) as n from task_messages where text = ${input} and role = 'user'
   `);
 
+/** POST /text's request as the live key, with this Idempotency-Key. */
+const textRequest = (key: string, prompt: string) => ({
+  method: 'POST',
+  headers: { ...bearer(tenant.liveKey), 'content-type': 'application/json', 'idempotency-key': key },
+  body: JSON.stringify({ prompt }),
+});
+
 describe('Idempotency-Key on a synchronous generation', () => {
   it('lets the retry of a client that left collect the same generation, run and billed once', async () => {
     const server = await listenOnLoopback(t.app);
@@ -68,13 +75,7 @@ describe('Idempotency-Key on a synchronous generation', () => {
       mock.queueChat({ kind: 'ok', after: provider.opened });
       const send = (signal?: AbortSignal) =>
         fetch(`${server.origin}${api('/text')}`, {
-          method: 'POST',
-          headers: {
-            ...bearer(tenant.liveKey),
-            'content-type': 'application/json',
-            'idempotency-key': 'left-then-retried',
-          },
-          body: JSON.stringify({ prompt: 'Write one line about queues.' }),
+          ...textRequest('left-then-retried', 'Write one line about queues.'),
           signal,
         });
       const leaving = new AbortController();
@@ -125,15 +126,7 @@ describe('Idempotency-Key on a synchronous generation', () => {
     await api1.waitFor(/api listening/);
     const provider = gate();
     mock.queueChat({ kind: 'ok', after: provider.opened });
-    const request = {
-      method: 'POST',
-      headers: {
-        ...bearer(tenant.liveKey),
-        'content-type': 'application/json',
-        'idempotency-key': 'api-died',
-      },
-      body: JSON.stringify({ prompt: 'Survive a crash.' }),
-    };
+    const request = textRequest('api-died', 'Survive a crash.');
     const first = fetch(`http://127.0.0.1:${port}${api('/text')}`, request).catch(() => null);
     await mock.nextRequest('/chat/completions');
     api1.child.kill('SIGKILL');
