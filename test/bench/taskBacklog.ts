@@ -6,12 +6,6 @@ import { type BenchContext, type LoadResult, medianResult, type Platform } from 
 
 const backlogSize = 100;
 const rounds = 5;
-const connections = 4;
-// Short enough to end before a backlog that drains promptly has drained (each round says how many
-// replies were still waiting when its window closed: a window that outlived its backlog says so).
-// On a quiet 2-core machine 100 fixture replies drain in about 2.1 s, so a 2 s window (with the
-// load generator's start-up) outlived them; five 1 s rounds keep a few thousand samples per side.
-const windowSeconds = 1;
 // A backlog still waiting after this long drains at about one reply per poll interval.
 const drainLimitMs = 60_000;
 // Replies follow one another as each ends (a fixture reply takes a few ms; the rest is the worker's
@@ -82,8 +76,12 @@ export default async function taskBacklogBench(ctx: BenchContext): Promise<void>
     method: 'POST' as const,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tenant.testKey}` },
     body: JSON.stringify({ prompt: 'Say hi' }),
-    connections,
-    seconds: windowSeconds,
+    connections: 4,
+    // Short enough to end before a backlog that drains promptly has drained (each round says how many
+    // replies were still waiting when its window closed: a window that outlived its backlog says so).
+    // On a quiet 2-core machine 100 fixture replies drain in about 2.1 s, so a 2 s window (with the
+    // load generator's start-up) outlived them; five 1 s rounds keep a few thousand samples per side.
+    seconds: 1,
     // A request waiting this long behind the backlog counts as an error, whatever the window's p99.
     timeoutSeconds: 1,
   };
@@ -111,7 +109,7 @@ export default async function taskBacklogBench(ctx: BenchContext): Promise<void>
     const answered = Math.min(...busy.map((r) => r.requestsPerSecond)) > 0 && busyResult.errors === 0;
     const drain = median(drainMs);
     ctx.report(
-      `POST /text p99 while one task works through a backlog of ${backlogSize} messages (test key, ${connections} connections, ${windowSeconds} s windows, median of ${rounds} rounds)`,
+      `POST /text p99 while one task works through a backlog of ${backlogSize} messages (test key, ${textLoad.connections} connections, ${textLoad.seconds} s windows, median of ${rounds} rounds)`,
       {
         'POST /text, idle': row(idleResult),
         'POST /text, during the backlog': row(busyResult),

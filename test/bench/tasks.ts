@@ -10,13 +10,12 @@ import { z } from 'zod';
 import { cursorKey, encodeCursor } from '../../api/http/cursor.ts';
 import { makePool } from '../../shared/db/pool.ts';
 import { insertTaskMessage } from '../../shared/db/queries/taskMessages.ts';
-import { insertTask } from '../../shared/db/queries/tasks.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { newId } from '../../shared/primitives/ids.ts';
 import { appendMessage } from '../../shared/tasks/messages.ts';
-import { createTenant } from '../helpers/fixtures.ts';
+import { createTenant, insertBareTask } from '../helpers/fixtures.ts';
 import type { BenchContext } from './harness.ts';
 import { collectGarbage } from './inspector.ts';
 
@@ -264,23 +263,15 @@ export async function idleStreams(ctx: BenchContext): Promise<void> {
   const pool = await makePool(ctx.databaseUrl, { maxPoolSize: 8, name: 'bench-streams' });
   const tenant = await createTenant(pool, { credits: 0, rateLimitPerMinute: 100_000_000 });
   const taskIds = await inBatches(streamCount, 8, async (i) => {
-    const task = await insertTask(pool, {
-      id: newId('task'),
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      title: `Stream bench ${i}`,
-      assigneeStaffId: null,
-      workflowId: null,
-      workflowValues: null,
-    });
+    const taskId = await insertBareTask(pool, tenant, `Stream bench ${i}`);
     await insertTaskMessage(pool, {
       id: newId('msg'),
       workspaceId: tenant.workspaceId,
-      taskId: task.id,
+      taskId,
       role: 'user',
       text: 'hi',
     });
-    return task.id;
+    return taskId;
   });
   await ctx.analyze();
   const port = await freePort();

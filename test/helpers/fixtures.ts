@@ -4,6 +4,7 @@ import { findKeyForAuth, toPrincipal } from '../../shared/db/queries/apiKeys.ts'
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { insertMember } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
+import { insertTask } from '../../shared/db/queries/tasks.ts';
 import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
 import { createApiKey, type CreateKeyInput, unrestricted } from '../../shared/keys/mintKeys.ts';
@@ -68,6 +69,24 @@ export async function createTenant(
 }
 
 export { addCredits };
+
+/** A task of the tenant's project inserted as it is (no message, staff or workflow): its id. */
+export async function insertBareTask(
+  pool: DatabasePool,
+  tenant: Pick<Tenant, 'workspaceId' | 'projectId'>,
+  title: string,
+): Promise<string> {
+  const task = await insertTask(pool, {
+    id: newId('task'),
+    workspaceId: tenant.workspaceId,
+    projectId: tenant.projectId,
+    title,
+    assigneeStaffId: null,
+    workflowId: null,
+    workflowValues: null,
+  });
+  return task.id;
+}
 
 /** The principal the auth middleware would build for `secret`. */
 export async function principalFor(pool: DatabasePool, secret: string): Promise<Principal> {

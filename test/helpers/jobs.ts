@@ -1,4 +1,10 @@
+import type { Principal } from '../../shared/auth/principal.ts';
+import { reserveCredits } from '../../shared/billing/metering.ts';
+import type { DatabasePool } from '../../shared/db/sql.ts';
+import { createJob } from '../../shared/jobs/createJob.ts';
+import type { JobType } from '../../shared/jobs/specs.ts';
 import { api, bearer, type TestContext } from './context.ts';
+import type { Tenant } from './fixtures.ts';
 
 export type JobDto = {
   id: string;
@@ -22,4 +28,37 @@ export async function waitForJob(t: TestContext, id: string, key: string, timeou
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`job ${id} did not finish`);
+}
+
+/**
+ * A live job of `principal` in the tenant's project, created as the api creates one: in one
+ * transaction with its credit hold of `maxCost` (no hold when `maxCost` is null).
+ */
+export function createLiveJob(
+  pool: DatabasePool,
+  job: { principal: Principal; tenant: Tenant; type: JobType; maxCost: number | null; requestId: string },
+) {
+  const { principal, tenant, type, maxCost, requestId } = job;
+  return pool.transaction(async (tx) => {
+    const hold =
+      maxCost === null
+        ? null
+        : await reserveCredits(tx, {
+            principal,
+            projectId: tenant.projectId,
+            operation: type,
+            maxCostMinor: maxCost,
+            requestId,
+          });
+    return createJob(tx, {
+      type,
+      workspaceId: tenant.workspaceId,
+      projectId: tenant.projectId,
+      keyId: principal.keyId,
+      livemode: true,
+      input: {},
+      holdId: hold?.holdId ?? null,
+      requestId,
+    });
+  });
 }

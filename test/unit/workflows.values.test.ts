@@ -14,6 +14,10 @@ const fields = parseFieldDefinitions([
   { key: 'doc', type: 'file' },
 ]);
 
+/** The issues checkWorkflowValues reports, in order: each field's path under `values`, with its message. */
+const issuesOf = (expected: [field: string, message: string][]) =>
+  expected.map(([field, message]) => ({ path: `values.${field}`, message }));
+
 describe('field definitions', () => {
   it('applies defaults and refuses malformed definitions', () => {
     expect(fields[1]).toMatchObject({ type: 'long_text', maxLength: 50_000, required: false });
@@ -32,24 +36,10 @@ describe('field definitions', () => {
 
 describe('checkWorkflowValues', () => {
   it('accepts good values and leaves absent optional fields out', () => {
-    const check = checkWorkflowValues(fields, {
-      title: 'Hey',
-      ok: false,
-      n: 0.5,
-      pick: 'b',
-      day: '2024-02-29',
-      doc: 'file_1',
-      body: null,
-    });
+    const good = { title: 'Hey', ok: false, n: 0.5, pick: 'b', day: '2024-02-29', doc: 'file_1' };
+    const check = checkWorkflowValues(fields, { ...good, body: null });
     expect(check.issues).toEqual([]);
-    expect(check.values).toEqual({
-      title: 'Hey',
-      ok: false,
-      n: 0.5,
-      pick: 'b',
-      day: '2024-02-29',
-      doc: 'file_1',
-    });
+    expect(check.values).toEqual(good);
     expect(check.fileRefs).toEqual([{ key: 'doc', fileId: 'file_1' }]);
   });
 
@@ -62,15 +52,17 @@ describe('checkWorkflowValues', () => {
       doc: 5,
       zzz: 1,
     });
-    expect(check.issues).toEqual([
-      { path: 'values.zzz', message: 'is not a field of this workflow' },
-      { path: 'values.title', message: 'must be at least 2 characters' },
-      { path: 'values.n', message: 'must be at most 1' },
-      { path: 'values.ok', message: 'is required' },
-      { path: 'values.pick', message: 'must be one of: a, b' },
-      { path: 'values.day', message: 'must be on or after 2020-01-01' },
-      { path: 'values.doc', message: 'must be a file id' },
-    ]);
+    expect(check.issues).toEqual(
+      issuesOf([
+        ['zzz', 'is not a field of this workflow'],
+        ['title', 'must be at least 2 characters'],
+        ['n', 'must be at most 1'],
+        ['ok', 'is required'],
+        ['pick', 'must be one of: a, b'],
+        ['day', 'must be on or after 2020-01-01'],
+        ['doc', 'must be a file id'],
+      ]),
+    );
   });
 
   it('counts characters, not UTF-16 units', () => {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -10,46 +11,42 @@ let env: Record<string, string>;
 
 type Json = Record<string, Record<string, string>>;
 
-async function addPage(args: string[]): Promise<{ id: string; slug: string }> {
-  const out = await admin(['brain', 'add-page', ...args], env);
+/** brain add-page through the CLI: in the tenant's workspace unless another is named. */
+async function addPage(
+  title: string,
+  body: string,
+  options: { workspace?: string; privateTo?: string } = {},
+): Promise<{ id: string; slug: string }> {
+  const { workspace = tenant.workspaceId, privateTo } = options;
+  const args = ['--workspace', workspace, '--title', title, '--body', body];
+  const out = await admin(
+    ['brain', 'add-page', ...args, ...(privateTo ? ['--private-to', privateTo] : [])],
+    env,
+  );
   expect(out.code).toBe(0);
   return (out.stdout as Json).page as { id: string; slug: string };
 }
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  env = { DATABASE_URL: t.databaseUrl };
-});
+/** POST /brain/search with `body`, as `key`. */
+const postSearch = (key: string, body: Record<string, unknown>) =>
+  t.http.post(api('/brain/search')).set(bearer(key)).send(body);
+
+beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());
 
 describe('brain add-page (CLI) and POST /brain/search', () => {
   it('ranks matching pages best first, with snippets, across English forms', async () => {
-    const w = ['--workspace', tenant.workspaceId];
-    const handbook = await addPage([
-      ...w,
-      '--title',
+    const handbook = await addPage(
       'Refund policy',
-      '--body',
       'Customers can request refunds within 30 days of purchase. Refunds are paid to the original card.',
-    ]);
+    );
     expect(handbook.slug).toBe('refund-policy');
-    const again = await addPage([
-      ...w,
-      '--title',
-      'Old notes',
-      '--body',
-      'An older draft mentions refunding orders.',
-    ]);
-    await addPage([...w, '--title', 'Office plants', '--body', 'Water the ficus on Mondays.']);
-    const plants = await addPage([...w, '--title', 'Office plants', '--body', 'And the cactus never.']);
+    const again = await addPage('Old notes', 'An older draft mentions refunding orders.');
+    await addPage('Office plants', 'Water the ficus on Mondays.');
+    const plants = await addPage('Office plants', 'And the cactus never.');
     expect(plants.slug).toBe('office-plants-2');
 
-    const res = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: 'refund' })
-      .expect(200);
+    const res = await postSearch(tenant.testKey, { query: 'refund' }).expect(200);
     expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([handbook.id, again.id]);
     const [best, second] = res.body.results as {
       score: number;
@@ -64,11 +61,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     });
     expect(second!.snippet).toContain('refunding');
     expect(best!.score).toBeGreaterThan(second!.score);
-    const none = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: 'submarine' })
-      .expect(200);
+    const none = await postSearch(tenant.testKey, { query: 'submarine' }).expect(200);
     expect(none.body.results).toEqual([]);
   });
 
@@ -88,38 +81,12 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
       env,
     );
     const colleagueId = (colleague.stdout as Json).member!.id!;
-    const w = ['--workspace', tenant.workspaceId];
-    const mine = await addPage([
-      ...w,
-      '--title',
-      'Salary bands',
-      '--body',
-      'Quarterly compensation review notes.',
-      '--private-to',
-      tenant.memberId,
-    ]);
-    await addPage([
-      ...w,
-      '--title',
-      'Salary review',
-      '--body',
-      'Compensation notes for one person.',
-      '--private-to',
-      colleagueId,
-    ]);
-    await addPage([
-      '--workspace',
-      other.workspaceId,
-      '--title',
-      'Compensation elsewhere',
-      '--body',
-      'compensation',
-    ]);
-    const res = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: 'compensation' })
-      .expect(200);
+    const mine = await addPage('Salary bands', 'Quarterly compensation review notes.', {
+      privateTo: tenant.memberId,
+    });
+    await addPage('Salary review', 'Compensation notes for one person.', { privateTo: colleagueId });
+    await addPage('Compensation elsewhere', 'compensation', { workspace: other.workspaceId });
+    const res = await postSearch(tenant.testKey, { query: 'compensation' }).expect(200);
     expect(res.body.results.map((r: { pageId: string }) => r.pageId)).toEqual([mine.id]);
   });
 
@@ -139,21 +106,12 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     );
     const spellerId = (speller.stdout as Json).member!.id!;
     const spellerKey = await tenant.key({ memberId: spellerId, livemode: false });
-    const w = ['--workspace', tenant.workspaceId];
     // Made-up words English stemming leaves alone, all at the same trigram distance from "zorbolt":
     // the nearest three (ties by spelling) are the private ones.
-    const shared = await addPage([...w, '--title', 'Harbour log', '--body', 'The zorbult is moored.']);
-    const secret = await addPage([
-      ...w,
-      '--title',
-      'Private notes',
-      '--body',
-      'zorbalt zorbelt zorbilt',
-      '--private-to',
-      tenant.memberId,
-    ]);
+    const shared = await addPage('Harbour log', 'The zorbult is moored.');
+    const secret = await addPage('Private notes', 'zorbalt zorbelt zorbilt', { privateTo: tenant.memberId });
     const search = async (secretKey: string, query: string) => {
-      const res = await t.http.post(api('/brain/search')).set(bearer(secretKey)).send({ query });
+      const res = await postSearch(secretKey, { query });
       expect(res.status).toBe(200);
       return (res.body.results as { pageId: string }[]).map((r) => r.pageId);
     };
@@ -167,18 +125,10 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
   });
 
   it('validates the query and the scope, and meters nothing', async () => {
-    const empty = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: '' })
-      .expect(422);
+    const empty = await postSearch(tenant.testKey, { query: '' }).expect(422);
     expect(empty.body.error.code).toBe('invalid_request_body');
     const narrow = await tenant.key({ scopeLevel: 'package', packages: ['text'] });
-    const denied = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(narrow.secret))
-      .send({ query: 'x' })
-      .expect(403);
+    const denied = await postSearch(narrow.secret, { query: 'x' }).expect(403);
     expect(denied.body.error.code).toBe('api_key_operation_scope');
     const bad = await admin(
       [

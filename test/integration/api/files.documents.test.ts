@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ExcelJS from 'exceljs';
 import { extractText, getDocumentProxy } from 'unpdf';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { binary, deckSlides, kindAfterParse, makeDeckPptx, makeXlsx } from '../../helpers/documents.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 const pptxType = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
@@ -13,12 +14,17 @@ const xlsxType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sh
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  await t.startWorker();
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ worker: true })));
 afterAll(() => t.close());
+
+/** GET /files/{id}/export in a binary `format`, as the tenant's live key, answered 200. */
+const binaryExport = (fileId: string, format: string) =>
+  t.http
+    .get(api(`/files/${fileId}/export?format=${format}`))
+    .set(bearer(tenant.liveKey))
+    .buffer(true)
+    .parse(binary)
+    .expect(200);
 
 describe('native documents uploaded through the API', () => {
   it('makes a deck of a .pptx sent to POST /files, renders it and exports its PDF', async () => {
@@ -41,12 +47,7 @@ describe('native documents uploaded through the API', () => {
       return ['succeeded', 'failed'].includes(res.body.job.status) ? res.body.job : undefined;
     }, 60_000);
     expect(job.status).toBe('succeeded');
-    const pdf = await t.http
-      .get(api(`/files/${fileId}/export?format=pdf`))
-      .set(bearer(tenant.liveKey))
-      .buffer(true)
-      .parse(binary)
-      .expect(200);
+    const pdf = await binaryExport(fileId, 'pdf');
     const doc = await getDocumentProxy(new Uint8Array(pdf.body as Buffer));
     const { totalPages, text } = await extractText(doc, { mergePages: false });
     expect(totalPages).toBe(deckSlides.length);
@@ -74,12 +75,7 @@ describe('native documents uploaded through the API', () => {
     expect(await kindAfterParse(t, fileId)).toBe('sheet');
     const csv = await t.http.get(api(`/files/${fileId}/export?format=csv`)).set(bearer(tenant.liveKey)).expect(200);
     expect(csv.text.trim().split(/\r?\n/)).toEqual(['item,cost', 'tea,3']);
-    const xlsx = await t.http
-      .get(api(`/files/${fileId}/export?format=xlsx`))
-      .set(bearer(tenant.liveKey))
-      .buffer(true)
-      .parse(binary)
-      .expect(200);
+    const xlsx = await binaryExport(fileId, 'xlsx');
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(xlsx.body as unknown as ExcelJS.Buffer);
     expect(workbook.worksheets[0]!.getRow(2).values).toEqual([undefined, 'tea', 3]);

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { binary } from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -12,8 +13,7 @@ const data = Buffer.alloc(6 * 1024 * 1024 + 123);
 for (let i = 0; i < data.length; i++) data[i] = (i * 31 + (i >> 12)) & 0xff;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
   const res = await t.http
     .post(api('/files'))
     .set(bearer(tenant.liveKey))

@@ -13,6 +13,7 @@ import { sweepExpiredUploads } from '../../../worker/tasks/uploads__sweep.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type S3Proxy, startS3Proxy } from '../../helpers/s3Proxy.ts';
+import { uploadedFile } from '../../helpers/uploadedFile.ts';
 
 const MiB = 1024 * 1024;
 const bucket = 'svc-presigned';
@@ -111,14 +112,7 @@ describe('presigned multipart uploads', () => {
     const etags = await putParts(session, data);
     expect(proxy.requests - before).toBe(3);
     const res = await complete(session.sessionId, etags).expect(201);
-    expect(res.body.file).toEqual({
-      id: expect.stringMatching(/^file_/),
-      filename: 'upload.bin',
-      mimeType: 'application/octet-stream',
-      sizeBytes: data.length,
-      kind: 'file',
-      createdAt: expect.any(String),
-    });
+    expect(res.body.file).toEqual(uploadedFile('upload.bin', 'application/octet-stream', data.length));
     const key = await t.deps.pool.oneFirst(sql.type(z.object({ storage_key: z.string() }))`
       select storage_key from files where id = ${res.body.file.id}
     `);

@@ -5,16 +5,16 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let store: ObjectStore;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 100_000 });
+  ({ t, tenant } = await contextWithTenant({ credits: 100_000 }));
   store = new ObjectStore(t.s3);
   await t.startWorker();
 });

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -17,14 +18,16 @@ let server: Awaited<ReturnType<typeof listenOnLoopback>>;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  t = await setupTestContext({
-    ...openaiEnv(mock),
-    PROVIDER_TIMEOUT_MS: '1500',
-    // One minor unit per output token: what a reply costs is then visible in the balance.
-    PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),
-  });
-  tenant = await createTenant(t.deps.pool, { credits: 1_000_000 });
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({
+    env: {
+      ...openaiEnv(mock),
+      PROVIDER_TIMEOUT_MS: '1500',
+      // One minor unit per output token: what a reply costs is then visible in the balance.
+      PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),
+    },
+    credits: 1_000_000,
+    worker: true,
+  }));
   server = await listenOnLoopback(t.app);
 });
 afterAll(async () => {
@@ -60,6 +63,15 @@ async function waitForStatus(requestId: string, status: string) {
   throw new Error(`job of ${requestId} never reached ${status}`);
 }
 
+/** POST /text with `stream: true` over real HTTP as the live key, so the SSE body can be read as it comes. */
+const streamText = (prompt: string, signal?: AbortSignal) =>
+  fetch(`${server.origin}${api('/text')}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
+    body: JSON.stringify({ prompt, stream: true }),
+    signal,
+  });
+
 describe('live keys on the openai provider', () => {
   it('POST /text: the provider reply, its usage, and the cost of its tokens', async () => {
     const before = await balance();
@@ -86,11 +98,7 @@ describe('live keys on the openai provider', () => {
 
   it('POST /text streaming relays the provider deltas', async () => {
     mock.queueChat({ kind: 'ok', text: 'one two three four five six', delayMs: 20 });
-    const res = await fetch(`${server.origin}${api('/text')}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
-      body: JSON.stringify({ prompt: 'count', stream: true }),
-    });
+    const res = await streamText('count');
     expect(res.status).toBe(201);
     const events = await readEvents(res);
     const deltas = events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).text as string);
@@ -115,11 +123,7 @@ describe('live keys on the openai provider', () => {
       .expect(201);
     expect(res.body.text).toBe('nul\uFFFD and lone\uFFFD end');
     mock.queueChat({ kind: 'ok', text: 'streamed\u0000 too' });
-    const streamed = await fetch(`${server.origin}${api('/text')}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
-      body: JSON.stringify({ prompt: 'odd', stream: true }),
-    });
+    const streamed = await streamText('odd');
     const events = await readEvents(streamed);
     expect(events.at(-1)!.event).toBe('done');
     expect(JSON.parse(events.at(-1)!.data).text).toBe('streamed\uFFFD too');
@@ -128,11 +132,7 @@ describe('live keys on the openai provider', () => {
   it('POST /text streaming survives losing its LISTEN connection: deltas still add up and done arrives', async () => {
     const words = Array.from({ length: 12 }, (_, i) => `word${i}`).join(' ');
     mock.queueChat({ kind: 'ok', text: words, delayMs: 60 });
-    const res = await fetch(`${server.origin}${api('/text')}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
-      body: JSON.stringify({ prompt: 'keep going', stream: true }),
-    });
+    const res = await streamText('keep going');
     let killed = false;
     const events = await readEvents(res, (event) => {
       if (event.event === 'delta' && !killed) {
@@ -278,11 +278,7 @@ describe('streaming failures', () => {
   it('ends a stream whose generation failed with an error event carrying the envelope', async () => {
     const before = await balance();
     mock.queueChat({ kind: 'status', status: 400, message: 'context length exceeded' });
-    const res = await fetch(`${server.origin}${api('/text')}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
-      body: JSON.stringify({ prompt: 'too long', stream: true }),
-    });
+    const res = await streamText('too long');
     expect(res.status).toBe(201);
     const events = await readEvents(res);
     expect(events.map((e) => e.event)).toEqual(['error']);
@@ -302,12 +298,7 @@ describe('cancellation', () => {
     mock.queueChat({ kind: 'hang', words: 3 });
     const before = await balance();
     const controller = new AbortController();
-    const res = await fetch(`${server.origin}${api('/text')}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
-      body: JSON.stringify({ prompt: 'tell me a very long story about the sea', stream: true }),
-      signal: controller.signal,
-    });
+    const res = await streamText('tell me a very long story about the sea', controller.signal);
     const requestId = res.headers.get('x-request-id')!;
     let received = '';
     await readEvents(res, (event) => {

@@ -3,18 +3,17 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let server: Awaited<ReturnType<typeof listenOnLoopback>>;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 100_000 });
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({ credits: 100_000, worker: true }));
   server = await listenOnLoopback(t.app);
 });
 afterAll(async () => {

@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { listenApp } from './tasks.helpers.ts';
 
 let t: TestContext;
@@ -14,8 +15,7 @@ let address: string;
 let server: Awaited<ReturnType<typeof listenApp>>;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
   address = `stf_${randomBase62(24)}`;
   await insertStaffMember(t.deps.pool, {
     id: newId('staff'),
@@ -36,6 +36,13 @@ afterAll(async () => {
 type Answer = { task: { id: string; title: string }; error: { code: string } };
 
 const json = async (res: Response) => (await res.json()) as Answer;
+
+/** POST `path` through supertest as the tenant's test key, with this Idempotency-Key. */
+const postWithKey = (path: string, key: string, body: object) =>
+  t.http
+    .post(api(path))
+    .set({ ...bearer(tenant.testKey), 'Idempotency-Key': key })
+    .send(body);
 
 function trigger(key: string | undefined, body: unknown) {
   return fetch(`${server.origin}${api(`/staff/${address}/trigger`)}`, {
@@ -116,11 +123,7 @@ describe('Idempotency-Key on POST /staff/{address}/trigger', () => {
   it('rejects keys outside 1 to 255 characters with invalid_idempotency_key', async () => {
     const before = await countTasks();
     for (const key of ['', 'k'.repeat(256)]) {
-      const res = await t.http
-        .post(api(`/staff/${address}/trigger`))
-        .set({ ...bearer(tenant.testKey), 'Idempotency-Key': key })
-        .send({ input: 'x' })
-        .expect(400);
+      const res = await postWithKey(`/staff/${address}/trigger`, key, { input: 'x' }).expect(400);
       expect(res.body.error.code).toBe('invalid_idempotency_key');
     }
     const ok = await trigger('k'.repeat(255), { input: 'x' });
@@ -155,12 +158,7 @@ describe('Idempotency-Key on POST /staff/{address}/trigger', () => {
 
   it('also holds for POST /tasks and POST /tasks/{taskId}/messages: one task, one message, one reply job', async () => {
     const key = `create-${randomBase62(12)}`;
-    const create = () =>
-      t.http
-        .post(api('/tasks'))
-        .set({ ...bearer(tenant.testKey), 'Idempotency-Key': key })
-        .send({ input: 'Once only.' })
-        .expect(202);
+    const create = () => postWithKey('/tasks', key, { input: 'Once only.' }).expect(202);
     const first = await create();
     const again = await create();
     expect(again.headers['idempotent-replayed']).toBe('true');
@@ -168,23 +166,13 @@ describe('Idempotency-Key on POST /staff/{address}/trigger', () => {
     const taskId = first.body.task.id as string;
 
     // The same key on another path is another request: refused rather than confused with the first.
-    const reusedOnOtherPath = await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set({ ...bearer(tenant.testKey), 'Idempotency-Key': key })
-      .send({ input: 'And once more.' })
-      .expect(409);
+    const messages = `/tasks/${taskId}/messages`;
+    const more = { input: 'And once more.' };
+    const reusedOnOtherPath = await postWithKey(messages, key, more).expect(409);
     expect(reusedOnOtherPath.body.error.code).toBe('idempotency_key_reused');
     const otherKey = `send-${randomBase62(12)}`;
-    const a = await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set({ ...bearer(tenant.testKey), 'Idempotency-Key': otherKey })
-      .send({ input: 'And once more.' })
-      .expect(202);
-    const b = await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set({ ...bearer(tenant.testKey), 'Idempotency-Key': otherKey })
-      .send({ input: 'And once more.' })
-      .expect(202);
+    const a = await postWithKey(messages, otherKey, more).expect(202);
+    const b = await postWithKey(messages, otherKey, more).expect(202);
     expect(b.body.message.id).toBe(a.body.message.id);
     expect(b.headers['idempotent-replayed']).toBe('true');
     const counts = await t.deps.pool.one(sql.type(z.object({ messages: z.number(), jobs: z.number() }))`

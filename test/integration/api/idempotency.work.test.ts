@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Spawned,spawnNode } from '../../helpers/processes.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -17,9 +18,7 @@ const processes: Spawned[] = [];
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  t = await setupTestContext(openaiEnv(mock));
-  tenant = await createTenant(t.deps.pool, { credits: 100_000 });
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({ env: openaiEnv(mock), credits: 100_000, worker: true }));
 });
 afterAll(async () => {
   for (const p of processes) await p.stop();
@@ -61,6 +60,13 @@ const tasksWithInput = (input: string) =>
     select count(*) as n from task_messages where text = ${input} and role = 'user'
   `);
 
+/** POST /text's request as the live key, with this Idempotency-Key. */
+const textRequest = (key: string, prompt: string) => ({
+  method: 'POST',
+  headers: { ...bearer(tenant.liveKey), 'content-type': 'application/json', 'idempotency-key': key },
+  body: JSON.stringify({ prompt }),
+});
+
 describe('Idempotency-Key on a synchronous generation', () => {
   it('lets the retry of a client that left collect the same generation, run and billed once', async () => {
     const server = await listenOnLoopback(t.app);
@@ -69,13 +75,7 @@ describe('Idempotency-Key on a synchronous generation', () => {
       mock.queueChat({ kind: 'ok', after: provider.opened });
       const send = (signal?: AbortSignal) =>
         fetch(`${server.origin}${api('/text')}`, {
-          method: 'POST',
-          headers: {
-            ...bearer(tenant.liveKey),
-            'content-type': 'application/json',
-            'idempotency-key': 'left-then-retried',
-          },
-          body: JSON.stringify({ prompt: 'Write one line about queues.' }),
+          ...textRequest('left-then-retried', 'Write one line about queues.'),
           signal,
         });
       const leaving = new AbortController();
@@ -126,15 +126,7 @@ describe('Idempotency-Key on a synchronous generation', () => {
     await api1.waitFor(/api listening/);
     const provider = gate();
     mock.queueChat({ kind: 'ok', after: provider.opened });
-    const request = {
-      method: 'POST',
-      headers: {
-        ...bearer(tenant.liveKey),
-        'content-type': 'application/json',
-        'idempotency-key': 'api-died',
-      },
-      body: JSON.stringify({ prompt: 'Survive a crash.' }),
-    };
+    const request = textRequest('api-died', 'Survive a crash.');
     const first = fetch(`http://127.0.0.1:${port}${api('/text')}`, request).catch(() => null);
     await mock.nextRequest('/chat/completions');
     api1.child.kill('SIGKILL');

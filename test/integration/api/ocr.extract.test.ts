@@ -5,9 +5,10 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { ocrProbe } from '../../../worker/probes.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { renderTextPng } from '../../helpers/textImage.ts';
 import { workerContextFor } from '../../helpers/workerContext.ts';
 
@@ -21,8 +22,7 @@ let englishPng: string;
 let nepaliPng: string;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+  ({ t, tenant } = await contextWithTenant({ credits: 10_000 }));
   store = new ObjectStore(t.s3);
   englishPng = renderTextPng(english, 'latin').toString('base64');
   nepaliPng = renderTextPng(nepali, 'devanagari').toString('base64');
@@ -46,6 +46,10 @@ async function ocrObjects(): Promise<string[]> {
 
 const post = (body: Record<string, unknown>, key = tenant.liveKey) =>
   t.http.post(api('/ocr')).set(bearer(key)).send(body);
+
+/** POSTs `data` as a PNG named `filename`, with this language hint. */
+const postPng = (data: string, filename: string, languageHint: string) =>
+  post({ data, mimeType: 'image/png', filename, languageHint });
 
 describe('POST /ocr', () => {
   it('answers a test key with an already succeeded fixture job, announced and free', async () => {
@@ -74,12 +78,7 @@ describe('POST /ocr', () => {
 
   it('reads English text from a generated PNG with a live key, billed per page', async () => {
     const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor;
-    const res = await post({
-      data: englishPng,
-      mimeType: 'image/png',
-      filename: 'invoice.png',
-      languageHint: 'en',
-    }).expect(202);
+    const res = await postPng(englishPng, 'invoice.png', 'en').expect(202);
     expect(res.body.job).toMatchObject({
       type: 'ocr.extract',
       status: 'queued',
@@ -115,12 +114,7 @@ describe('POST /ocr', () => {
   });
 
   it('decides the language from the filename with auto, and reads both scripts without a clue', async () => {
-    const byName = await post({
-      data: nepaliPng,
-      mimeType: 'image/png',
-      filename: 'suchana_ne.png',
-      languageHint: 'auto',
-    }).expect(202);
+    const byName = await postPng(nepaliPng, 'suchana_ne.png', 'auto').expect(202);
     expect((await waitForJob(byName.body.job.id)).result).toMatchObject({
       text: nepali.join('\n'),
       languages: ['ne'],

@@ -5,18 +5,16 @@ import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import type { CreateKeyInput } from '../../../shared/keys/mintKeys.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 const code = (res: { body: { error?: { code?: string } } }) => res.body.error?.code;
@@ -98,18 +96,16 @@ describe('key checks', () => {
 
   it('answers api_key_project_scope for a projectId outside the key, before the operation scope', async () => {
     const outside = await createTenant(t.deps.pool);
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
-      .send({ input: ['a'], projectId: outside.projectId })
-      .expect(403);
+    const embedOutside = (secret: string) =>
+      t.http
+        .post(api('/embeddings'))
+        .set(bearer(secret))
+        .send({ input: ['a'], projectId: outside.projectId })
+        .expect(403);
+    const res = await embedOutside(tenant.testKey);
     expect(code(res)).toBe('api_key_project_scope');
     const narrow = await tenant.key({ scopeLevel: 'operation', operations: ['text.generate'] });
-    const both = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(narrow.secret))
-      .send({ input: ['a'], projectId: outside.projectId })
-      .expect(403);
+    const both = await embedOutside(narrow.secret);
     expect(code(both)).toBe('api_key_project_scope');
   });
 

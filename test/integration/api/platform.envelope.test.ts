@@ -3,19 +3,17 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 type Answer = { error?: { issues?: unknown } };
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 function expectEnvelope(body: unknown, code: string, requestId: string) {

@@ -7,8 +7,9 @@ import YAML from 'yaml';
 
 import { makeApp } from '../../../api/app.ts';
 import { buildApiDocument } from '../../../api/openapi/document.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -17,8 +18,7 @@ let tenant: Tenant;
 
 // A deployment's address: the linter rightly flags localhost and example.com servers.
 beforeAll(async () => {
-  t = await setupTestContext({ PUBLIC_BASE_URL: 'https://api.svc.test' });
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant({ env: { PUBLIC_BASE_URL: 'https://api.svc.test' } }));
 });
 afterAll(() => t.close());
 
@@ -46,6 +46,8 @@ describe('GET /openapi.json', () => {
     const codesAt = (path: string, method: string, status: string): string[] =>
       resolve(doc.paths[path][method].responses[status]).content['application/json'].schema.properties.error
         .properties.code.enum;
+    // What a missing, revoked or expired key is told: /me's 401s, and the first of every operation's codes.
+    const keyCodes = ['invalid_api_key', 'api_key_revoked', 'api_key_expired'];
     expect(doc.paths['/text'].post.responses.default).toBeUndefined();
     expect(codesAt('/text', 'post', '400')).toEqual(['invalid_idempotency_key']);
     expect(codesAt('/text', 'post', '409')).toEqual([
@@ -63,13 +65,11 @@ describe('GET /openapi.json', () => {
       'invalid_cursor',
     ]);
     expect(codesAt('/tasks/{taskId}/messages', 'get', '405')).toEqual(['method_not_allowed']);
-    expect(codesAt('/me', 'get', '401')).toEqual(['invalid_api_key', 'api_key_revoked', 'api_key_expired']);
+    expect(codesAt('/me', 'get', '401')).toEqual(keyCodes);
     expect(codesAt('/status', 'get', '405')).toEqual(['method_not_allowed']);
     expect(doc.paths['/status'].get.responses['401']).toBeUndefined();
     expect(doc.paths['/text'].post['x-svc-error-codes']).toEqual([
-      'invalid_api_key',
-      'api_key_revoked',
-      'api_key_expired',
+      ...keyCodes,
       'api_key_ip_not_allowed',
       'developer_access_revoked',
       'api_key_project_scope',

@@ -10,17 +10,15 @@ import { makeApp } from '../../../api/app.ts';
 import { FailedAuthLimiter } from '../../../api/auth/failedAuthLimiter.ts';
 import { KeyCache } from '../../../api/auth/keyCache.ts';
 import { makePool } from '../../../shared/db/pool.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext({ AUTH_FAILURES_PER_MINUTE: '20' });
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ env: { AUTH_FAILURES_PER_MINUTE: '20' } })));
 afterAll(() => t.close());
 
 type Answer = { status: number; headers: http.IncomingHttpHeaders; body: { error?: { code: string } } };

@@ -13,20 +13,18 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
 import { secretSamples } from '../../helpers/secretSamples.ts';
 import { listenOnLoopback } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 const logRow = z.object({

@@ -3,8 +3,9 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 // Text PostgreSQL cannot store: a NUL character, and unpaired surrogates (JSON and URLs carry both).
 const nul = 'before\u0000after';
@@ -14,11 +15,7 @@ const message = 'must not contain U+0000 or unpaired UTF-16 surrogates';
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  await t.startWorker();
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ worker: true })));
 afterAll(() => t.close());
 
 const post = (path: string, body: unknown, requestId?: string) => {

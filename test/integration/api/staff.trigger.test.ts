@@ -4,18 +4,15 @@ import { z } from 'zod';
 import { commands } from '../../../cli/admin.ts';
 import { setStaffApiChannel, setStaffStatus } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let other: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  other = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant, other } = await contextWithTwoTenants()));
 afterAll(() => t.close());
 
 /** Staff are created the way operators create them: the CLI command (run in-process here). */

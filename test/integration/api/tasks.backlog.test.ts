@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { waitUntil } from './tasks.helpers.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
+import { createTask, waitUntil } from './tasks.helpers.ts';
 
 // A backlog in one task's replies must delay nothing outside that task (issue 9: an unrelated
 // POST /images waited 16–40 s behind 30 messages to one task). The real api and the real worker
@@ -21,11 +22,7 @@ let t: TestContext;
 let tenant: Tenant;
 let other: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  other = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant, other } = await contextWithTwoTenants()));
 afterAll(() => t.close());
 
 const count = z.object({ n: z.number() });
@@ -38,6 +35,17 @@ const replyRow = z.object({
 });
 
 /** The reply job of every user message of the task, in message order, with the reply it wrote. */
+/** A new task of the tenant, opened with "Message 1": its id. */
+const openTask = (title: string) => createTask(t, tenant.testKey, { input: 'Message 1', title });
+
+/** Posts "Message `n`" to the task. */
+const postMessage = (taskId: string, n: number) =>
+  t.http
+    .post(api(`/tasks/${taskId}/messages`))
+    .set(bearer(tenant.testKey))
+    .send({ input: `Message ${n}` })
+    .expect(202);
+
 function repliesOf(taskId: string) {
   return t.deps.pool.any(sql.type(replyRow)`
     select u.seq as user_seq, a.seq as reply_seq, j.started_at, j.completed_at
@@ -95,18 +103,9 @@ async function raceTheBacklog(
 
 describe('one task with a backlog of replies', () => {
   it('delays neither a synchronous call nor another workspace, and drains promptly, one at a time, in order', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Message 1', title: 'Backlog' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await openTask('Backlog');
     for (let i = 2; i <= backlog; i++) {
-      await t.http
-        .post(api(`/tasks/${taskId}/messages`))
-        .set(bearer(tenant.testKey))
-        .send({ input: `Message ${i}` })
-        .expect(202);
+      await postMessage(taskId, i);
     }
     // The backlog is queued before the worker starts (as after a burst, or a deploy); unrelated
     // work comes while the worker is working through it.
@@ -182,22 +181,9 @@ describe('one task with a backlog of replies', () => {
   it('answers messages posted all at once, while replies end, each exactly once and in order', async () => {
     // Messages committing while earlier replies end: the queue's turn passes under the task row's
     // lock, so no reply is dispatched twice, none is left waiting, and none overtakes another.
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Message 1', title: 'Burst' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await openTask('Burst');
     const burst = 20;
-    await Promise.all(
-      Array.from({ length: burst - 1 }, (_, i) =>
-        t.http
-          .post(api(`/tasks/${taskId}/messages`))
-          .set(bearer(tenant.testKey))
-          .send({ input: `Message ${i + 2}` })
-          .expect(202),
-      ),
-    );
+    await Promise.all(Array.from({ length: burst - 1 }, (_, i) => postMessage(taskId, i + 2)));
     const replies = await waitUntil(async () => {
       const rows = await repliesOf(taskId);
       return rows.length === burst && rows.every((r) => r.reply_seq !== null && r.completed_at !== null)

@@ -5,20 +5,16 @@ import { insertFile } from '../../../shared/db/queries/files.ts';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { waitUntil } from './tasks.helpers.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
+import { createTask, waitUntil } from './tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let other: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  other = await createTenant(t.deps.pool);
-  await t.startWorker();
-});
+beforeAll(async () => ({ t, tenant, other } = await contextWithTwoTenants({ worker: true })));
 afterAll(() => t.close());
 
 type Msg = { id: string; role: string; text: string; createdAt: string };
@@ -197,12 +193,7 @@ describe('a task conversation with a test key', () => {
       message: expect.stringContaining(foreignFile.id),
     });
 
-    const theirs = await t.http
-      .post(api('/tasks'))
-      .set(bearer(other.testKey))
-      .send({ input: 'private' })
-      .expect(202);
-    const id = theirs.body.task.id as string;
+    const id = await createTask(t, other.testKey, { input: 'private' });
     for (const req of [
       t.http.get(api(`/tasks/${id}`)),
       t.http.get(api(`/tasks/${id}/messages`)),

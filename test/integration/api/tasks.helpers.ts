@@ -5,7 +5,7 @@ import { makePool } from '../../../shared/db/pool.ts';
 import { NotificationHub } from '../../../shared/realtime/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { makeWorkerContext } from '../../../worker/main.ts';
-import type { TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { workerUtilsFor } from '../../helpers/workerContext.ts';
 
 export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
@@ -102,6 +102,16 @@ export async function waitUntil<T>(
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** POST /tasks as `key`, answered 202: the new task's id. */
+export async function createTask(
+  t: TestContext,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const created = await t.http.post(api('/tasks')).set(bearer(key)).send(body).expect(202);
+  return created.body.task.id as string;
 }
 
 export type StandaloneWorker = { ctx: WorkerContext; runner: Runner; stop(): Promise<void> };

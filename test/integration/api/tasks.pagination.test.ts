@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { cursorKey, encodeCursor } from '../../../api/http/cursor.ts';
 import { insertTaskMessage } from '../../../shared/db/queries/taskMessages.ts';
-import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { createTenant, insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -13,18 +12,7 @@ let taskId: string;
 let otherTaskId: string;
 const inserted: string[] = [];
 
-async function newTask(): Promise<string> {
-  const task = await insertTask(t.deps.pool, {
-    id: newId('task'),
-    workspaceId: tenant.workspaceId,
-    projectId: tenant.projectId,
-    title: 'Long thread',
-    assigneeStaffId: null,
-    workflowId: null,
-    workflowValues: null,
-  });
-  return task.id;
-}
+const newTask = () => insertBareTask(t.deps.pool, tenant, 'Long thread');
 
 beforeAll(async () => {
   t = await setupTestContext();

@@ -6,8 +6,8 @@ import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts'
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
 import {
   listenOnLoopback,
   nextServerResponse,
@@ -15,14 +15,14 @@ import {
   type RawSse,
   type RawSseEvent,
 } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
 });
 afterAll(async () => {
   await t.close();

@@ -153,6 +153,17 @@ function post(origin: string, body: Buffer, contentType: string): Promise<{ stat
   );
 }
 
+/** A 6 MiB upload of which the client sends 5.5 MiB, then nothing more. */
+function sendMostOfSixMiB(origin: string) {
+  const { body, contentType } = fileBody(6 * MiB);
+  return sendPartially(origin, {
+    path: '/upload',
+    headers: { 'Content-Type': contentType },
+    body,
+    sendBytes: 5.5 * MiB,
+  });
+}
+
 const expectNothingLeft = async () => {
   expect(await leftInStore()).toEqual({ uploads: [], objects: [] });
   expect({ receiving: gauge.receiving, bufferedBytes: gauge.bufferedBytes }).toEqual({
@@ -164,13 +175,7 @@ const expectNothingLeft = async () => {
 describe('receiveUpload: the reservation hook', () => {
   it('is released once when the client disconnects mid-body', async () => {
     const server = await uploadServer({ store });
-    const { body, contentType } = fileBody(6 * MiB);
-    const client = sendPartially(server.origin, {
-      path: '/upload',
-      headers: { 'Content-Type': contentType },
-      body,
-      sendBytes: 5.5 * MiB,
-    });
+    const client = sendMostOfSixMiB(server.origin);
     await client.sent;
     await until(async () => (await leftInStore()).uploads.length === 1);
     const released = once(reservations.events, 'released');
@@ -183,13 +188,7 @@ describe('receiveUpload: the reservation hook', () => {
 
   it('is released once when the client stalls, and the client gets the envelope', async () => {
     const server = await uploadServer({ store, idleTimeoutMs });
-    const { body, contentType } = fileBody(6 * MiB);
-    const client = sendPartially(server.origin, {
-      path: '/upload',
-      headers: { 'Content-Type': contentType },
-      body,
-      sendBytes: 5.5 * MiB,
-    });
+    const client = sendMostOfSixMiB(server.origin);
     const res = parseResponse(await client.closed)!;
     expect(res.status).toBe(422);
     expect(JSON.parse(res.body).error.code).toBe('invalid_request_body');

@@ -7,8 +7,9 @@ import YAML from 'yaml';
 
 import { makeApp } from '../../../api/app.ts';
 import { buildApiDocument } from '../../../api/openapi/document.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -19,8 +20,7 @@ let production: Express;
 type Page = { data: unknown[]; hasMore: boolean };
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
   const created = await t.http
     .post(api('/tasks'))
     .set(bearer(tenant.testKey))

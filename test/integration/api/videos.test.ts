@@ -2,13 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { defaultPrices } from '../../../shared/config/prices.ts';
-import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { probeVideo } from '../../helpers/ffprobe.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { createTenant, insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
 import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
 
 let t: TestContext;
@@ -17,18 +16,7 @@ let other: Tenant;
 let taskId: string;
 let otherTaskId: string;
 
-async function newTask(owner: Tenant): Promise<string> {
-  const task = await insertTask(t.deps.pool, {
-    id: newId('task'),
-    workspaceId: owner.workspaceId,
-    projectId: owner.projectId,
-    title: 'Launch clip',
-    assigneeStaffId: null,
-    workflowId: null,
-    workflowValues: null,
-  });
-  return task.id;
-}
+const newTask = (owner: Tenant) => insertBareTask(t.deps.pool, owner, 'Launch clip');
 
 beforeAll(async () => {
   t = await setupTestContext();

@@ -5,34 +5,32 @@ import { insertBrowserSession } from '../../../shared/db/queries/browserSessions
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, sha256 } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import type { TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  env = { DATABASE_URL: t.databaseUrl };
-});
+beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());
 
 type Json = Record<string, Record<string, string | null>>;
 const create = (args: string[]) =>
   admin(['oauth-app', 'create', '--project', tenant.projectId, '--name', 'Zapier-like', ...args], env);
 
+/** oauth-app create with these redirect URIs, scopes and type, and any further flags. */
+const createApp = (redirectUris: string, scopes: string, type: 'server' | 'public', ...flags: string[]) =>
+  create(['--redirect-uris', redirectUris, '--scopes', scopes, '--type', type, ...flags]);
+
 describe('oauth-app create', () => {
   it('registers a server app with a secret shown once and stored as a hash', async () => {
-    const out = await create([
-      '--redirect-uris',
+    const out = await createApp(
       'https://app.example.com/cb,http://localhost:3000/cb',
-      '--scopes',
       'tasks.create,tasks.read,offline_access',
-      '--type',
       'server',
-    ]);
+    );
     expect(out.code).toBe(0);
     const app = (out.stdout as Json).app!;
     expect(app).toEqual({
@@ -53,14 +51,7 @@ describe('oauth-app create', () => {
   });
 
   it('registers a public app without a secret', async () => {
-    const out = await create([
-      '--redirect-uris',
-      'com.example.app:/oauth',
-      '--scopes',
-      'openid,profile,tasks.read',
-      '--type',
-      'public',
-    ]);
+    const out = await createApp('com.example.app:/oauth', 'openid,profile,tasks.read', 'public');
     expect((out.stdout as Json).app).toEqual({
       clientId: expect.stringMatching(/^svc_oc_/),
       clientSecret: null,
@@ -68,26 +59,16 @@ describe('oauth-app create', () => {
   });
 
   it('needs --verified for sensitive scopes and refuses bad input', async () => {
-    const sensitive = await create([
-      '--redirect-uris',
-      'https://a.example/cb',
-      '--scopes',
-      'files.upload',
-      '--type',
-      'server',
-    ]);
+    const sensitive = await createApp('https://a.example/cb', 'files.upload', 'server');
     expect(sensitive.stderr).toEqual({
       error: { code: 'invalid_arguments', message: expect.stringContaining('files.upload') },
     });
-    const verified = await create([
-      '--redirect-uris',
+    const verified = await createApp(
       'https://a.example/cb',
-      '--scopes',
       'files.upload,brain.search',
-      '--type',
       'server',
       '--verified',
-    ]);
+    );
     expect(verified.code).toBe(0);
     for (const [args, fragment] of [
       [
@@ -134,14 +115,7 @@ describe('oauth-app create', () => {
 
 describe('oauth-app verify and list', () => {
   it("verifies an app by client id and lists a project's apps without secrets", async () => {
-    const created = await create([
-      '--redirect-uris',
-      'https://v.example/cb',
-      '--scopes',
-      'tasks.read',
-      '--type',
-      'server',
-    ]);
+    const created = await createApp('https://v.example/cb', 'tasks.read', 'server');
     const clientId = (created.stdout as Json).app!.clientId!;
     const verified = await admin(['oauth-app', 'verify', '--client', clientId], env);
     expect(verified.code).toBe(0);

@@ -5,8 +5,9 @@ import { CliError } from '../../../cli/cliError.ts';
 import { insertMember } from '../../../shared/db/queries/members.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import type { TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -24,11 +25,7 @@ type ListedKey = {
   revokedBy: string | null;
 };
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  env = { DATABASE_URL: t.databaseUrl };
-});
+beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());
 
 const run = async (values: Record<string, string>) => {

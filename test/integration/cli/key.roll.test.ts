@@ -3,16 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { commands } from '../../../cli/admin.ts';
 import { CliError } from '../../../cli/cliError.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 const staffStatus = async (secret: string) => (await t.http.get(api('/staff')).set(bearer(secret))).status;

@@ -3,18 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { commands } from '../../../cli/admin.ts';
 import { CliError } from '../../../cli/cliError.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  env = { DATABASE_URL: t.databaseUrl };
-});
+beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());
 
 /** Validation cases run the same command in-process (a process per case would cost a second or two each). */

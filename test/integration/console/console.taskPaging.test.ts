@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { FormClient, type Harness, signInWith, startHarness } from '../oauth/harness.ts';
+import { type FormClient, type Harness, startHarness } from '../oauth/harness.ts';
 
 // A task's page without JavaScript: its media board and its messages, each followed link by link.
 let h: Harness;
@@ -83,9 +83,7 @@ beforeAll(async () => {
     select 'msg_paging_' || g, ${h.tenant.workspaceId}, ${taskId}, g, 'user', 'message ' || g
     from generate_series(1, ${messageCount}) g
   `);
-  client = new FormClient(h.base);
-  const signedIn = await signInWith(client, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  client = await h.signIn();
 });
 afterAll(async () => {
   await h.close();

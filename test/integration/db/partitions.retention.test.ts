@@ -15,17 +15,15 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
 const partitionRow = z.object({ name: z.string(), bound: z.string() });

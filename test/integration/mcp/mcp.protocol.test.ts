@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await setupTestContext({ MCP_ALLOWED_ORIGINS: 'https://inspector.example' });
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant({ env: { MCP_ALLOWED_ORIGINS: 'https://inspector.example' } }));
 });
 afterAll(() => t.close());
 

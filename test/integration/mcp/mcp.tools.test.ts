@@ -34,9 +34,47 @@ async function connect(secret: string): Promise<Client> {
   return client;
 }
 
+// The request-log columns an MCP tool call must write as its REST call does.
+const billedEntry = {
+  status: z.number(),
+  cost_minor: z.number(),
+  project_id: z.string().nullable(),
+  key_id: z.string().nullable(),
+};
+
+/** POST /tasks over real HTTP, as a REST client sends it beside the MCP one. */
+const postTask = (secret: string, body: string) =>
+  fetch(`${h.base}/api/pub/v1/tasks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body,
+  });
+
+/** Raw JSON-RPC text to /mcp as the tenant's test key, from a client that takes either answer form. */
+const postMcp = (body: string) =>
+  fetch(`${h.base}/api/pub/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${h.tenant.testKey}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body,
+  });
+
 type Structured = Record<string, unknown>;
 const structured = (r: unknown) => (r as { structuredContent: Structured }).structuredContent;
 const text = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
+
+/** Creates a task through the create_task tool and reads it back through get_task: its id. */
+async function createAndReadOverMcp(input: string): Promise<string> {
+  const client = await connect(h.tenant.testKey);
+  const created = await client.callTool({ name: 'create_task', arguments: { input } });
+  const taskId = (structured(created).task as { id: string }).id;
+  await client.callTool({ name: 'get_task', arguments: { taskId } });
+  await client.close();
+  return taskId;
+}
 
 beforeAll(async () => {
   h = await startHarness();
@@ -133,11 +171,7 @@ describe('every tool through the SDK client with an API key', () => {
     await client.close();
     const poor = await connect(broke.liveKey);
     const noCredit = await poor.callTool({ name: 'create_task', arguments: { input: 'Anything' } });
-    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${broke.liveKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'Anything' }),
-    });
+    const rest = await postTask(broke.liveKey, JSON.stringify({ input: 'Anything' }));
     // Task work is billed when the reply runs, so POST /tasks accepts without credit; the tool
     // answers as the REST call does (an empty balance shows on the reply, not here).
     expect(rest.status).toBe(202);
@@ -163,15 +197,9 @@ describe('every tool through the SDK client with an API key', () => {
   it('takes an argument named __proto__ as an argument, never as the body’s prototype', async () => {
     // Raw JSON text: in a JS object literal "__proto__" would set the prototype, not make a key.
     const call = async (tool: string, args: string) => {
-      const res = await fetch(`${h.base}/api/pub/v1/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${h.tenant.testKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${tool}","arguments":${args}}}`,
-      });
+      const res = await postMcp(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${tool}","arguments":${args}}}`,
+      );
       expect(res.status).toBe(200);
       return ((await res.json()) as { result: { isError: boolean; content: { text: string }[] } }).result;
     };
@@ -187,11 +215,7 @@ describe('every tool through the SDK client with an API key', () => {
     const sneaky = await call('create_task', '{"__proto__":{"input":"Sneaked in via the prototype."}}');
     expect(sneaky.isError).toBe(true);
     expect(sneaky.content[0]!.text).toContain('invalid_request_body');
-    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.tenant.testKey}`, 'content-type': 'application/json' },
-      body: '{"__proto__":{"input":"Sneaked in via the prototype."}}',
-    });
+    const rest = await postTask(h.tenant.testKey, '{"__proto__":{"input":"Sneaked in via the prototype."}}');
     expect(rest.status).toBe(422);
     const made = await h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from task_messages where text = 'Sneaked in via the prototype.'
@@ -234,11 +258,7 @@ describe('every tool through the SDK client with an API key', () => {
     });
     await client.close();
     const toolTask = (structured(viaTool).task as { id: string }).id;
-    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.tenant.liveKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'Summarise the week.' }),
-    });
+    const rest = await postTask(h.tenant.liveKey, JSON.stringify({ input: 'Summarise the week.' }));
     const restTask = ((await rest.json()) as { task: { id: string } }).task.id;
     const record = z.object({
       operation: z.string(),
@@ -268,26 +288,11 @@ describe('every tool through the SDK client with an API key', () => {
   });
 
   it('writes the request-log entry the REST call writes', async () => {
-    const client = await connect(h.tenant.testKey);
-    const created = await client.callTool({ name: 'create_task', arguments: { input: 'Log me.' } });
-    const taskId = (structured(created).task as { id: string }).id;
-    await client.callTool({ name: 'get_task', arguments: { taskId } });
-    await client.close();
-    const rest = await fetch(`${h.base}/api/pub/v1/tasks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.tenant.testKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'Log me.' }),
-    });
+    await createAndReadOverMcp('Log me.');
+    const rest = await postTask(h.tenant.testKey, JSON.stringify({ input: 'Log me.' }));
     expect(rest.status).toBe(202);
     await h.t.deps.requestLog.flush();
-    const row = z.object({
-      path: z.string(),
-      status: z.number(),
-      cost_minor: z.number(),
-      project_id: z.string().nullable(),
-      key_id: z.string().nullable(),
-      request_id: z.string(),
-    });
+    const row = z.object({ path: z.string(), ...billedEntry, request_id: z.string() });
     const rows = await h.t.deps.pool.any(sql.type(row)`
       select path, status, cost_minor::int, project_id, key_id, request_id from request_logs
       where workspace_id = ${h.tenant.workspaceId} and method = 'POST' and path = '/api/pub/v1/tasks'
@@ -304,11 +309,7 @@ describe('every tool through the SDK client with an API key', () => {
   });
 
   it('writes the request-log entry of a read as GET does, bodies included', async () => {
-    const client = await connect(h.tenant.testKey);
-    const created = await client.callTool({ name: 'create_task', arguments: { input: 'Read me.' } });
-    const taskId = (structured(created).task as { id: string }).id;
-    await client.callTool({ name: 'get_task', arguments: { taskId } });
-    await client.close();
+    const taskId = await createAndReadOverMcp('Read me.');
     const rest = await fetch(`${h.base}/api/pub/v1/tasks/${taskId}`, {
       headers: { authorization: `Bearer ${h.tenant.testKey}` },
     });
@@ -316,10 +317,7 @@ describe('every tool through the SDK client with an API key', () => {
     await h.t.deps.requestLog.flush();
     const row = z.object({
       method: z.string(),
-      status: z.number(),
-      cost_minor: z.number(),
-      project_id: z.string().nullable(),
-      key_id: z.string().nullable(),
+      ...billedEntry,
       ip: z.string().nullable(),
       request_body: z.unknown(),
       response_body: z.unknown(),
@@ -336,11 +334,7 @@ describe('every tool through the SDK client with an API key', () => {
   });
 
   it('logs a request of tool calls once per call, and any other /mcp request as itself', async () => {
-    const created = await fetch(`${h.base}/api/pub/v1/tasks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.tenant.testKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'Count my rows.' }),
-    });
+    const created = await postTask(h.tenant.testKey, JSON.stringify({ input: 'Count my rows.' }));
     const taskId = ((await created.json()) as { task: { id: string } }).task.id;
     const getTask = (id: number) => ({
       jsonrpc: '2.0',
@@ -349,15 +343,7 @@ describe('every tool through the SDK client with an API key', () => {
       params: { name: 'get_task', arguments: { taskId } },
     });
     const post = async (body: unknown) => {
-      const res = await fetch(`${h.base}/api/pub/v1/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${h.tenant.testKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify(body),
-      });
+      const res = await postMcp(JSON.stringify(body));
       expect(res.status).toBe(200);
       await res.arrayBuffer();
       return res.headers.get('x-request-id')!;

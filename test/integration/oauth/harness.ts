@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 
@@ -38,6 +39,10 @@ export type Harness = {
       redirectUris: string[];
     }>,
   ): Promise<RegisteredApp>;
+  /** Where a client sends the browser: `app` asking for `scope`, PKCE (S256) over `verifier`, and `extra`. */
+  authorizeUrl(app: RegisteredApp, scope: string, verifier: string, extra?: Record<string, string>): URL;
+  /** A browser signed in as the person; a refused sign-in stops the file's setup. */
+  signIn(): Promise<FormClient>;
   close(): Promise<void>;
 };
 
@@ -97,6 +102,25 @@ export async function startHarness(
         verified: o.verified ?? false,
       });
       return { id: row.id, clientId, clientSecret, redirectUri, name };
+    },
+    authorizeUrl: (app, scope, verifier, extra = {}) => {
+      const url = new URL(`${base}/oauth/authorize`);
+      url.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: app.redirectUri,
+        scope,
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+        ...extra,
+      }).toString();
+      return url;
+    },
+    signIn: async () => {
+      const browser = new FormClient(base);
+      const signedIn = await signInWith(browser, email);
+      if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+      return browser;
     },
     close: async () => {
       server.closeAllConnections();
@@ -174,6 +198,18 @@ export async function signInWith(client: FormClient, email: string, pass = passw
   });
 }
 
+/** The consent form's fields a browser posts back as the page filled them (decision and member aside). */
+export const consentFormFields = [
+  '_csrf',
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'state',
+];
+
 /**
  * The authorization endpoint as a browser walks it (signed in already): GET, then approve on the
  * consent page in the chosen workspace (unless consent is remembered). Returns the redirect.
@@ -187,16 +223,7 @@ export async function authorize(
   if (first.status === 302) return new URL(first.location!);
   if (first.status !== 200) throw new Error(`authorize answered ${first.status}: ${first.text}`);
   const fields: Record<string, string> = {};
-  for (const name of [
-    '_csrf',
-    'client_id',
-    'redirect_uri',
-    'response_type',
-    'scope',
-    'code_challenge',
-    'code_challenge_method',
-    'state',
-  ]) {
+  for (const name of consentFormFields) {
     if (first.text.includes(`name="${name}"`)) fields[name] = inputValue(first.text, name);
   }
   fields.decision = options.decision ?? 'approve';

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 
@@ -48,17 +48,7 @@ type Pkce = { verifier: string; state: string; url: string };
 function authorizeUrl(target: RegisteredApp, scope = 'tasks.read staff.list offline_access'): Pkce {
   const verifier = randomBytes(32).toString('base64url');
   const state = randomBytes(8).toString('hex');
-  const url = new URL(`${h.base}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: target.clientId,
-    redirect_uri: target.redirectUri,
-    scope,
-    state,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }).toString();
-  return { verifier, state, url: url.toString() };
+  return { verifier, state, url: h.authorizeUrl(target, scope, verifier, { state }).toString() };
 }
 
 async function exchange(target: RegisteredApp, code: string, verifier: string) {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
@@ -6,11 +6,10 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import {
   authorize,
-  FormClient,
+  type FormClient,
   type Harness,
   inputValue,
   type RegisteredApp,
-  signInWith,
   startHarness,
 } from './harness.ts';
 
@@ -20,9 +19,7 @@ let browser: FormClient;
 
 beforeAll(async () => {
   h = await startHarness();
-  browser = new FormClient(h.base);
-  const signedIn = await signInWith(browser, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  browser = await h.signIn();
 });
 afterAll(() => h.close());
 
@@ -32,17 +29,7 @@ const newApp = () => h.registerApp({ scopes: ['staff.list', 'tasks.read', 'offli
 type Code = { code: string; verifier: string };
 
 function authorizeUrl(app: RegisteredApp, scope: string, verifier: string, prompt: boolean): URL {
-  const url = new URL(`${h.base}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    ...(prompt ? { prompt: 'consent' } : {}),
-  }).toString();
-  return url;
+  return h.authorizeUrl(app, scope, verifier, prompt ? { prompt: 'consent' } : {});
 }
 
 /** The person approves `scope` on the consent page (prompt=consent), in the tenant workspace. */

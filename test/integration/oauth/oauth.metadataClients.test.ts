@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import { authorize, FormClient, type Harness, signInWith, startHarness } from './harness.ts';
+import { authorize, type FormClient, type Harness, startHarness } from './harness.ts';
 
 // Client ID Metadata Documents served by a local server that counts what it was asked for: the
 // authorization endpoint's outbound fetches are observed where they land.
@@ -39,9 +39,7 @@ beforeAll(async () => {
     );
   }).listen(port, '127.0.0.1');
   await once(docs, 'listening');
-  browser = new FormClient(h.base);
-  const signedIn = await signInWith(browser, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  browser = await h.signIn();
 });
 afterAll(async () => {
   docs?.close();

@@ -1,17 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import {
-  authorize,
-  FormClient,
-  type Harness,
-  type RegisteredApp,
-  signInWith,
-  startHarness,
-} from './harness.ts';
+import { authorize, type FormClient, type Harness, type RegisteredApp, startHarness } from './harness.ts';
 
 let h: Harness;
 let app: RegisteredApp;
@@ -23,25 +16,14 @@ beforeAll(async () => {
   app = await h.registerApp({
     scopes: ['staff.list', 'tasks.read', 'tasks.create', 'embeddings.create', 'offline_access'],
   });
-  browser = new FormClient(h.base);
-  const signedIn = await signInWith(browser, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  browser = await h.signIn();
 });
 afterAll(() => h.close());
 
 /** A token for the person's member in `memberId`'s workspace, with these scopes (consent asked each time). */
 async function tokenFor(memberId: string, scope: string): Promise<string> {
   const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${h.base}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope,
-    prompt: 'consent',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }).toString();
+  const url = h.authorizeUrl(app, scope, verifier, { prompt: 'consent' });
   const back = await authorize(browser, url, { member: memberId });
   const res = await fetch(`${h.issuer}/token`, {
     method: 'POST',

@@ -3,12 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import {
+  consentFormFields,
   FormClient,
   type Harness,
   inputValue,
   password,
   type RegisteredApp,
-  signInWith,
   startHarness,
 } from './harness.ts';
 
@@ -19,9 +19,7 @@ let client: FormClient;
 beforeAll(async () => {
   h = await startHarness({ signInLimits: { perAccount: 3, perAddress: 1000, windowSeconds: 900 } });
   app = await h.registerApp({ redirectUris: ['https://app.example/cb', 'com.example.acme:/oauth'] });
-  client = new FormClient(h.base);
-  const signedIn = await signInWith(client, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  client = await h.signIn();
 });
 afterAll(() => h.close());
 
@@ -126,16 +124,7 @@ describe('CSRF', () => {
     const page = await client.get(params({ prompt: 'consent' }));
     expect(page.status).toBe(200);
     const fields: Record<string, string> = { decision: 'approve', member: h.tenant.memberId };
-    for (const name of [
-      '_csrf',
-      'client_id',
-      'redirect_uri',
-      'response_type',
-      'scope',
-      'code_challenge',
-      'code_challenge_method',
-      'state',
-    ]) {
+    for (const name of consentFormFields) {
       fields[name] = inputValue(page.text, name);
     }
     return fields;

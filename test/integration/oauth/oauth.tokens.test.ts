@@ -4,14 +4,7 @@ import { z } from 'zod';
 
 import { deleteExpiredOauthRows } from '../../../shared/db/queries/oauthTokens.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import {
-  authorize,
-  FormClient,
-  type Harness,
-  type RegisteredApp,
-  signInWith,
-  startHarness,
-} from './harness.ts';
+import { authorize, type FormClient, type Harness, type RegisteredApp, startHarness } from './harness.ts';
 
 let h: Harness;
 let now = Date.now();
@@ -24,9 +17,7 @@ beforeAll(async () => {
   h = await startHarness({ clock: () => now, refreshGraceMs: graceMs });
   const response = await oauth.discoveryRequest(new URL(h.issuer), { algorithm: 'oauth2', ...insecure });
   as = await oauth.processDiscoveryResponse(new URL(h.issuer), response);
-  browser = new FormClient(h.base);
-  const signedIn = await signInWith(browser, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  browser = await h.signIn();
 });
 afterAll(() => h.close());
 
@@ -71,6 +62,30 @@ async function exchange(flow: Flow) {
   );
   return oauth.processAuthorizationCodeResponse(as, flow.client, response);
 }
+
+/** The code exchange of `flow` as posted by `client` (its app unless another is named), with its secret. */
+const codeGrant = (flow: Flow, client: RegisteredApp = flow.app) => ({
+  grant_type: 'authorization_code',
+  code: flow.params.get('code')!,
+  redirect_uri: flow.app.redirectUri,
+  code_verifier: flow.verifier,
+  client_id: client.clientId,
+  client_secret: client.clientSecret!,
+});
+
+/** A refresh of `token` as posted by the server app, with its secret. */
+const refreshBody = (app: RegisteredApp, token: string) => ({
+  grant_type: 'refresh_token',
+  refresh_token: token,
+  client_id: app.clientId,
+  client_secret: app.clientSecret!,
+});
+
+// oauth4webapi's refresh-grant and revocation requests, from the flow's client.
+const refreshGrant = (flow: Flow, token: string) =>
+  oauth.refreshTokenGrantRequest(as, flow.client, flow.auth, token, insecure);
+const revocation = (flow: Flow, token: string) =>
+  oauth.revocationRequest(as, flow.client, flow.auth, token, insecure);
 
 const me = (token: string) =>
   fetch(`${h.base}/api/pub/v1/me`, { headers: { authorization: `Bearer ${token}` } });
@@ -129,7 +144,7 @@ describe('authorization code + PKCE with a standards client', () => {
     const refreshed = await oauth.processRefreshTokenResponse(
       as,
       flow.client,
-      await oauth.refreshTokenGrantRequest(as, flow.client, flow.auth, tokens.refresh_token!, insecure),
+      await refreshGrant(flow, tokens.refresh_token!),
     );
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
@@ -139,22 +154,10 @@ describe('authorization code + PKCE with a standards client', () => {
     expect(await errorCode(old)).toBe('api_key_revoked');
     expect((await me(refreshed.access_token)).status).toBe(200);
 
-    const revoked = await oauth.revocationRequest(
-      as,
-      flow.client,
-      flow.auth,
-      refreshed.refresh_token!,
-      insecure,
-    );
+    const revoked = await revocation(flow, refreshed.refresh_token!);
     await oauth.processRevocationResponse(revoked);
     expect((await me(refreshed.access_token)).status).toBe(401);
-    const again = await oauth.refreshTokenGrantRequest(
-      as,
-      flow.client,
-      flow.auth,
-      refreshed.refresh_token!,
-      insecure,
-    );
+    const again = await refreshGrant(flow, refreshed.refresh_token!);
     await expect(oauth.processRefreshTokenResponse(as, flow.client, again)).rejects.toMatchObject({
       error: 'invalid_grant',
     });
@@ -229,14 +232,7 @@ describe('authorization code + PKCE with a standards client', () => {
     const app = await h.registerApp();
     const other = await h.registerApp();
     const flow = await codeFor(app, 'tasks.read');
-    const stolen = await postToken({
-      grant_type: 'authorization_code',
-      code: flow.params.get('code')!,
-      redirect_uri: app.redirectUri,
-      code_verifier: flow.verifier,
-      client_id: other.clientId,
-      client_secret: other.clientSecret!,
-    });
+    const stolen = await postToken(codeGrant(flow, other));
     expect(stolen.body).toMatchObject({ error: 'invalid_grant' });
   });
 });
@@ -247,22 +243,10 @@ describe('replay and rotation', () => {
     const flow = await codeFor(app, 'tasks.read offline_access');
     const tokens = await exchange(flow);
     expect((await me(tokens.access_token)).status).toBe(200);
-    const replay = await postToken({
-      grant_type: 'authorization_code',
-      code: flow.params.get('code')!,
-      redirect_uri: app.redirectUri,
-      code_verifier: flow.verifier,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    });
+    const replay = await postToken(codeGrant(flow));
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect((await me(tokens.access_token)).status).toBe(401);
-    const refresh = await postToken({
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token!,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    });
+    const refresh = await postToken(refreshBody(app, tokens.refresh_token!));
     expect(refresh.body).toMatchObject({ error: 'invalid_grant' });
   });
 
@@ -270,14 +254,7 @@ describe('replay and rotation', () => {
     const app = await h.registerApp();
     const tokens = await exchange(await codeFor(app, 'tasks.read offline_access'));
     const results = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        postToken({
-          grant_type: 'refresh_token',
-          refresh_token: tokens.refresh_token!,
-          client_id: app.clientId,
-          client_secret: app.clientSecret!,
-        }),
-      ),
+      Array.from({ length: 20 }, () => postToken(refreshBody(app, tokens.refresh_token!))),
     );
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     const pairs = new Set(
@@ -288,25 +265,14 @@ describe('replay and rotation', () => {
     expect(pair!.body.refresh_token).not.toBe(tokens.refresh_token);
     // The person stays signed in: the new pair works, and refreshes on.
     expect((await me(pair!.body.access_token as string)).status).toBe(200);
-    const next = await postToken({
-      grant_type: 'refresh_token',
-      refresh_token: pair!.body.refresh_token as string,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    });
+    const next = await postToken(refreshBody(app, pair!.body.refresh_token as string));
     expect(next.status).toBe(200);
   });
 
   it('a rotated refresh token replayed after the grace window revokes the whole grant', async () => {
     const app = await h.registerApp();
     const tokens = await exchange(await codeFor(app, 'tasks.read offline_access'));
-    const refresh = (token: string) =>
-      postToken({
-        grant_type: 'refresh_token',
-        refresh_token: token,
-        client_id: app.clientId,
-        client_secret: app.clientSecret!,
-      });
+    const refresh = (token: string) => postToken(refreshBody(app, token));
     const first = await refresh(tokens.refresh_token!);
     expect(first.status).toBe(200);
     now += graceMs + 1;
@@ -337,26 +303,14 @@ describe('expiry on the injected clock', () => {
 
     const late = await codeFor(app, 'tasks.read');
     now += 10 * 60_000 + 1;
-    const lateExchange = await postToken({
-      grant_type: 'authorization_code',
-      code: late.params.get('code')!,
-      redirect_uri: app.redirectUri,
-      code_verifier: late.verifier,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    });
+    const lateExchange = await postToken(codeGrant(late));
     expect(lateExchange.body).toMatchObject({
       error: 'invalid_grant',
       error_description: expect.stringContaining('expired'),
     });
 
     now += 30 * 24 * 60 * 60_000;
-    const stale = await postToken({
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token!,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    });
+    const stale = await postToken(refreshBody(app, tokens.refresh_token!));
     expect(stale.body).toMatchObject({
       error: 'invalid_grant',
       error_description: expect.stringContaining('expired'),

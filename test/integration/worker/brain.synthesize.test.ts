@@ -5,8 +5,9 @@ import { insertMember } from '../../../shared/db/queries/members.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys/mintKeys.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 import {
   finishedTask,
@@ -23,9 +24,10 @@ let t: TestContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  t = await setupTestContext({ BRAIN_SYNTHESIS_DEBOUNCE_MS: String(debounceMs) });
-  tenant = await createTenant(t.deps.pool);
-  await t.startWorker();
+  ({ t, tenant } = await contextWithTenant({
+    env: { BRAIN_SYNTHESIS_DEBOUNCE_MS: String(debounceMs) },
+    worker: true,
+  }));
 });
 afterAll(() => t.close());
 

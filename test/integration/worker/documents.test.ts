@@ -4,7 +4,7 @@ import { extractImages, extractText, getDocumentProxy } from 'unpdf';
 
 import { findFileDocument } from '../../../shared/db/queries/fileDocuments.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import {
   binary,
   deckSlides,
@@ -13,17 +13,14 @@ import {
   makeXlsx,
   storeFile,
 } from '../../helpers/documents.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
 import { waitForJob as waitForJobOf } from '../../helpers/jobs.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
-  await t.startWorker();
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ worker: true })));
 afterAll(() => t.close());
 
 describe('files__parse', () => {

@@ -7,17 +7,15 @@ import { sql } from '../../../shared/db/sql.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { type TestContext } from '../../helpers/context.ts';
+import { type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 1000 });
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ credits: 1000 })));
 afterAll(() => t.close());
 
 const prompt = 'a prompt that must not be stored';

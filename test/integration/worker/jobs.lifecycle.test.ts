@@ -3,16 +3,16 @@ import type { JobHelpers } from 'graphile-worker';
 import { z } from 'zod';
 
 import type { Principal } from '../../../shared/auth/principal.ts';
-import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { requestJobCancel } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob } from '../../../shared/jobs/createJob.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { createLiveJob } from '../../helpers/jobs.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -20,41 +20,25 @@ let tenant: Tenant;
 let principal: Principal;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 1000 });
+  ({ t, tenant } = await contextWithTenant({ credits: 1000 }));
   principal = await principalFor(t.deps.pool, tenant.liveKey);
 });
 afterAll(() => t.close());
 
-async function newJob(type: JobType, maxCost: number | null) {
-  return t.deps.pool.transaction(async (tx) => {
-    const hold =
-      maxCost === null
-        ? null
-        : await reserveCredits(tx, {
-            principal,
-            projectId: tenant.projectId,
-            operation: type,
-            maxCostMinor: maxCost,
-            requestId: 'req_test',
-          });
-    return createJob(tx, {
-      type,
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      keyId: principal.keyId,
-      livemode: true,
-      input: {},
-      holdId: hold?.holdId ?? null,
-      requestId: 'req_test',
-    });
-  });
-}
+const newJob = (type: JobType, maxCost: number | null) =>
+  createLiveJob(t.deps.pool, { principal, tenant, type, maxCost, requestId: 'req_test' });
 
 const deckTask = (work: JobWork) => ({
   deck__export: (payload: unknown, helpers: JobHelpers) =>
     runWork(workerContextFor(t), payload, helpers, work),
 });
+
+/** GET /jobs/{id} as the tenant's test key, answered 200. */
+const getJob = (id: string) =>
+  t.http
+    .get(api(`/jobs/${id}`))
+    .set(bearer(tenant.testKey))
+    .expect(200);
 
 const events = (jobId: string) =>
   t.deps.pool.anyFirst(sql.type(z.object({ type: z.string() }))`
@@ -64,10 +48,7 @@ const events = (jobId: string) =>
 describe('job lifecycle', () => {
   it('goes queued → running → succeeded, wakes waiters, bills once and announces job.succeeded', async () => {
     const job = await newJob('deck.export', 50);
-    const queued = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const queued = await getJob(job.id);
     expect(queued.body.job).toEqual({
       id: job.id,
       type: 'deck.export',
@@ -90,10 +71,7 @@ describe('job lifecycle', () => {
     expect(seenWhileRunning).toBe('running');
     const finished = await waiting;
     expect(finished.status).toBe('succeeded');
-    const done = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const done = await getJob(job.id);
     expect(done.body.job).toMatchObject({
       status: 'succeeded',
       result: { pages: 3 },
@@ -130,10 +108,7 @@ describe('job lifecycle', () => {
           throw new PermanentJobError('unreadable_input', 'The image could not be decoded.');
         }),
     });
-    const res = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const res = await getJob(job.id);
     expect(res.body.job).toMatchObject({
       status: 'failed',
       result: null,
@@ -155,10 +130,7 @@ describe('job lifecycle', () => {
           throw new Error('provider hiccup');
         }),
     });
-    const res = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const res = await getJob(job.id);
     expect(res.body.job.status).toBe('queued');
     const reserved = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
     expect(reserved?.reserved_minor).toBe(10);
@@ -172,10 +144,7 @@ describe('job lifecycle', () => {
       t,
       deckTask(async () => ({ result: 'should not run', usage: {}, costMinor: 5 })),
     );
-    const res = await t.http
-      .get(api(`/jobs/${job.id}`))
-      .set(bearer(tenant.testKey))
-      .expect(200);
+    const res = await getJob(job.id);
     expect(res.body.job).toMatchObject({ status: 'cancelled', result: null, error: null });
     expect(await findWorkspaceBalance(t.deps.pool, tenant.workspaceId)).toEqual(before);
   });

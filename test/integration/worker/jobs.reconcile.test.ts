@@ -7,11 +7,9 @@ import { Logger, makeWorkerUtils, run, type WorkerUtils } from 'graphile-worker'
 import { z } from 'zod';
 
 import type { Principal } from '../../../shared/auth/principal.ts';
-import { reserveCredits } from '../../../shared/billing/metering.ts';
 import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { createJob } from '../../../shared/jobs/createJob.ts';
 import { type JobType } from '../../../shared/jobs/specs.ts';
 import { type JobDefinitions, PermanentJobError, WorkerStopping } from '../../../worker/jobEngine.ts';
 import { jobTask } from '../../../worker/taskList.ts';
@@ -19,7 +17,9 @@ import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { createLiveJob } from '../../helpers/jobs.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
+import { createTask } from '../api/tasks.helpers.ts';
 
 const crashableWorker = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -45,24 +45,12 @@ afterAll(async () => {
 
 /** A live billed job holding `maxCost`, whose queue job gets a single attempt (so this one is the last). */
 async function billedJob(type: JobType, maxCost = 40) {
-  const job = await t.deps.pool.transaction(async (tx) => {
-    const hold = await reserveCredits(tx, {
-      principal,
-      projectId: tenant.projectId,
-      operation: type,
-      maxCostMinor: maxCost,
-      requestId: 'req_reconcile',
-    });
-    return createJob(tx, {
-      type,
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      keyId: principal.keyId,
-      livemode: true,
-      input: {},
-      holdId: hold!.holdId,
-      requestId: 'req_reconcile',
-    });
+  const job = await createLiveJob(t.deps.pool, {
+    principal,
+    tenant,
+    type,
+    maxCost,
+    requestId: 'req_reconcile',
   });
   await utils.rescheduleJobs([String(await queueJobId(job.id))], { maxAttempts: 1 });
   return job;
@@ -102,6 +90,30 @@ const meteredCosts = (jobId: string) =>
 const reserved = async () => (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.reserved_minor;
 
 const definitions = (): JobDefinitions => ({ 'task.reply': taskReply(workerContextFor(t)) });
+
+// DDL takes no bind parameters: each status the tests refuse is a literal of its own.
+const refusable = { failed: sql.fragment`'failed'`, running: sql.fragment`'running'` };
+
+/** Runs `work` while setting a job's status to `status` fails in the database, as if it were unavailable. */
+async function withStatusRefused(
+  status: keyof typeof refusable,
+  work: () => Promise<unknown>,
+): Promise<void> {
+  await t.deps.pool.query(sql.unsafe`
+    create function refuse_status() returns trigger language plpgsql as $$
+    begin raise exception 'database unavailable'; end; $$
+  `);
+  await t.deps.pool.query(sql.unsafe`
+    create trigger refuse_status before update of status on jobs for each row
+    when (new.status = ${refusable[status]}) execute function refuse_status()
+  `);
+  try {
+    await work();
+  } finally {
+    await t.deps.pool.query(sql.unsafe`drop trigger refuse_status on jobs`);
+    await t.deps.pool.query(sql.unsafe`drop function refuse_status()`);
+  }
+}
 
 describe('the reconciler', () => {
   it('fails the job of a worker killed on its last attempt and releases its hold, exactly once', async () => {
@@ -166,26 +178,15 @@ describe('the reconciler', () => {
   it('ends a job whose last attempt failed in the database before it could record the failure', async () => {
     const job = await billedJob('deck.export');
     // The final-failure transaction itself fails: the attempt ends with the job still running.
-    await t.deps.pool.query(sql.unsafe`
-      create function refuse_failure() returns trigger language plpgsql as $$
-      begin raise exception 'database unavailable'; end; $$
-    `);
-    await t.deps.pool.query(sql.unsafe`
-      create trigger refuse_failure before update of status on jobs for each row
-      when (new.status = 'failed') execute function refuse_failure()
-    `);
-    try {
-      await runDueJobs(t, {
+    await withStatusRefused('failed', () =>
+      runDueJobs(t, {
         deck__export: jobTask(workerContextFor(t), {
           run: async () => {
             throw new PermanentJobError('unsupported_media_type', 'unreadable');
           },
         }),
-      });
-    } finally {
-      await t.deps.pool.query(sql.unsafe`drop trigger refuse_failure on jobs`);
-      await t.deps.pool.query(sql.unsafe`drop function refuse_failure()`);
-    }
+      }),
+    );
     expect((await findJob(t.deps.pool, job.id))?.status).toBe('running');
     expect((await holdOf(job.id)).status).toBe('held');
     await age(job.id);
@@ -196,28 +197,17 @@ describe('the reconciler', () => {
 
   it('ends a job whose running mark kept failing until its attempts were used up', async () => {
     const job = await billedJob('deck.export');
-    await t.deps.pool.query(sql.unsafe`
-      create function refuse_running() returns trigger language plpgsql as $$
-      begin raise exception 'database unavailable'; end; $$
-    `);
-    await t.deps.pool.query(sql.unsafe`
-      create trigger refuse_running before update of status on jobs for each row
-      when (new.status = 'running') execute function refuse_running()
-    `);
     let ran = false;
-    try {
-      await runDueJobs(t, {
+    await withStatusRefused('running', () =>
+      runDueJobs(t, {
         deck__export: jobTask(workerContextFor(t), {
           run: async () => {
             ran = true;
             return { result: {}, usage: {}, costMinor: 1 };
           },
         }),
-      });
-    } finally {
-      await t.deps.pool.query(sql.unsafe`drop trigger refuse_running on jobs`);
-      await t.deps.pool.query(sql.unsafe`drop function refuse_running()`);
-    }
+      }),
+    );
     expect(ran).toBe(false);
     expect((await findJob(t.deps.pool, job.id))?.status).toBe('queued');
     await age(job.id);
@@ -267,12 +257,7 @@ describe('the reconciler', () => {
   });
 
   it('writes the failed reply of an abandoned task reply, so the task does not wait silently', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'Summarise the notes.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await createTask(t, tenant.liveKey, { input: 'Summarise the notes.' });
     const jobId = await t.deps.pool.oneFirst(sql.unsafe`
       select id from jobs where input->>'taskId' = ${taskId} and type = 'task.reply'
     `);
@@ -288,12 +273,7 @@ describe('the reconciler', () => {
   });
 
   it('leaves a reply waiting for its turn alone, and hands the turn on when it ends the one before', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'First question.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await createTask(t, tenant.liveKey, { input: 'First question.' });
     await t.http
       .post(api(`/tasks/${taskId}/messages`))
       .set(bearer(tenant.liveKey))

@@ -5,13 +5,17 @@ import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { type ChatMessage, type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { jobTask } from '../../../worker/taskList.ts';
-import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { type StandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import {
+  liveGeneration,
+  messagesOnceThere,
+  type Msg,
+  postFirstThenSecond,
+  startReplyWorker,
+} from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it records what it was sent and answers as scripted. */
 const calls: ChatMessage[][] = [];
@@ -21,12 +25,7 @@ const liveModel: ChatProvider = {
     calls.push(messages);
     const next = script.shift();
     const text = next ? await next() : 'Live reply.';
-    return {
-      text,
-      model: 'live-test-model',
-      usage: { inputTokens: 1000, outputTokens: 500 },
-      finishReason: 'stop',
-    };
+    return liveGeneration(text, { inputTokens: 1000, outputTokens: 500 });
   },
 };
 
@@ -35,12 +34,7 @@ let worker: StandaloneWorker;
 
 beforeAll(async () => {
   t = await setupTestContext();
-  worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: jobTask(ctx, taskReply(ctx, {
-      chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
-      maxOutputTokens: 1000,
-    })),
-  }));
+  worker = await startReplyWorker(t, liveModel, 1000);
 });
 afterAll(async () => {
   await worker.stop();
@@ -51,22 +45,13 @@ beforeEach(() => {
   script = [];
 });
 
-type Msg = { id: string; role: string; text: string };
-
 async function conversation(
   key: string,
   body: Record<string, unknown>,
 ): Promise<{ taskId: string; messages: Msg[] }> {
   const created = await t.http.post(api('/tasks')).set(bearer(key)).send(body).expect(202);
   const taskId = created.body.task.id as string;
-  const messages = await waitUntil(async () => {
-    const res = await t.http
-      .get(api(`/tasks/${taskId}/messages`))
-      .set(bearer(key))
-      .expect(200);
-    return res.body.data.length >= 2 ? (res.body.data as Msg[]) : undefined;
-  }, 20_000);
-  return { taskId, messages };
+  return { taskId, messages: await messagesOnceThere(t, key, taskId, 2, 20_000) };
 }
 
 const replyJob = (taskId: string) =>
@@ -205,24 +190,8 @@ describe('task replies with a live key', () => {
       () => new Promise((resolve) => setTimeout(() => resolve('Reply to the first.'), 1500)),
       async () => 'Reply to the second.',
     ];
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'First.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
-    await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'Second.' })
-      .expect(202);
-    const messages = await waitUntil(async () => {
-      const res = await t.http
-        .get(api(`/tasks/${taskId}/messages`))
-        .set(bearer(tenant.liveKey))
-        .expect(200);
-      return res.body.data.length >= 4 ? (res.body.data as Msg[]) : undefined;
-    }, 20_000);
+    const taskId = await postFirstThenSecond(t, tenant.liveKey);
+    const messages = await messagesOnceThere(t, tenant.liveKey, taskId, 4, 20_000);
     const assistant = messages.filter((m) => m.role === 'assistant').map((m) => m.text);
     expect(assistant).toEqual(['Reply to the first.', 'Reply to the second.']);
     expect(calls.map((c) => c.at(-1)!.content)).toEqual([

@@ -2,13 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import { type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { jobTask } from '../../../worker/taskList.ts';
-import { taskReply } from '../../../worker/tasks/task__reply.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import type { StandaloneWorker } from '../api/tasks.helpers.ts';
+import { liveGeneration, messagesOnceThere, postFirstThenSecond, startReplyWorker } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it answers the last message it was sent, or fails as told. */
 const answered: string[] = [];
@@ -24,12 +22,7 @@ const liveModel: ChatProvider = {
       throw new ProviderError('upstream 503', true);
     }
     answered.push(asked);
-    return {
-      text: `Reply to: ${asked}`,
-      model: 'live-test-model',
-      usage: { inputTokens: 10, outputTokens: 5 },
-      finishReason: 'stop',
-    };
+    return liveGeneration(`Reply to: ${asked}`, { inputTokens: 10, outputTokens: 5 });
   },
 };
 
@@ -38,15 +31,7 @@ let worker: StandaloneWorker;
 
 beforeAll(async () => {
   t = await setupTestContext();
-  worker = await startStandaloneWorker(t, (ctx) => ({
-    task__reply: jobTask(
-      ctx,
-      taskReply(ctx, {
-        chatProvider: (live) => (live ? liveModel : fixtureProviders.chat),
-        maxOutputTokens: 100,
-      }),
-    ),
-  }));
+  worker = await startReplyWorker(t, liveModel, 100);
 });
 afterAll(async () => {
   await worker.stop();
@@ -66,27 +51,10 @@ describe('replies to one task', () => {
     // The first reply's first attempt fails (retryable) once the second message is in.
     let secondPosted!: () => void;
     failFirstCall = new Promise((resolve) => (secondPosted = resolve));
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'First.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
-    await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'Second.' })
-      .expect(202);
+    const taskId = await postFirstThenSecond(t, tenant.liveKey);
     secondPosted();
 
-    const messages = await waitUntil(async () => {
-      const res = await t.http
-        .get(api(`/tasks/${taskId}/messages`))
-        .set(bearer(tenant.liveKey))
-        .expect(200);
-      const data = res.body.data as { role: string; text: string }[];
-      return data.length >= 4 ? data : undefined;
-    }, 30_000);
+    const messages = await messagesOnceThere(t, tenant.liveKey, taskId, 4, 30_000);
     // The second reply waited for the first one's retry (graphile-worker's backoff), not only for
     // its failed attempt: a named queue is unlocked when an attempt fails.
     expect(messages.map((m) => `${m.role}: ${m.text}`)).toEqual([

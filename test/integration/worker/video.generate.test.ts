@@ -5,19 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { findJob } from '../../../shared/db/queries/jobs.ts';
-import { insertTask } from '../../../shared/db/queries/tasks.ts';
 import { findVideo } from '../../../shared/db/queries/videos.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { cancelJob } from '../../../shared/jobs/cancelJob.ts';
-import { newId } from '../../../shared/primitives/ids.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { videoObjectKey } from '../../../shared/videos/dto.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { videoGenerate } from '../../../worker/tasks/video__generate.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -26,19 +25,8 @@ let taskId: string;
 let ctx: WorkerContext;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 10_000 });
-  taskId = (
-    await insertTask(t.deps.pool, {
-      id: newId('task'),
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      title: 'Clips',
-      assigneeStaffId: null,
-      workflowId: null,
-      workflowValues: null,
-    })
-  ).id;
+  ({ t, tenant } = await contextWithTenant({ credits: 10_000 }));
+  taskId = await insertBareTask(t.deps.pool, tenant, 'Clips');
   ctx = workerContextFor(t);
 });
 afterAll(async () => {

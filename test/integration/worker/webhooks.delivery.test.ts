@@ -17,7 +17,7 @@ import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { admin } from '../../helpers/cli.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { createTask, type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 type Received = { headers: http.IncomingHttpHeaders; body: string; at: number };
 
@@ -115,12 +115,7 @@ describe('webhook deliveries', () => {
     const quiet = await receiver(() => 200);
     const quietEndpoint = await createEndpoint(quiet.url, 'job.failed', tenant.projectId);
 
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Hook me.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await createTask(t, tenant.testKey, { input: 'Hook me.' });
 
     // user message + assistant reply, each: a 500, then (300 ms later) a success.
     await waitUntil(async () => (target.received.length >= 4 ? true : undefined), 15_000);
@@ -241,12 +236,7 @@ describe('webhook deliveries', () => {
     // delivery those events will ever have exists (they are created with the event).
     const marker = await receiver(() => 200);
     const markerEndpoint = await createEndpoint(marker.url, 'task.message.created', tenant.projectId);
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Main project only.' })
-      .expect(202);
-    const taskId = created.body.task.id as string;
+    const taskId = await createTask(t, tenant.testKey, { input: 'Main project only.' });
     const roles = await waitUntil(async () => {
       const bodies = marker.received.map(
         (r) => JSON.parse(r.body) as { data: { taskId: string; message: { role: string } } },

@@ -1,0 +1,39 @@
+import { setupTestContext, type TestContext } from './context.ts';
+import { createTenant, type Tenant } from './fixtures.ts';
+
+type Options = {
+  /** Environment overrides for the context's config. */
+  env?: Record<string, string>;
+  /** The tenants' starting balance (createTenant's default otherwise). */
+  credits?: number;
+  /** Start the context's worker once the tenants exist. */
+  worker?: boolean;
+};
+
+/** The setup most integration files start from: a test context and one tenant in it. */
+export async function contextWithTenant(options: Options = {}): Promise<{ t: TestContext; tenant: Tenant }> {
+  const t = await setupTestContext(options.env);
+  const tenant = await createTenant(t.deps.pool, { credits: options.credits });
+  if (options.worker) await t.startWorker();
+  return { t, tenant };
+}
+
+/** As contextWithTenant, with a second tenant for the files that check one workspace cannot see another's. */
+export async function contextWithTwoTenants(
+  options: Options = {},
+): Promise<{ t: TestContext; tenant: Tenant; other: Tenant }> {
+  const { t, tenant } = await contextWithTenant({ ...options, worker: false });
+  const other = await createTenant(t.deps.pool, { credits: options.credits });
+  if (options.worker) await t.startWorker();
+  return { t, tenant, other };
+}
+
+/** As contextWithTenant, with the environment that points the operator CLI at the context's database. */
+export async function contextWithTenantForCli(): Promise<{
+  t: TestContext;
+  tenant: Tenant;
+  env: Record<string, string>;
+}> {
+  const { t, tenant } = await contextWithTenant();
+  return { t, tenant, env: { DATABASE_URL: t.databaseUrl } };
+}
