@@ -13,14 +13,17 @@ const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier
 // so prose about "Bearer tokens" is kept.
 const secretValue =
   /svc_sk_(?:test|live)_|svc_ocs_|svc_(?:at|rt|ac)_|whsec_|\bbearer\s+[A-Za-z0-9._~+/=-]{16,}/i;
-const maxDepth = 6;
-const maxKeys = 50;
-const maxKeyChars = 64;
-const maxItems = 50;
-const maxStringChars = 1000;
-const cutStringChars = 200;
-// Room kept in every object and array for the entry that says what was left out ("…": "n more keys").
-const markerReserve = 48;
+/** What a logged body keeps at most. */
+const bounds = {
+  depth: 6,
+  keys: 50,
+  keyChars: 64,
+  items: 50,
+  stringChars: 1000,
+  cutStringChars: 200,
+  // Room kept in every object and array for the entry that says what was left out ("…": "n more keys").
+  markerReserve: 48,
+} as const;
 
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 // Printable ASCII but `"` and `\` is its own JSON text between quotes: most strings and keys are
@@ -34,14 +37,16 @@ function fitString(value: string, limit: number): Fitted | undefined {
   const text = secretValue.test(value)
     ? '[redacted]'
     : toStorableText(
-        value.length > maxStringChars ? `${value.slice(0, cutStringChars)}…[${value.length} chars]` : value,
+        value.length > bounds.stringChars
+          ? `${value.slice(0, bounds.cutStringChars)}…[${value.length} chars]`
+          : value,
       );
   const bytes = bytesOfString(text);
   return bytes <= limit ? { value: text, bytes } : undefined;
 }
 
 function fitKey(key: string): string {
-  return toStorableText(key.length > maxKeyChars ? `${key.slice(0, maxKeyChars)}…` : key);
+  return toStorableText(key.length > bounds.keyChars ? `${key.slice(0, bounds.keyChars)}…` : key);
 }
 
 /** `value` redacted into at most `limit` bytes of JSON, or undefined when not even its shortest form (a truncation mark, `[]`, `{}`) fits. */
@@ -56,7 +61,7 @@ function fit(value: unknown, depth: number, limit: number): Fitted | undefined {
     return bytes <= limit ? { value: json, bytes } : undefined;
   }
   if (typeof value !== 'object') return undefined;
-  if (depth >= maxDepth) return fitString('[…]', limit);
+  if (depth >= bounds.depth) return fitString('[…]', limit);
   return Array.isArray(value) ? fitArray(value, depth, limit) : fitObject(value, depth, limit);
 }
 
@@ -65,9 +70,13 @@ function fitArray(items: unknown[], depth: number, limit: number): Fitted | unde
   const out: unknown[] = [];
   let bytes = 2;
   for (const item of items) {
-    if (out.length >= maxItems) break;
+    if (out.length >= bounds.items) break;
     const separator = out.length > 0 ? 1 : 0;
-    const child = fit(item === undefined ? null : item, depth + 1, limit - bytes - separator - markerReserve);
+    const child = fit(
+      item === undefined ? null : item,
+      depth + 1,
+      limit - bytes - separator - bounds.markerReserve,
+    );
     if (!child) break;
     out.push(child.value);
     bytes += separator + child.bytes;
@@ -102,7 +111,7 @@ function fitObject(source: object, depth: number, limit: number): Fitted | undef
     const name = fitKey(key);
     if (Object.hasOwn(out, name)) continue;
     const head = (kept > 0 ? 1 : 0) + bytesOfString(name) + 1;
-    const room = limit - bytes - head - markerReserve;
+    const room = limit - bytes - head - bounds.markerReserve;
     const child = secretKey.test(key) ? fitString('[redacted]', room) : fit(raw, depth + 1, room);
     if (!child) {
       full = true;
@@ -112,7 +121,7 @@ function fitObject(source: object, depth: number, limit: number): Fitted | undef
     setOwn(out, name, child.value);
     bytes += head + child.bytes;
     kept++;
-    full = kept >= maxKeys;
+    full = kept >= bounds.keys;
   }
   if (kept < total && !Object.hasOwn(out, '…')) {
     const marker = `${total - kept} more keys`;

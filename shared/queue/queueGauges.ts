@@ -42,26 +42,22 @@ export function registerQueueGauges(registry: Registry, db: Db, logger: Logger, 
       for (const row of rows ?? []) this.set({ lane: laneOfTask(row.task), task: row.task }, row.queued);
     },
   });
-  new Gauge({
-    name: 'svc_job_queue_latency_seconds',
-    help: 'Age of the oldest job due now and not yet taken (0 when none), fleet-wide: the signal to autoscale worker dynos on.',
-    labelNames: ['lane'],
-    registers: [registry],
-    async collect() {
-      const rows = await read();
-      this.reset();
-      if (rows) for (const lane of byLane(rows)) this.set({ lane: lane.lane }, lane.latencySeconds);
-    },
-  });
-  new Gauge({
-    name: 'svc_jobs_running',
-    help: 'Jobs a worker holds, fleet-wide.',
-    labelNames: ['lane'],
-    registers: [registry],
-    async collect() {
-      const rows = await read();
-      this.reset();
-      if (rows) for (const lane of byLane(rows)) this.set({ lane: lane.lane }, lane.running);
-    },
-  });
+  const perLane = (name: string, help: string, value: (lane: ReturnType<typeof byLane>[number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['lane'],
+      registers: [registry],
+      async collect() {
+        const rows = await read();
+        this.reset();
+        if (rows) for (const lane of byLane(rows)) this.set({ lane: lane.lane }, value(lane));
+      },
+    });
+  perLane(
+    'svc_job_queue_latency_seconds',
+    'Age of the oldest job due now and not yet taken (0 when none), fleet-wide: the signal to autoscale worker dynos on.',
+    (lane) => lane.latencySeconds,
+  );
+  perLane('svc_jobs_running', 'Jobs a worker holds, fleet-wide.', (lane) => lane.running);
 }

@@ -28,6 +28,12 @@ export async function contextWithTwoTenants(
   return { t, tenant, other };
 }
 
+/** A test context and the environment the operator CLI needs to reach its database. */
+export async function contextForCli(): Promise<{ t: TestContext; env: Record<string, string> }> {
+  const t = await setupTestContext();
+  return { t, env: { DATABASE_URL: t.databaseUrl } };
+}
+
 /** As contextWithTenant, with the environment that points the operator CLI at the context's database. */
 export async function contextWithTenantForCli(): Promise<{
   t: TestContext;

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
+import { contextForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  env = { DATABASE_URL: t.databaseUrl };
+  ({ t, env } = await contextForCli());
 });
 afterAll(() => t.close());
 

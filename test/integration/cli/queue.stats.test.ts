@@ -6,14 +6,14 @@ import { beatWorkers } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { staleAfterSeconds } from '../../../shared/queue/liveness.ts';
 import { admin } from '../../helpers/cli.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import type { TestContext } from '../../helpers/context.ts';
+import { contextForCli } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  t = await setupTestContext();
-  env = { DATABASE_URL: t.databaseUrl };
+  ({ t, env } = await contextForCli());
 });
 afterAll(() => t.close());
 
