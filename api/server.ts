@@ -1,5 +1,7 @@
 import http from 'node:http';
 
+import type { Registry } from 'prom-client';
+
 import type { Config } from '../shared/config/config.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import { runPart } from '../shared/platform/runPart.ts';
@@ -9,7 +11,8 @@ import { answerClientErrors } from './http/clientError.ts';
 import { trackConnections } from './http/connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
 
-export type ApiHandle = { server: http.Server; port: number; stop(): Promise<void> };
+/** `metrics`: the process's registry, which a worker in the same process (npm start) adds to. */
+export type ApiHandle = { server: http.Server; port: number; metrics: Registry; stop(): Promise<void> };
 
 /** Builds the app and listens on PORT; `stop` stops accepting, lets requests finish, then closes. */
 export async function startApi(
@@ -37,6 +40,7 @@ export async function startApi(
   return {
     server,
     port,
+    metrics: deps.metrics,
     stop: async () => {
       // Streams end first (with `done`), so closing the server waits only for ordinary requests.
       deps.drain();

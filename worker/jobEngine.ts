@@ -302,6 +302,7 @@ async function runInlineJob(
   } finally {
     control.done();
   }
+  if (outcome.cancelled) ctx.jobOutcomes?.note(helpers.job.id, 'cancelled');
   await ctx.inlineFinishes.add(
     {
       jobId,
@@ -323,10 +324,15 @@ async function endFailedInlineAttempt(
   helpers: JobHelpers,
 ): Promise<void> {
   const failure = failureOf(thrown, helpers);
-  if (failure.kind === 'handBack') return handBack(ctx, jobId, rawPayload, helpers);
+  if (failure.kind === 'handBack') {
+    await handBack(ctx, jobId, rawPayload, helpers);
+    ctx.jobOutcomes?.note(helpers.job.id, 'retried');
+    return;
+  }
   if (failure.kind === 'retry') throw failure.error;
   helpers.logger.error(`job ${jobId} failed for good: ${failure.error.message}`);
   await failUnbilledJob(ctx.pool, jobId, failure.publicError);
+  ctx.jobOutcomes?.note(helpers.job.id, 'failed');
   await afterFinished(ctx, definition, jobId);
 }
 
@@ -363,20 +369,26 @@ export async function runJob<P>(
         costMinor: 0,
         cancelled: true,
       });
+      ctx.jobOutcomes?.note(helpers.job.id, 'cancelled');
       return;
     }
     const prepared = (await definition.prepare?.(job)) as P;
     if (definition.maxCost && job.livemode && job.project_id !== null && job.hold_id === null) {
       const held = await reserveForJob(ctx, definition, job, definition.maxCost(job, prepared));
-      if (!held) return;
+      if (!held) {
+        ctx.jobOutcomes?.note(helpers.job.id, 'failed');
+        return;
+      }
     }
     const outcome = await definition.run(job, prepared, control.signal, helpers);
     await commitOutcome(ctx, definition, job, prepared, outcome);
+    if (outcome.cancelled) ctx.jobOutcomes?.note(helpers.job.id, 'cancelled');
   } catch (thrown) {
     const failure = failureOf(thrown, helpers);
     switch (failure.kind) {
       case 'handBack':
         await handBack(ctx, jobId, rawPayload, helpers);
+        ctx.jobOutcomes?.note(helpers.job.id, 'retried');
         return;
       case 'retry':
         await markJobQueued(ctx.pool, jobId);
@@ -384,6 +396,7 @@ export async function runJob<P>(
       case 'fail':
         helpers.logger.error(`job ${jobId} failed for good: ${failure.error.message}`);
         await failJobForGood(ctx, definition, jobId, failure.publicError);
+        ctx.jobOutcomes?.note(helpers.job.id, 'failed');
         return;
       default: {
         const never: never = failure;

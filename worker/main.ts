@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 import { makeWorkerUtils, parseCrontab, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
+import type { Registry } from 'prom-client';
 
 import type { Config } from '../shared/config/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
@@ -26,6 +27,7 @@ import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
 import { type Lane, laneConcurrency, runnerPoolSize, splitIntoLanes } from './lanes.ts';
 import { startLiveness } from './liveness.ts';
+import { workerMetrics } from './metrics/workerMetrics.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
@@ -38,6 +40,8 @@ export type WorkerHandle = {
   runner: Runner;
   runners: Partial<Record<LaneName, Runner>>;
   ctx: WorkerContext;
+  /** The process's metrics registry (the api's, when given one). */
+  metrics: Registry;
   stop(): Promise<void>;
 };
 
@@ -140,6 +144,7 @@ export async function startWorker(
   config: Config,
   services: { databaseUrl: string; directDatabaseUrl?: string; s3: ObjectStoreConfig },
   logger: Logger,
+  options: { metrics?: Registry } = {},
 ): Promise<WorkerHandle> {
   const concurrency = laneConcurrency(config);
   // A job holds at most one of these connections at a time, whichever runner it runs on.
@@ -173,10 +178,13 @@ export async function startWorker(
   // reaper would take their jobs for a dead worker's.
   const events = new EventEmitter() as WorkerEvents;
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
+  const metrics = await workerMetrics(config, options.metrics, { pool, logger, events });
+  ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
   const runners: Partial<Record<LaneName, Runner>> = {};
   const stopAll = async () => {
     await Promise.all(Object.values(runners).map((runner) => runner.stop()));
+    await metrics.close();
     await ctx.close();
     await liveness.stop();
     await hub.stop();
@@ -211,7 +219,7 @@ export async function startWorker(
   await pool.transaction((tx) =>
     enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }),
   );
-  return { runner: runners.main!, runners, ctx, stop };
+  return { runner: runners.main!, runners, ctx, metrics: metrics.registry, stop };
 }
 
 if (import.meta.main) {

@@ -1,16 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
-
 import type { RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 
 import { AppError } from '../../shared/errors/appError.ts';
+import { sameSecret } from '../../shared/primitives/sameSecret.ts';
 import { isPublicAddress } from '../../shared/webhooks/ssrf.ts';
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /**
  * GET /metrics (Prometheus text format), outside the API and its request log. With METRICS_TOKEN

@@ -149,6 +149,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Bearer token GET /metrics requires; unset: only loopback and private addresses are answered. */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /** Port of a worker process's own GET /metrics (worker dynos take no other traffic); unset: none. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
 });
 
 export type Config = Readonly<{
@@ -204,6 +206,7 @@ export type Config = Readonly<{
   requestTimeoutMs: number;
   logLevel: string;
   metricsToken: string | undefined;
+  metricsPort: number | undefined;
 }>;
 
 /**
@@ -276,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     metricsToken: e.METRICS_TOKEN,
+    metricsPort: e.METRICS_PORT,
   });
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
 
 const started: Spawned[] = [];
@@ -50,6 +51,24 @@ describe('npm start on the embedded defaults', () => {
       database: 'operational',
       storage: 'operational',
     });
+    // One process: the worker's job metrics are served with the api's at the api's /metrics (the
+    // probe's attempt is counted once the queue has marked it complete, just after its log line).
+    const probesDone = async () => {
+      const metrics = parseMetrics(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+      expect(
+        sampleValue(metrics, 'svc_http_requests_total', { operation: 'platform.me' }),
+      ).toBeGreaterThanOrEqual(2);
+      return sampleValue(metrics, 'svc_jobs_finished_total', { task: 'status__probe', outcome: 'succeeded' });
+    };
+    let probes = await probesDone();
+    for (
+      let deadline = Date.now() + 10_000;
+      probes < 1 && Date.now() < deadline;
+      probes = await probesDone()
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(probes).toBeGreaterThanOrEqual(1);
     expect(await first.stop()).toBe(0);
 
     // A second start reuses the data: same keys work, no new demo workspace.
