@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 
 import type { Registry } from 'prom-client';
 
+import type { Logger } from '../../shared/observability/logger.ts';
 import { sameSecret } from '../../shared/primitives/sameSecret.ts';
 import { isPublicAddress } from '../../shared/webhooks/ssrf.ts';
 
@@ -13,6 +14,7 @@ export async function startMetricsServer(
   registry: Registry,
   port: number,
   token: string | undefined,
+  logger: Pick<Logger, 'error'>,
 ): Promise<{ server: Server; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const refuse = (status: number, headers: Record<string, string> = {}) => {
@@ -29,7 +31,10 @@ export async function startMetricsServer(
     }
     registry.metrics().then(
       (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-      () => refuse(500),
+      (error: unknown) => {
+        logger.error({ err: error }, 'collecting metrics failed');
+        refuse(500);
+      },
     );
   });
   await new Promise<void>((resolve, reject) => {

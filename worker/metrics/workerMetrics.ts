@@ -24,7 +24,7 @@ export async function workerMetrics(
   if (shared) return { registry, jobs, close: async () => {} };
   registerQueueGauges(registry, parts.pool, parts.logger);
   if (config.metricsPort === undefined) return { registry, jobs, close: async () => {} };
-  const server = await startMetricsServer(registry, config.metricsPort, config.metricsToken);
+  const server = await startMetricsServer(registry, config.metricsPort, config.metricsToken, parts.logger);
   parts.logger.info({ port: config.metricsPort }, 'worker metrics listening');
   return { registry, jobs, close: server.close };
 }

@@ -76,7 +76,7 @@ describe("the worker's metrics server", () => {
   it('asks for METRICS_TOKEN when one is set, and serves /metrics alone', async () => {
     const token = 'mtk_0123456789abcdef';
     const own = await freePort();
-    const server = await startMetricsServer(new Registry(), own, token);
+    const server = await startMetricsServer(new Registry(), own, token, t.deps.logger);
     try {
       const at = (path: string, headers: Record<string, string> = {}) =>
         fetch(`http://127.0.0.1:${own}${path}`, { headers });
