@@ -5,6 +5,7 @@ import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import mcpBench from './mcp.ts';
 import meBench from './me.ts';
+import signInFloodBench from './signInFlood.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
 import textBench from './text.ts';
@@ -21,6 +22,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'files', run: filesBench },
   { name: 'mcp get_task', run: mcpBench },
   { name: 'console request log', run: consoleLogBench },
+  { name: 'sign-in flood', run: signInFloodBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).
