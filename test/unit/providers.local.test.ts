@@ -2,8 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 
 import { sniffImageFormat } from '../../shared/media/imageDimensions.ts';
 import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../shared/providers/audio.ts';
+import { localModels } from '../../shared/providers/localModels.ts';
 import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
-import { hashEmbedding, localChat, localModels } from '../../worker/providers/local.ts';
+import { hashEmbedding, localChat } from '../../worker/providers/local.ts';
 import { imageSize } from '../../worker/providers/openai.ts';
 import { scrubSecrets } from '../../worker/providers/openaiHttp.ts';
 import { resolveOcrLanguages } from '../../worker/providers/tesseract.ts';
