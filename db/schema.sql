@@ -359,6 +359,18 @@ create table projects (
   constraint projects_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table provider_circuits (
+  provider text not null,
+  failures integer not null default 0,
+  window_started_at timestamp with time zone,
+  open_until timestamp with time zone,
+  trial_until timestamp with time zone,
+  resting_until timestamp with time zone,
+  updated_at timestamp with time zone not null default now(),
+  constraint provider_circuits_failures_check CHECK ((failures >= 0)),
+  constraint provider_circuits_pkey PRIMARY KEY (provider)
+);
+
 create table rate_limit_windows (
   workspace_id text not null,
   window_start timestamp with time zone not null,
