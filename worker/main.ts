@@ -54,7 +54,7 @@ export function makeWorkerContext(
   config: Config,
   parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils'>,
 ): WorkerContext {
-  const live = makeLiveProviders(config);
+  const live = makeLiveProviders(config, parts);
   const probeOcr = makeProbeOcr();
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));

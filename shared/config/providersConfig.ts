@@ -43,7 +43,24 @@ export type RouteEntry = Readonly<{ provider: string; model: string; prices: Pri
 export type ProvidersConfig = Readonly<{
   providers: Readonly<Record<string, ProviderSpec>>;
   routes: Readonly<Record<RoutedCapability, readonly RouteEntry[]>>;
+  /**
+   * Whether live videos render locally with ffmpeg: always under PROVIDERS; under PROVIDER only when
+   * it is `local` (the OpenAI protocol has no video endpoint, and that setting asked for no local work).
+   */
+  localVideo: boolean;
+  /** Set by PROVIDERS: answers then name the provider with the model (`anthropic/claude-sonnet-4-5`). */
+  named: boolean;
 }>;
+
+/** Whether every entry of a capability's route is the offline `local` provider (no model at all). */
+export function routesOnlyLocal(config: ProvidersConfig, capability: RoutedCapability): boolean {
+  return config.routes[capability].every((entry) => config.providers[entry.provider]?.type === 'local');
+}
+
+/** The longest a call through a capability's whole route may take: each entry's timeout in turn. */
+export function routeTimeoutMs(config: ProvidersConfig, capability: RoutedCapability): number {
+  return config.routes[capability].reduce((ms, e) => ms + (config.providers[e.provider]?.timeoutMs ?? 0), 0);
+}
 
 const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, {
   message: 'a provider name is 1–40 of a-z, 0-9, _ and -, starting with a letter or digit',
@@ -157,7 +174,12 @@ export function parseProvidersConfig(
     }
   }
   if (problems.length > 0) throw invalid(problems);
-  return Object.freeze({ providers: Object.freeze(providers), routes: Object.freeze(routes) });
+  return Object.freeze({
+    providers: Object.freeze(providers),
+    routes: Object.freeze(routes),
+    localVideo: true,
+    named: true,
+  });
 }
 
 function singleProvider(single: SingleProviderSettings, basePrices: Prices): ProvidersConfig {
@@ -189,6 +211,8 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
   return Object.freeze({
     providers: Object.freeze({ [spec.name]: Object.freeze(spec) }),
     routes: Object.freeze(routes),
+    localVideo: single.name === 'local',
+    named: false,
   });
 }
 

@@ -1,4 +1,5 @@
 import { embeddingCost } from '../../shared/config/prices.ts';
+import { answeredPrices } from '../../shared/config/routePrices.ts';
 import { embeddingJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
@@ -16,7 +17,12 @@ export function embeddingsCreate(ctx: WorkerContext): InlineJobDefinition {
       return {
         result: { embeddings: out.vectors, model: out.model, usage: out.usage },
         usage: out.usage,
-        costMinor: job.livemode ? embeddingCost(prices, out.usage.inputTokens) : 0,
+        costMinor: job.livemode
+          ? embeddingCost(
+              answeredPrices(ctx.config.providers, 'embedding', out.answeredBy, prices),
+              out.usage.inputTokens,
+            )
+          : 0,
       };
     },
   };

@@ -1,4 +1,5 @@
 import { imageCost } from '../../shared/config/prices.ts';
+import { answeredPrices } from '../../shared/config/routePrices.ts';
 import { imageJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { WorkerContext } from '../context.ts';
 import { callProvider, cancelledOutcome } from '../generationWork.ts';
@@ -20,7 +21,9 @@ export function imagesGenerate(ctx: WorkerContext): InlineJobDefinition {
           usage: image.usage,
         },
         usage: { images: 1, ...image.usage },
-        costMinor: job.livemode ? imageCost(prices, 1) : 0,
+        costMinor: job.livemode
+          ? imageCost(answeredPrices(ctx.config.providers, 'image', image.answeredBy, prices), 1)
+          : 0,
       };
     },
   };

@@ -1,4 +1,5 @@
 import { textCost } from '../../shared/config/prices.ts';
+import { answeredPrices } from '../../shared/config/routePrices.ts';
 import { TextDeltaPublisher } from '../../shared/generation/textDeltas.ts';
 import { textJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
@@ -50,7 +51,9 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
       return {
         result: { text: generation.text, model: generation.model, usage },
         usage,
-        costMinor: job.livemode ? textCost(prices, usage) : 0,
+        costMinor: job.livemode
+          ? textCost(answeredPrices(ctx.config.providers, 'text', generation.answeredBy, prices), usage)
+          : 0,
         cancelled: generation.finishReason === 'cancelled',
       };
     },

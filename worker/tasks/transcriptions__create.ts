@@ -1,4 +1,5 @@
 import { transcriptionCost } from '../../shared/config/prices.ts';
+import { answeredPrices } from '../../shared/config/routePrices.ts';
 import { transcriptionJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { WorkerContext } from '../context.ts';
 import { uploadedInputJob } from '../generationWork.ts';
@@ -24,7 +25,12 @@ export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
     outcome: (out, livemode) => ({
       result: { text: out.text, model: out.model, durationSeconds: out.durationSeconds },
       usage: { audioSeconds: out.durationSeconds },
-      costMinor: livemode ? transcriptionCost(prices, out.durationSeconds) : 0,
+      costMinor: livemode
+        ? transcriptionCost(
+            answeredPrices(ctx.config.providers, 'transcription', out.answeredBy, prices),
+            out.durationSeconds,
+          )
+        : 0,
     }),
   });
 }
