@@ -9,7 +9,7 @@ import {
 import type { Db } from '../db/sql.ts';
 import { type Clock, systemClock } from '../primitives/clock.ts';
 
-export type CircuitState = 'closed' | 'open' | 'half_open' | 'resting';
+export type CircuitState = 'closed' | 'open' | 'half-open' | 'resting';
 
 /** A provider's policy: when its circuit opens, and how long a half-open trial may take. */
 export type CircuitPolicy = FailurePolicy & { trialMs: number };
@@ -17,12 +17,15 @@ export type CircuitPolicy = FailurePolicy & { trialMs: number };
 /** What a caller may do with a provider now: call it, call it as the one half-open trial, or skip it. */
 export type Admission = 'call' | 'trial' | 'skip';
 
+/**
+ * A circuit as operators see it (DESIGN.md, `admin -- providers status`): a provider resting after a
+ * Retry-After is reported open until its rest ends, since calls skip it all the same.
+ */
 export type CircuitStatus = {
-  provider: string;
-  state: CircuitState;
+  name: string;
+  state: 'closed' | 'open' | 'half-open';
   failures: number;
   openUntil: string | null;
-  restingUntil: string | null;
 };
 
 /** A circuit's state at `now` from its row (no row: closed). */
@@ -30,7 +33,7 @@ export function circuitState(row: CircuitRow | undefined, now: number): CircuitS
   if (row === undefined) return 'closed';
   if (row.resting_until !== null && Date.parse(row.resting_until) > now) return 'resting';
   if (row.open_until === null) return 'closed';
-  return Date.parse(row.open_until) > now ? 'open' : 'half_open';
+  return Date.parse(row.open_until) > now ? 'open' : 'half-open';
 }
 
 /**
@@ -63,7 +66,7 @@ export class CircuitBreaker {
     const now = this.clock();
     const state = circuitState(this.rows.get(provider), now);
     if (state === 'closed') return 'call';
-    if (state !== 'half_open') return 'skip';
+    if (state !== 'half-open') return 'skip';
     const trialUntil = new Date(now + this.policyOf(provider).trialMs);
     if (!(await claimCircuitTrial(this.db, provider, new Date(now), trialUntil))) return 'skip';
     const row = this.rows.get(provider);
@@ -95,19 +98,20 @@ export class CircuitBreaker {
     }
   }
 
-  /** Every provider's circuit now, read afresh (for operators: `admin -- providers status`). */
+  /** Every named provider's circuit now, read afresh (for operators and metrics). */
   async status(providers: string[]): Promise<CircuitStatus[]> {
     this.readAt = Number.NEGATIVE_INFINITY;
     await this.fresh();
     const now = this.clock();
-    return providers.map((provider) => {
-      const row = this.rows.get(provider);
+    return providers.map((name) => {
+      const row = this.rows.get(name);
+      const state = circuitState(row, now);
+      const resting = state === 'resting';
       return {
-        provider,
-        state: circuitState(row, now),
+        name,
+        state: resting ? 'open' : state,
         failures: row?.failures ?? 0,
-        openUntil: row?.open_until ?? null,
-        restingUntil: row?.resting_until ?? null,
+        openUntil: resting ? row!.resting_until : state === 'closed' ? null : row!.open_until,
       };
     });
   }

@@ -41,6 +41,12 @@ describe('provider circuit breakers in PostgreSQL', () => {
     expect(await b.failed(p)).toBe('closed');
     expect(await a.admit(p)).toBe('call');
     expect(await b.failed(p)).toBe('open');
+    expect((await b.status([p]))[0]).toEqual({
+      name: p,
+      state: 'open',
+      failures: 3,
+      openUntil: new Date(now + policy.cooldownMs).toISOString(),
+    });
     expect([await a.admit(p), await b.admit(p)]).toEqual(['skip', 'skip']);
     now += policy.cooldownMs - 1;
     expect(await a.admit(p)).toBe('skip');
@@ -51,13 +57,7 @@ describe('provider circuit breakers in PostgreSQL', () => {
     expect(asks.filter((x) => x === 'skip')).toHaveLength(5);
     await a.succeeded(p);
     expect([await a.admit(p), await b.admit(p)]).toEqual(['call', 'call']);
-    expect((await a.status([p]))[0]).toEqual({
-      provider: p,
-      state: 'closed',
-      failures: 0,
-      openUntil: null,
-      restingUntil: null,
-    });
+    expect((await a.status([p]))[0]).toEqual({ name: p, state: 'closed', failures: 0, openUntil: null });
   });
 
   it('reopens for a whole cooldown when the trial fails; a trial that never reports is retried after its timeout', async () => {
@@ -111,6 +111,12 @@ describe('provider circuit breakers in PostgreSQL', () => {
     const [a, b] = twoProcesses(0);
     const p = provider();
     expect(await a.failed(p, 2_000)).toBe('resting');
+    // Operators see it open until the rest ends: calls skip it all the same.
+    expect((await b.status([p]))[0]).toMatchObject({
+      state: 'open',
+      failures: 1,
+      openUntil: new Date(now + 2_000).toISOString(),
+    });
     now += 1_999;
     expect([await a.admit(p), await b.admit(p)]).toEqual(['skip', 'skip']);
     now += 1;
