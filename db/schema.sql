@@ -255,6 +255,8 @@ create table metering_records (
   request_id text,
   created_at timestamp with time zone not null default now(),
   oauth_app_id text,
+  provider text,
+  model text,
   constraint metering_records_cost_minor_check CHECK ((cost_minor >= 0)),
   constraint metering_records_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES credit_holds(id) ON DELETE SET NULL,
   constraint metering_records_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,

@@ -14,3 +14,9 @@ create table provider_circuits (
   resting_until timestamptz,
   updated_at timestamptz not null default now()
 );
+
+-- Which provider and model answered a billed call (the route entry it was priced at); null for
+-- test keys' fixtures and for work no model did (OCR, video, decks).
+alter table metering_records
+  add column provider text,
+  add column model text;

@@ -3,6 +3,7 @@ import { Batcher } from '../db/batcher.ts';
 import { finishJob, finishUnbilledJobs, type JobRow, type UnbilledOutcome } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
 import { recordEvent } from '../events/recordEvent.ts';
+import type { Answerer } from '../providers/types.ts';
 import { isJobType, jobSpecs } from './specs.ts';
 
 /**
@@ -24,6 +25,7 @@ export type JobSuccess = {
   result: unknown;
   usage: Record<string, number>;
   costMinor: number;
+  answeredBy?: Answerer;
 };
 
 export type PublicJobError = { code: string; message: string };
@@ -55,6 +57,8 @@ export async function settleAndFinishJob(tx: Db, job: FinishingJob, success: Job
           costMinor: success.costMinor,
           currency: job.currency,
           requestId: job.request_id,
+          provider: success.answeredBy?.provider ?? null,
+          model: success.answeredBy?.model ?? null,
         });
   const finished = await finishJob(tx, job.id, {
     status: success.status,

@@ -3,7 +3,7 @@ import type { Task } from 'graphile-worker';
 import { extractiveSummary, type PageText } from '../../shared/brain/extractiveSummary.ts';
 import { writeTaskPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
-import { routesOnlyLocal,routeTimeoutMs } from '../../shared/config/providersConfig.ts';
+import { routesOnlyLocal, routeTimeoutMs } from '../../shared/config/providersConfig.ts';
 import { findTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
 import { newId } from '../../shared/primitives/ids.ts';

@@ -1,7 +1,7 @@
 import { enqueueBrainSynthesis } from '../../shared/brain/synthesis.ts';
 import { maxTextCost, textCost } from '../../shared/config/prices.ts';
 import { routeTimeoutMs } from '../../shared/config/providersConfig.ts';
-import { answeredPrices, reservationPrices } from '../../shared/config/routePrices.ts';
+import { reservationPrices } from '../../shared/config/routePrices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { newId } from '../../shared/primitives/ids.ts';
@@ -9,7 +9,7 @@ import type { ChatMessage, ChatProvider } from '../../shared/providers/types.ts'
 import { ProviderError } from '../../shared/providers/types.ts';
 import { appendMessage, type ReplyJobInput, replyJobInput } from '../../shared/tasks/messages.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { billedAt, callProvider, cancelledOutcome } from '../generationWork.ts';
 import { type JobDefinition, PermanentJobError } from '../jobEngine.ts';
 import { buildConversation } from '../reply/conversation.ts';
 import { loadReplyContext } from '../reply/replyContext.ts';
@@ -79,12 +79,7 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
       return {
         result: { model: generation.model, text: generation.text },
         usage: { ...generation.usage },
-        costMinor: job.livemode
-          ? textCost(
-              answeredPrices(ctx.config.providers, 'text', generation.answeredBy, prices),
-              generation.usage,
-            )
-          : 0,
+        ...billedAt(ctx, 'text', generation, job.livemode, (prices) => textCost(prices, generation.usage)),
       };
     },
     onSucceeded: async (tx, job, { input }, outcome) => {

@@ -81,8 +81,25 @@ beforeEach(() => {
 const balance = async () => (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor;
 
 const jobRow = z.object({ status: z.string(), cost_minor: z.number().nullable() });
+const meteringRow = z.object({
+  provider: z.string().nullable(),
+  model: z.string().nullable(),
+  cost_minor: z.number(),
+});
+const meteringOf = (requestId: string) =>
+  t.deps.pool.any(
+    sql.type(
+      meteringRow,
+    )`select provider, model, cost_minor from metering_records where request_id = ${requestId}`,
+  );
 const jobOf = (requestId: string) =>
   t.deps.pool.one(sql.type(jobRow)`select status, cost_minor from jobs where request_id = ${requestId}`);
+
+/** The model the request log recorded in the call's response. */
+const loggedModel = (requestId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ model: z.string().nullable() }))`
+    select response_body->>'model' as model from request_logs where request_id = ${requestId}
+  `);
 
 async function postText(prompt: string) {
   const before = await balance();
@@ -109,6 +126,11 @@ describe('fallback inside one job attempt', () => {
     expect(job).toEqual({ status: 'succeeded', cost_minor: 2 * res.body.usage.outputTokens });
     expect(res.body.cost.amount).toBe(2 * res.body.usage.outputTokens);
     expect(spent).toBe(res.body.cost.amount);
+    expect(await meteringOf(res.headers['x-request-id']!)).toEqual([
+      { provider: 'claude', model: 'claude-mock-1', cost_minor: res.body.cost.amount },
+    ]);
+    await t.deps.requestLog.flush();
+    expect(await loggedModel(res.headers['x-request-id']!)).toBe('claude/claude-mock-1');
   });
 
   it('goes down the whole route: the last provider answers when the first two fail', async () => {
