@@ -28,6 +28,7 @@ import { type Lane, laneConcurrency, runnerPoolSize, splitIntoLanes } from './la
 import { startLiveness } from './liveness.ts';
 import { workerMetrics } from './metrics/workerMetrics.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
+import { instrumentProviders } from './providers/instrumented.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
@@ -51,9 +52,14 @@ export type WorkerHandle = {
  */
 export function makeWorkerContext(
   config: Config,
-  parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils'>,
+  parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils' | 'providerMetrics'>,
 ): WorkerContext {
-  const live = makeLiveProviders(config);
+  const liveProviders = makeLiveProviders(config);
+  const live = instrumentProviders(liveProviders, config, {
+    logger: parts.logger,
+    prices: config.prices,
+    metrics: parts.providerMetrics,
+  });
   const probeOcr = makeProbeOcr();
   // Concurrent starts, and concurrent finishes, of this process's jobs share one statement each.
   const markRunning = new Batcher((jobIds: string[]) => markJobsRunning(parts.pool, jobIds));
@@ -76,7 +82,7 @@ export function makeWorkerContext(
       // The runners have stopped: what their last jobs left to write goes out before the pool ends.
       await inlineFinishes.drain();
       ctx.cancellations.close();
-      await live.close();
+      await liveProviders.close();
       await probeOcr.close();
       await ctx.deckRenderer.close();
     },
@@ -165,19 +171,20 @@ export async function startWorker(
   const mainPgPool = runnerPool({ name: 'main', concurrency: concurrency.main });
   // On the main runner's pool, which it leaves open on release: no connection of its own.
   const workerUtils = await makeWorkerUtils({ pgPool: mainPgPool, logger: graphileLogger(logger) });
+  // Liveness and metrics listen before the runners start (workers are created during run()), on the
+  // one emitter every runner reports to: each runner's pool and workers beat, or another process's
+  // reaper would take their jobs for a dead worker's.
+  const events = new EventEmitter() as WorkerEvents;
+  const metrics = await workerMetrics(config, options.metrics, { pool, logger, events });
   const ctx = makeWorkerContext(config, {
     pool,
     hub,
     logger,
     objectStore: new ObjectStore(services.s3),
     workerUtils,
+    providerMetrics: metrics.providers,
   });
-  // Liveness listens before the runners start (workers are created during run()), on the one
-  // emitter every runner reports to: each runner's pool and workers beat, or another process's
-  // reaper would take their jobs for a dead worker's.
-  const events = new EventEmitter() as WorkerEvents;
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
-  const metrics = await workerMetrics(config, options.metrics, { pool, logger, events });
   ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
   const runners: Partial<Record<LaneName, Runner>> = {};
