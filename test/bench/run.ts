@@ -8,6 +8,7 @@ import meBench from './me.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
 import textBench from './text.ts';
+import tracingBench from './tracing.ts';
 
 /** Scenarios in run order; each capability adds its own. */
 const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [
@@ -21,6 +22,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'files', run: filesBench },
   { name: 'mcp get_task', run: mcpBench },
   { name: 'console request log', run: consoleLogBench },
+  { name: 'GET /me: tracing on vs off', run: tracingBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

@@ -68,6 +68,8 @@ export type OtlpReceiver = {
   /** The endpoint to set as OTEL_EXPORTER_OTLP_ENDPOINT (the exporter adds /v1/traces). */
   endpoint: string;
   spans(): ReceivedSpan[];
+  /** Export requests received (decoded or not). */
+  exports(): number;
   /** Resolves with the spans received so far once `done` holds for them. */
   waitFor(done: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -75,10 +77,12 @@ export type OtlpReceiver = {
 
 /**
  * A local OTLP/HTTP trace receiver: decodes what @opentelemetry/exporter-trace-otlp-http sends
- * (JSON, gzipped when OTEL_EXPORTER_OTLP_COMPRESSION asks for it) and keeps every span.
+ * (JSON, gzipped when OTEL_EXPORTER_OTLP_COMPRESSION asks for it) and keeps every span. `decode:
+ * false` (a bench) only counts the exports, so the receiver takes as little CPU as it can.
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(options: { decode?: boolean } = {}): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
+  let exports = 0;
   const waiters = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -86,6 +90,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/traces') {
         res.writeHead(404).end();
+        return;
+      }
+      exports += 1;
+      if (options.decode === false) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
         return;
       }
       let body = Buffer.concat(chunks);
@@ -100,6 +109,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => [...received],
+    exports: () => exports,
     waitFor: (done, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
