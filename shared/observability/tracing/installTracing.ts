@@ -38,8 +38,10 @@ export function installTracing(defaultServiceName: string): Tracing {
     tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: isUntraced }),
-      // Routers and handlers only: a span per middleware (some twenty per request) costs more than it tells.
-      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+      // Handlers only: a span per middleware and router (some twenty per request) costs more than it tells.
+      new ExpressInstrumentation({
+        ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER],
+      }),
       // Queries outside a trace are graphile-worker's polling and the LISTEN connections: noise.
       new PgInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation(),
