@@ -1,8 +1,14 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { insertWebhookEndpoint } from '../../../shared/db/queries/webhooks.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import { newId } from '../../../shared/primitives/ids.ts';
+import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../helpers/otlpReceiver.ts';
@@ -13,6 +19,8 @@ let t: TestContext;
 let tenant: Tenant;
 let receiver: OtlpReceiver;
 const processes: Spawned[] = [];
+// The traced api and worker, started by the first traced test and used by the next.
+let platform: { port: number; worker: Spawned };
 
 beforeAll(async () => {
   t = await setupTestContext();
@@ -93,12 +101,24 @@ describe('without an OTLP endpoint', () => {
   });
 });
 
+/** The chain of parents from `span` up to its trace's root. */
+function ancestors(span: ReceivedSpan, all: ReceivedSpan[]): ReceivedSpan[] {
+  const byId = new Map(all.filter((s) => s.traceId === span.traceId).map((s) => [s.spanId, s]));
+  const chain: ReceivedSpan[] = [];
+  for (let parent = byId.get(span.parentSpanId ?? ''); parent; parent = byId.get(parent.parentSpanId ?? '')) {
+    chain.push(parent);
+  }
+  return chain;
+}
+
 describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('follow POST /text from the http span through its job to the provider call, as one trace', async () => {
-    const { port, worker } = await startPlatform({
+    platform = await startPlatform({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     });
+    const { port, worker } = platform;
     const res = await postText(port, tenant.liveKey, 'trace me');
     expect(res.status).toBe(201);
     const requestId = res.headers.get('x-request-id');
@@ -154,5 +174,56 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       provider: 'local',
       outcome: 'ok',
     });
+  });
+});
+
+describe('a task reply traced across the queue', () => {
+  it('reaches the webhook delivery its reply causes, under the reply job in the call’s trace', async () => {
+    const hooks = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+    try {
+      await insertWebhookEndpoint(t.deps.pool, {
+        id: newId('wh'),
+        workspaceId: tenant.workspaceId,
+        projectId: tenant.projectId,
+        url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`,
+        events: ['task.message.created'],
+        secret: newWebhookSecret(),
+      });
+      const res = await fetch(`http://127.0.0.1:${platform.port}/api/pub/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.liveKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'Reply and tell the webhook.' }),
+      });
+      expect(res.status).toBe(202);
+      const isCall = (s: ReceivedSpan) =>
+        s.service === 'svc-api' &&
+        s.kind === serverKind &&
+        s.attributes['http.route'] === '/api/pub/v1/tasks';
+      // The reply's own message event is delivered from inside the reply job.
+      const underReply = (s: ReceivedSpan, all: ReceivedSpan[]) =>
+        ancestors(s, all).some((a) => a.name === 'job task__reply');
+      const spans = await receiver.waitFor((all) => {
+        const call = all.find(isCall);
+        return all.some(
+          (s) => s.traceId === call?.traceId && s.name === 'webhook deliver' && underReply(s, all),
+        );
+      });
+      const call = spans.find(isCall)!;
+      const inTrace = spans.filter((s) => s.traceId === call.traceId);
+      const reply = inTrace.find((s) => s.name === 'job task__reply')!;
+      expect(ancestors(reply, spans)).toContain(call);
+      expect(inTrace.find((s) => s.name === 'chat local-echo-1')?.parentSpanId).toBe(reply.spanId);
+      const delivery = inTrace.find((s) => s.name === 'webhook deliver' && underReply(s, spans))!;
+      expect(ancestors(delivery, spans)[0]?.name).toBe('job webhook__deliver');
+      expect(delivery.attributes).toMatchObject({
+        'svc.webhook.event_type': 'task.message.created',
+        'http.response.status_code': 204,
+        'svc.outcome': 'ok',
+      });
+    } finally {
+      hooks.closeAllConnections();
+      await new Promise((resolve) => hooks.close(resolve));
+    }
   });
 });
