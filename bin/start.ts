@@ -1,68 +1,10 @@
-import { type ApiHandle, startApi } from '../api/server.ts';
-import { migrate } from '../db/migrate.ts';
-import { baseUrl, configSecrets, loadConfig } from '../shared/config/config.ts';
-import { makePool } from '../shared/db/pool.ts';
-import { createLogger } from '../shared/observability/logger.ts';
-import { resolveServices, type Services } from '../shared/platform/services.ts';
-import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
-import { startWorker, type WorkerHandle } from '../worker/main.ts';
-import { type DemoCredentials, ensureDemoWorkspace } from './demo.ts';
-
-function printDemo(demo: DemoCredentials, url: string): void {
-  // Printed once, on the first start: the secrets are stored only as hashes.
-  process.stdout.write(
-    [
-      '',
-      'Demo workspace created (shown once; keep these):',
-      `  workspace   ${demo.workspaceId}`,
-      `  project     ${demo.projectId}`,
-      `  member      ${demo.email} / ${demo.password}`,
-      `  test key    ${demo.testKey}`,
-      `  live key    ${demo.liveKey}`,
-      `  try: curl -H "Authorization: Bearer ${demo.testKey}" ${url}/me`,
-      '',
-    ].join('\n') + '\n',
-  );
-}
+import { startTracing } from '../shared/observability/tracing/startTracing.ts';
 
 /**
- * `npm start`: the whole platform in one process tree — embedded PostgreSQL and S3 unless
- * DATABASE_URL / S3_ENDPOINT are set, migrations, the api on PORT and a worker pool.
- * Stopping (SIGTERM, Ctrl-C) drains the api, then the worker, then stops the services.
+ * `npm start`. The api and the worker share this one process, so their spans share one service name:
+ * `svc-api` unless OTEL_SERVICE_NAME says otherwise (the worker's spans are its `job …` spans and
+ * their children). Tracing starts before the platform is imported, so it can patch Express, http and pg.
  */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'platform', { secrets: configSecrets(config) });
-  // Signals are handled from the first moment: whatever has started by then is stopped.
-  const running: { services?: Services; api?: ApiHandle; worker?: WorkerHandle } = {};
-  const step = async (name: string, stop: () => Promise<void>) => {
-    await stop().then(
-      () => logger.info(`${name} stopped`),
-      // One part failing to stop must not keep the others (the database above all) running.
-      (error: unknown) => logger.error({ err: error }, `${name} failed to stop`),
-    );
-  };
-  stopOnSignals(logger, async () => {
-    // The api first: requests in flight may wait on jobs, which the worker still runs meanwhile.
-    const { api, worker, services } = running;
-    if (api) await step('api', api.stop);
-    if (worker) await step('worker', worker.stop);
-    if (services) await step('services', services.stop);
-  });
-
-  const services = await resolveServices(config, { logger });
-  running.services = services;
-  await migrate(services.directDatabaseUrl, (line) => logger.info(line));
-  const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'start' });
-  const demo = await ensureDemoWorkspace(pool);
-  await pool.end();
-  // The api first: the worker's boot-time status probe calls it.
-  const api = await startApi(config, services, logger);
-  running.api = api;
-  // One process: the worker's metrics join the api's, served at the api's GET /metrics.
-  running.worker = await startWorker(config, services, logger, { metrics: api.metrics });
-  logger.info({ port: api.port, baseUrl: baseUrl(config), dataDir: config.dataDir }, 'platform ready');
-  if (demo) printDemo(demo, baseUrl(config));
-}
-
-await main();
+const tracing = await startTracing('svc-api');
+const { startPlatform } = await import('./platform.ts');
+await startPlatform({ afterStop: tracing?.shutdown });

@@ -10,6 +10,7 @@ import type { ObjectStore } from '../shared/storage/objectStore.ts';
 import type { ByteBudget } from './byteBudget.ts';
 import type { DeferredFinishes } from './deferredFinishes.ts';
 import type { JobMetrics } from './metrics/jobMetrics.ts';
+import type { ProviderMetrics } from './metrics/providerMetrics.ts';
 import type { DeckRenderer } from './render/deckRenderer.ts';
 
 /** What every task of this worker process may use; built once by startWorker. */
@@ -48,6 +49,8 @@ export type WorkerContext = {
   inlineFinishes: DeferredFinishes;
   /** Releases what the context holds of its own (the OCR engines' threads, the browser); the pool and hub are the caller's. */
   close(): Promise<void>;
+  /** Durations of provider calls and webhook deliveries; absent where nothing serves metrics (tests). */
+  providerMetrics?: ProviderMetrics;
   /** Records how a queue job that ends without an error really ended (worker/metrics/jobMetrics.ts). */
   jobOutcomes?: Pick<JobMetrics, 'note'>;
   /** graphile-worker's public utilities (maintenance runs its `cleanup`, never SQL on its tables). */

@@ -19,6 +19,7 @@ import { transcriptionsCreate } from './tasks/transcriptions__create.ts';
 import { uploadsSweep } from './tasks/uploads__sweep.ts';
 import { videoGenerate } from './tasks/video__generate.ts';
 import { webhookDeliver } from './tasks/webhook__deliver.ts';
+import { tracedTask } from './tracing/tracedTask.ts';
 
 /** What each job type (shared/jobs/specs.ts) adds to the job engine. Each capability adds its types here. */
 export function makeJobDefinitions(ctx: WorkerContext): JobDefinitions {
@@ -39,8 +40,23 @@ export function jobTask(ctx: WorkerContext, definition: AnyJobDefinition): Task 
   return (payload, helpers) => runJob(ctx, definition, payload, helpers);
 }
 
-/** Task identifier (= file name) → task: every job type's task, and the platform's own tasks. */
+/**
+ * Task identifier (= file name) → task: every job type's task, and the platform's own tasks; each in
+ * a span continuing its job's trace when tracing is on.
+ */
 export function makeTaskList(
+  ctx: WorkerContext,
+  definitions: JobDefinitions,
+  probes: ReadonlyMap<string, Probe>,
+): TaskList {
+  const tasks = platformTasks(ctx, definitions, probes);
+  if (!ctx.config.tracing) return tasks;
+  return Object.fromEntries(
+    Object.entries(tasks).map(([identifier, task]) => [identifier, tracedTask(identifier, task as Task)]),
+  );
+}
+
+function platformTasks(
   ctx: WorkerContext,
   definitions: JobDefinitions,
   probes: ReadonlyMap<string, Probe>,

@@ -221,6 +221,8 @@ export type Config = Readonly<{
   logLevel: string;
   metricsToken: string | undefined;
   metricsPort: number | undefined;
+  /** OpenTelemetry tracing is on (see isTracingRequested); the SDK itself reads the OTEL_* variables. */
+  tracing: boolean;
 }>;
 
 /**
@@ -303,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
+    tracing: isTracingRequested(env),
   });
 }
 
@@ -322,6 +325,19 @@ function singleProvider(e: z.infer<typeof envSchema>): SingleProviderSettings {
     },
     timeoutMs: e.PROVIDER_TIMEOUT_MS,
   };
+}
+
+/**
+ * Whether to trace: an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or, for traces alone,
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none
+ * says otherwise. Apart from loadConfig because an entry point decides it before importing anything
+ * it might instrument.
+ */
+export function isTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint) return false;
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
+  return !disabled && env.OTEL_TRACES_EXPORTER?.trim() !== 'none';
 }
 
 /**

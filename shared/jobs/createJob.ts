@@ -9,6 +9,7 @@ import {
   type ReplyTurn,
 } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
+import { activeTrace } from '../observability/traceContext.ts';
 import { newId } from '../primitives/ids.ts';
 import type { InlineJob, JobPayload } from '../queue/taskMap.ts';
 import { jobSpecs, type JobType } from './specs.ts';
@@ -67,7 +68,7 @@ export class JobCreator {
       ...job,
       id,
       task: spec.task,
-      payload: { jobId: id, inline } satisfies JobPayload,
+      payload: { jobId: id, inline, ...activeTrace() } satisfies JobPayload,
       maxAttempts: spec.maxAttempts,
       priority: spec.priority,
     });
@@ -75,7 +76,8 @@ export class JobCreator {
 }
 
 /**
- * Inserts a job row and enqueues its task (payload: JobPayload) in one statement, so it is atomic
+ * Inserts a job row and enqueues its task (payload: JobPayload, with the caller's trace context when
+ * tracing is on) in one statement, so it is atomic
  * on its own and joins the caller's transaction when there is one. A job with a `turn` is enqueued
  * when its turn comes (see CreateJobOptions). A caller that must listen for the job before it can
  * start (its deltas) allocates the id itself with `newJobId`.
@@ -85,7 +87,7 @@ export function createJob(db: Db, job: JobToCreate, options: CreateJobOptions = 
   const id = job.id ?? newJobId();
   const task = {
     identifier: spec.task,
-    payload: { jobId: id } satisfies JobPayload,
+    payload: { jobId: id, ...activeTrace() } satisfies JobPayload,
     maxAttempts: spec.maxAttempts,
     priority: spec.priority,
   };

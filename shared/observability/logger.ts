@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { pino } from 'pino';
 
 export type Logger = pino.Logger;
@@ -120,6 +121,18 @@ export function serializeError(
   return out;
 }
 
+/**
+ * The active span's ids, on every line written inside a span (a traced request, a job, a provider
+ * call). With tracing off there is never an active span: one lookup, nothing added. A new object each
+ * time: pino merges the line's fields into it.
+ */
+function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (span === undefined) return {};
+  const context = span.spanContext();
+  return isSpanContextValid(context) ? { trace_id: context.traceId, span_id: context.spanId } : {};
+}
+
 function isErrorLike(value: unknown): value is Error {
   return value instanceof Error || (typeof value === 'object' && value !== null && 'stack' in value);
 }
@@ -144,6 +157,7 @@ export function createLogger(level: string, name: string, options: LoggerOptions
       level,
       name,
       base: { pid: process.pid },
+      mixin: traceFields,
       serializers: { err: errorSerializer, error: errorSerializer },
       formatters: {
         log(object) {

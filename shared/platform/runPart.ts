@@ -6,12 +6,13 @@ import { stopOnSignals } from './stopOnSignals.ts';
 /**
  * A process that runs one part of the platform (`npm run start:web`, `start:worker`) on its
  * services. Signals are handled from the first moment; stopping stops the part before the services
- * it uses, and whatever had started by then.
+ * it uses, and whatever had started by then; `afterStop` runs last (tracing exports its last spans).
  */
 export async function runPart<Part extends { stop(): Promise<void> }>(
   name: string,
   start: (config: Config, services: Services, logger: Logger) => Promise<Part>,
   started: (part: Part, config: Config, logger: Logger) => void,
+  options: { afterStop?: () => Promise<void> } = {},
 ): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, name, { secrets: configSecrets(config) });
@@ -22,6 +23,7 @@ export async function runPart<Part extends { stop(): Promise<void> }>(
       logger.info(`${name} stopped`);
     }
     await running.services?.stop();
+    await options.afterStop?.();
   });
   running.services = await resolveServices(config, { logger });
   running.part = await start(config, running.services, logger);

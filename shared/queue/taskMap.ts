@@ -8,6 +8,14 @@ import { z } from 'zod';
  */
 
 /**
+ * The W3C trace context (`traceparent`, `tracestate`) of the span that added a job, when tracing is
+ * on: the worker continues that trace, so a call and the jobs it causes read as one trace. Any task's
+ * payload may carry it (see enqueue); no schema but the worker's tracing reads it.
+ */
+export const traceCarrier = z.object({ traceparent: z.string(), tracestate: z.string().optional() });
+export type TraceCarrier = z.infer<typeof traceCarrier>;
+
+/**
  * What the worker needs of an unbilled synchronous job (test keys) that its row does not hold: no
  * hold to settle, no money to move, no public status to show, so the job starts from its payload
  * without reading or marking the row (one statement less on the hot path; the prompt never lands in
@@ -22,11 +30,19 @@ const inlineJob = z.object({
 export type InlineJob = z.infer<typeof inlineJob>;
 
 /** Payload of every job task: the job's id; the row holds the rest, except for inline jobs. */
-export const jobPayload = z.object({ jobId: z.string(), inline: inlineJob.optional() });
+export const jobPayload = z.object({
+  jobId: z.string(),
+  inline: inlineJob.optional(),
+  trace: traceCarrier.optional(),
+});
 export type JobPayload = z.infer<typeof jobPayload>;
 
 /** `webhook__deliver`: one attempt of one delivery. */
-export const webhookDeliverPayload = z.object({ deliveryId: z.string(), attempt: z.int().min(1) });
+export const webhookDeliverPayload = z.object({
+  deliveryId: z.string(),
+  attempt: z.int().min(1),
+  trace: traceCarrier.optional(),
+});
 export type WebhookDeliverPayload = z.infer<typeof webhookDeliverPayload>;
 
 /** `brain__synthesize`: the task whose brain page to (re)write. */

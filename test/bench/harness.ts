@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 
 import pg from 'pg';
 
-import { startApi } from '../../api/server.ts';
+import { startApi } from '../../api/startApi.ts';
 import { migrate } from '../../db/migrate.ts';
 import { type Config, loadConfig } from '../../shared/config/config.ts';
 import { makePool } from '../../shared/db/pool.ts';
@@ -16,7 +16,7 @@ import { ensureDatabase, startEmbeddedPostgres } from '../../shared/embedded/pos
 import { startEmbeddedS3 } from '../../shared/embedded/s3.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import type { ObjectStoreConfig } from '../../shared/storage/objectStore.ts';
-import { startWorker } from '../../worker/main.ts';
+import { startWorker } from '../../worker/startWorker.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { cpuTicks, serverAndPostgresCpuMs } from './cpu.ts';
 import type { LoadWorkerResult } from './loadWorker.ts';

@@ -9,6 +9,7 @@ import signInFloodBench from './signInFlood.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
 import textBench from './text.ts';
+import tracingBench from './tracing.ts';
 
 /** Scenarios in run order; each capability adds its own. */
 const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [
@@ -23,6 +24,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'mcp get_task', run: mcpBench },
   { name: 'console request log', run: consoleLogBench },
   { name: 'sign-in flood', run: signInFloodBench },
+  { name: 'GET /me: tracing on vs off', run: tracingBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

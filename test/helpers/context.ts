@@ -9,7 +9,7 @@ import { type Config, loadConfig } from '../../shared/config/config.ts';
 import type { OauthOptions } from '../../shared/oauth/oauthOptions.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../../shared/storage/objectStore.ts';
-import { startWorker, type WorkerHandle } from '../../worker/main.ts';
+import { startWorker, type WorkerHandle } from '../../worker/startWorker.ts';
 import { createTestDatabase, dropTestDatabase } from './database.ts';
 
 export type TestContext = {

@@ -10,7 +10,7 @@ import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { runJob } from '../../worker/jobEngine.ts';
 import { startLiveness } from '../../worker/liveness.ts';
-import { makeWorkerContext } from '../../worker/main.ts';
+import { makeWorkerContext } from '../../worker/startWorker.ts';
 import { workerUtilsFor } from './workerContext.ts';
 
 /**

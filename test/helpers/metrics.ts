@@ -30,3 +30,18 @@ export function sampleValue(
     ?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return sample?.value ?? 0;
 }
+
+/**
+ * The `_count` of the histogram `family`'s series whose labels include `labels`, read from the text
+ * itself (0 when there is none): parseMetrics's parser loses a histogram's labels when `le` comes
+ * first, as prom-client writes it.
+ */
+export function histogramCount(text: string, family: string, labels: Record<string, string>): number {
+  for (const line of text.split('\n')) {
+    const match = line.match(new RegExp(`^${family}_count\\{(.*)\\} (\\S+)$`));
+    if (!match) continue;
+    const series = Object.fromEntries([...match[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => series[k] === v)) return Number(match[2]);
+  }
+  return 0;
+}

@@ -5,7 +5,7 @@ import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import type { WorkerContext } from '../../worker/context.ts';
 import { graphileLogger } from '../../worker/graphileLogger.ts';
 import { type JobOutcome, runJob, type RunningJob } from '../../worker/jobEngine.ts';
-import { makeWorkerContext } from '../../worker/main.ts';
+import { makeWorkerContext } from '../../worker/startWorker.ts';
 import type { TestContext } from './context.ts';
 
 /** A worker context on the test database, sharing the api's pool and hub. */

@@ -8,6 +8,7 @@ import { createMetricsRegistry } from '../../shared/observability/metricsRegistr
 import { registerQueueGauges } from '../../shared/queue/queueGauges.ts';
 import { JobMetrics } from './jobMetrics.ts';
 import { startMetricsServer } from './metricsServer.ts';
+import { ProviderMetrics } from './providerMetrics.ts';
 
 /**
  * A worker process's metrics. Alone (a worker dyno) it has a registry of its own, with the fleet's
@@ -18,13 +19,14 @@ export async function workerMetrics(
   config: Pick<Config, 'metricsPort' | 'metricsToken'>,
   shared: Registry | undefined,
   parts: { pool: DatabasePool; logger: Logger; events: WorkerEvents },
-): Promise<{ registry: Registry; jobs: JobMetrics; close(): Promise<void> }> {
+): Promise<{ registry: Registry; jobs: JobMetrics; providers: ProviderMetrics; close(): Promise<void> }> {
   const registry = shared ?? createMetricsRegistry();
   const jobs = new JobMetrics(registry, parts.events);
-  if (shared) return { registry, jobs, close: async () => {} };
+  const providers = new ProviderMetrics(registry);
+  if (shared) return { registry, jobs, providers, close: async () => {} };
   registerQueueGauges(registry, parts.pool, parts.logger);
-  if (config.metricsPort === undefined) return { registry, jobs, close: async () => {} };
+  if (config.metricsPort === undefined) return { registry, jobs, providers, close: async () => {} };
   const server = await startMetricsServer(registry, config.metricsPort, config.metricsToken, parts.logger);
   parts.logger.info({ port: config.metricsPort }, 'worker metrics listening');
-  return { registry, jobs, close: server.close };
+  return { registry, jobs, providers, close: server.close };
 }

@@ -4,9 +4,11 @@ import type { Db } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
 import { ProviderError, type Providers } from '../../shared/providers/types.ts';
+import type { ProviderMetrics } from '../metrics/providerMetrics.ts';
 import { entryClients } from './entryClients.ts';
 import { localVideo } from './ffmpegVideo.ts';
 import { type EntryClients, makeGateway } from './gateway.ts';
+import { instrumentEntryClients, instrumentLocalWork } from './instrumented.ts';
 import { videoUnsupported } from './openai.ts';
 import { makeTesseractOcr } from './tesseract.ts';
 
@@ -18,8 +20,9 @@ import { makeTesseractOcr } from './tesseract.ts';
  */
 export function makeLiveProviders(
   config: Config,
-  parts: { pool: Db; logger: Logger },
+  parts: { pool: Db; logger: Logger; metrics?: ProviderMetrics },
 ): Providers & { close(): Promise<void> } {
+  const observers = { logger: parts.logger, metrics: parts.metrics };
   const ocr = makeTesseractOcr({ engines: config.ocrEngines, timeoutMs: config.ocrTimeoutMs });
   const { providers } = config.providers;
   const breaker = new CircuitBreaker(parts.pool, (name) => {
@@ -31,7 +34,11 @@ export function makeLiveProviders(
     const key = `${entry.provider}/${entry.model}`;
     let clients = built.get(key);
     if (!clients) {
-      clients = entryClients(providers[entry.provider]!, entry.model);
+      clients = instrumentEntryClients(
+        entryClients(providers[entry.provider]!, entry.model),
+        entry,
+        observers,
+      );
       built.set(key, clients);
     }
     const client = clients[capability];
@@ -48,10 +55,10 @@ export function makeLiveProviders(
         'provider call failed: trying the next entry of its route',
       ),
   });
+  const video = config.providers.localVideo ? localVideo : videoUnsupported;
   return {
     ...gateway,
-    ocr,
-    video: config.providers.localVideo ? localVideo : videoUnsupported,
+    ...instrumentLocalWork({ ocr, video }, config.prices, observers),
     close: () => ocr.close(),
   };
 }

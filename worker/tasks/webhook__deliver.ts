@@ -10,8 +10,9 @@ import { webhookDeliverPayload } from '../../shared/queue/taskMap.ts';
 import { enqueueDeliveryAttempt } from '../../shared/webhooks/fanout.ts';
 import { webhookHeaders } from '../../shared/webhooks/signing.ts';
 import type { WorkerContext } from '../context.ts';
+import { observedSendWebhook } from '../webhooks/observedSend.ts';
 import { defaultWebhookPolicy, retryDelayMs, type WebhookPolicy } from '../webhooks/policy.ts';
-import { type SendOutcome, sendWebhook } from '../webhooks/send.ts';
+import type { SendOutcome } from '../webhooks/send.ts';
 
 /**
  * One attempt of one webhook delivery. The HTTP call happens outside any transaction; its outcome,
@@ -48,14 +49,24 @@ export function webhookDeliver(ctx: WorkerContext, policy: WebhookPolicy = defau
         data: delivery.event_data,
       });
       const timestamp = Math.floor(Date.now() / 1000);
-      outcome = await sendWebhook({
-        url: delivery.url,
-        body,
-        headers: webhookHeaders(delivery.secret, delivery.event_id, timestamp, body),
-        timeoutMs: policy.timeoutMs,
-        allowPrivate: ctx.config.webhookAllowPrivate,
-        signal: helpers.abortSignal,
-      });
+      outcome = await observedSendWebhook(
+        {
+          url: delivery.url,
+          body,
+          headers: webhookHeaders(delivery.secret, delivery.event_id, timestamp, body),
+          timeoutMs: policy.timeoutMs,
+          allowPrivate: ctx.config.webhookAllowPrivate,
+          signal: helpers.abortSignal,
+        },
+        {
+          metrics: ctx.providerMetrics,
+          attributes: {
+            'svc.webhook.delivery_id': payload.deliveryId,
+            'svc.webhook.attempt': payload.attempt,
+            'svc.webhook.event_type': delivery.event_type,
+          },
+        },
+      );
     }
     // Shutting down mid-attempt: leave this attempt to the next worker instead of logging it as failed.
     if (helpers.abortSignal.aborted && !outcome.delivered) {

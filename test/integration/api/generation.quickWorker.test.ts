@@ -8,7 +8,7 @@ import { streamTextJob } from '../../../api/sse/textStream.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newJobId } from '../../../shared/jobs/createJob.ts';
 import { awaitSyncJob } from '../../../shared/jobs/syncJob.ts';
-import type { WorkerHandle } from '../../../worker/main.ts';
+import type { WorkerHandle } from '../../../worker/startWorker.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';

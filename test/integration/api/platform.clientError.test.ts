@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { type ApiHandle, startApi } from '../../../api/server.ts';
+import { type ApiHandle, startApi } from '../../../api/startApi.ts';
 import { loadConfig } from '../../../shared/config/config.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { setupTestContext, type TestContext, testEnv } from '../../helpers/context.ts';

@@ -4,7 +4,7 @@ import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import { makePool } from '../../../shared/db/pool.ts';
 import { NotificationHub } from '../../../shared/realtime/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
-import { makeWorkerContext } from '../../../worker/main.ts';
+import { makeWorkerContext } from '../../../worker/startWorker.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { workerUtilsFor } from '../../helpers/workerContext.ts';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { findJob, type JobRow } from '../../../shared/db/queries/jobs.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
-import type { WorkerHandle } from '../../../worker/main.ts';
+import type { WorkerHandle } from '../../../worker/startWorker.ts';
 import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';

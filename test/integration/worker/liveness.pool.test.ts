@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { findDeadLockHolders } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { staleAfterSeconds } from '../../../shared/queue/liveness.ts';
-import type { WorkerHandle } from '../../../worker/main.ts';
+import type { WorkerHandle } from '../../../worker/startWorker.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 

@@ -10,7 +10,7 @@ import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
-import { startWorker, type WorkerHandle } from '../../../worker/main.ts';
+import { startWorker, type WorkerHandle } from '../../../worker/startWorker.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';

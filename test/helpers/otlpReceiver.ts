@@ -1,0 +1,136 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+
+/** A span as an OTLP/JSON export carries it, with its resource's service name and flat attributes. */
+export type ReceivedSpan = {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | undefined;
+  name: string;
+  kind: number;
+  attributes: Record<string, string | number | boolean>;
+};
+
+type AnyValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+};
+type KeyValue = { key: string; value: AnyValue };
+type ExportRequest = {
+  resourceSpans?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: KeyValue[];
+      }[];
+    }[];
+  }[];
+};
+
+function valueOf(value: AnyValue): string | number | boolean {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.doubleValue !== undefined) return value.doubleValue;
+  return value.boolValue ?? '';
+}
+
+function attributesOf(list: KeyValue[] = []): Record<string, string | number | boolean> {
+  return Object.fromEntries(list.map((kv) => [kv.key, valueOf(kv.value)]));
+}
+
+function spansOf(request: ExportRequest): ReceivedSpan[] {
+  return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
+    const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name'] ?? '');
+    return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
+      (scope.spans ?? []).map((span) => ({
+        service,
+        traceId: span.traceId,
+        spanId: span.spanId,
+        parentSpanId: span.parentSpanId || undefined,
+        name: span.name,
+        kind: span.kind,
+        attributes: attributesOf(span.attributes),
+      })),
+    );
+  });
+}
+
+export type OtlpReceiver = {
+  /** The endpoint to set as OTEL_EXPORTER_OTLP_ENDPOINT (the exporter adds /v1/traces). */
+  endpoint: string;
+  spans(): ReceivedSpan[];
+  /** Export requests received (decoded or not). */
+  exports(): number;
+  /** Resolves with the spans received so far once `done` holds for them. */
+  waitFor(done: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
+  close(): Promise<void>;
+};
+
+/**
+ * A local OTLP/HTTP trace receiver: decodes what @opentelemetry/exporter-trace-otlp-http sends
+ * (JSON, gzipped when OTEL_EXPORTER_OTLP_COMPRESSION asks for it) and keeps every span. `decode:
+ * false` (a bench) only counts the exports, so the receiver takes as little CPU as it can.
+ */
+export async function startOtlpReceiver(options: { decode?: boolean } = {}): Promise<OtlpReceiver> {
+  const received: ReceivedSpan[] = [];
+  let exports = 0;
+  const waiters = new Set<() => void>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        res.writeHead(404).end();
+        return;
+      }
+      exports += 1;
+      if (options.decode === false) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      let body = Buffer.concat(chunks);
+      if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      received.push(...spansOf(JSON.parse(body.toString('utf8')) as ExportRequest));
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      for (const waiter of [...waiters]) waiter();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    spans: () => [...received],
+    exports: () => exports,
+    waitFor: (done, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (!done(received)) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve([...received]);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(
+            new Error(`spans awaited did not arrive; received: ${received.map((s) => s.name).join(', ')}`),
+          );
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,33 @@
+import { Histogram, type Registry } from 'prom-client';
+
+/** What a provider call was for: a model capability, or a webhook delivery. */
+export type ProviderCapability =
+  'text' | 'image' | 'embedding' | 'transcription' | 'ocr' | 'video' | 'webhook';
+
+/** `cancelled`: the job was cancelled or the worker stopped mid-call. */
+export type ProviderOutcome = 'ok' | 'error' | 'cancelled';
+
+export type ProviderCall = { provider: string; capability: ProviderCapability; outcome: ProviderOutcome };
+
+/**
+ * svc_provider_request_duration_seconds{provider,capability,outcome}: how long each call to a model
+ * provider (worker/providers/instrumented.ts) or to a webhook receiver took, streamed replies until
+ * their last token.
+ */
+export class ProviderMetrics {
+  private readonly duration: Histogram<keyof ProviderCall>;
+
+  constructor(registry: Registry) {
+    this.duration = new Histogram({
+      name: 'svc_provider_request_duration_seconds',
+      help: 'Duration of calls to model providers and webhook receivers, by provider, capability and outcome.',
+      labelNames: ['provider', 'capability', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers: [registry],
+    });
+  }
+
+  observe(call: ProviderCall, seconds: number): void {
+    this.duration.observe(call, seconds);
+  }
+}
