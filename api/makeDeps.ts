@@ -5,6 +5,7 @@ import { JobWaiter } from '../shared/jobs/jobWaiter.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import { createMetricsRegistry } from '../shared/observability/metricsRegistry.ts';
+import { registerCircuitGauges } from '../shared/providers/circuitGauges.ts';
 import { registerQueueGauges } from '../shared/queue/queueGauges.ts';
 import { NotificationHub } from '../shared/realtime/pubsub.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/storage/objectStore.ts';
@@ -39,6 +40,7 @@ export async function makeAppDeps(
   const requestLog = new RequestLogWriter(pool, logger, { observe: new HttpMetrics(metrics).observe });
   registerRequestLogGauge(metrics, requestLog);
   registerQueueGauges(metrics, pool, logger);
+  registerCircuitGauges(metrics, pool, logger, Object.keys(config.providers.providers));
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();

@@ -5,6 +5,7 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../shared/config/config.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { createMetricsRegistry } from '../../shared/observability/metricsRegistry.ts';
+import { registerCircuitGauges } from '../../shared/providers/circuitGauges.ts';
 import { registerQueueGauges } from '../../shared/queue/queueGauges.ts';
 import { JobMetrics } from './jobMetrics.ts';
 import { startMetricsServer } from './metricsServer.ts';
@@ -16,7 +17,7 @@ import { ProviderMetrics } from './providerMetrics.ts';
  * it adds its job metrics to the api's registry, which the api's GET /metrics serves.
  */
 export async function workerMetrics(
-  config: Pick<Config, 'metricsPort' | 'metricsToken'>,
+  config: Pick<Config, 'metricsPort' | 'metricsToken' | 'providers'>,
   shared: Registry | undefined,
   parts: { pool: DatabasePool; logger: Logger; events: WorkerEvents },
 ): Promise<{ registry: Registry; jobs: JobMetrics; providers: ProviderMetrics; close(): Promise<void> }> {
@@ -25,6 +26,7 @@ export async function workerMetrics(
   const providers = new ProviderMetrics(registry);
   if (shared) return { registry, jobs, providers, close: async () => {} };
   registerQueueGauges(registry, parts.pool, parts.logger);
+  registerCircuitGauges(registry, parts.pool, parts.logger, Object.keys(config.providers.providers));
   if (config.metricsPort === undefined) return { registry, jobs, providers, close: async () => {} };
   const server = await startMetricsServer(registry, config.metricsPort, config.metricsToken, parts.logger);
   parts.logger.info({ port: config.metricsPort }, 'worker metrics listening');

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -60,6 +61,15 @@ async function past(column: 'open_until' | 'resting_until') {
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now()) + 50));
 }
 
+/** alpha's circuit as GET /metrics shows it (read from PostgreSQL, so any process reports it). */
+async function circuit() {
+  const res = await t.http.get('/metrics').expect(200);
+  const metrics = parseMetrics(res.text);
+  const state = (s: string) =>
+    sampleValue(metrics, 'svc_provider_circuit_state', { provider: 'alpha', state: s });
+  return { closed: state('closed'), open: state('open'), 'half-open': state('half-open') };
+}
+
 describe('circuit breaking', () => {
   it('skips a provider whose circuit opened during its cooldown, then makes one trial call', async () => {
     alpha.queueChat(
@@ -68,6 +78,7 @@ describe('circuit breaking', () => {
     );
     expect([await answeredBy('one'), await answeredBy('two')]).toEqual(['beta', 'beta']);
     expect(alphaCalls()).toBe(2);
+    expect(await circuit()).toEqual({ closed: 0, open: 1, 'half-open': 0 });
     // Open: the next calls go straight to beta, alpha is not asked at all.
     expect([await answeredBy('three'), await answeredBy('four')]).toEqual(['beta', 'beta']);
     expect(alphaCalls()).toBe(2);
@@ -76,6 +87,7 @@ describe('circuit breaking', () => {
     expect(await answeredBy('trial')).toBe('alpha');
     expect(alphaCalls()).toBe(3);
     expect(await answeredBy('closed again')).toBe('alpha');
+    expect(await circuit()).toEqual({ closed: 1, open: 0, 'half-open': 0 });
   });
 
   it('keeps a provider that answered 429 with Retry-After: 2 out of rotation for 2 s', async () => {
