@@ -22,6 +22,8 @@ export type GatewayParts = {
   breaker: CircuitBreaker;
   /** The client of a capability for a route entry (built once per entry by the caller). */
   clientFor<C extends RoutedCapability>(capability: C, entry: RouteEntry): EntryClients[C];
+  /** A circuit-breaker write that failed, for the worker's log. */
+  onBreakerError(error: unknown): void;
   /** Each attempt that failed over, for the worker's log. */
   onFallback(attempt: { capability: RoutedCapability; from: Answerer; error: ProviderError }): void;
 };
@@ -54,7 +56,9 @@ export async function callRoute<T extends object>(
       return { ...value, model: `${entry.provider}/${String(value.model)}`, answeredBy };
     } catch (error) {
       if (!(error instanceof ProviderError) || !error.retryable) throw error;
-      await parts.breaker.failed(entry.provider, error.retryAfterMs);
+      // Counted in the background: the next entry need not wait for the write (this process's
+      // breaker caches the new state when it lands; a failed write costs one count, not the call).
+      void parts.breaker.failed(entry.provider, error.retryAfterMs).catch(parts.onBreakerError);
       if (streamed.delivered) throw error;
       parts.onFallback({ capability, from: answeredBy, error });
       last = error;

@@ -49,6 +49,7 @@ export function makeLiveProviders(
     config: config.providers,
     breaker,
     clientFor,
+    onBreakerError: (error) => parts.logger.warn({ err: error }, 'recording a provider failure failed'),
     onFallback: ({ capability, from, error }) =>
       parts.logger.warn(
         { capability, provider: from.provider, model: from.model, err: error },
