@@ -45,8 +45,9 @@ export function makeApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  // 2a. Prometheus metrics for the operator's scraper, outside the API and its request log.
-  app.get('/metrics', metricsEndpoint(deps.metrics, deps.config.metricsToken));
+  // 2a. Prometheus metrics for the operator's scraper, outside the API and its request log (none
+  //     with METRICS=off).
+  if (deps.metrics) app.get('/metrics', metricsEndpoint(deps.metrics, deps.config.metricsToken));
   // 2b. The web pages (sign-in, consent, account, console, status) and the OAuth endpoints: a sibling
   //     of the API router and MCP, outside the API base, with error bodies of their own.
   installWeb(app, deps);

@@ -151,6 +151,11 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   /** Port of a worker process's own GET /metrics (worker dynos take no other traffic); unset: none. */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /**
+   * `off` takes metrics out of the web process altogether (no GET /metrics, nothing observed per
+   * call), for a deploy that scrapes nothing; the worker's METRICS_PORT is governed by itself.
+   */
+  METRICS: z.enum(['on', 'off']).default('on'),
 });
 
 export type Config = Readonly<{
@@ -207,6 +212,7 @@ export type Config = Readonly<{
   logLevel: string;
   metricsToken: string | undefined;
   metricsPort: number | undefined;
+  metricsEnabled: boolean;
 }>;
 
 /**
@@ -280,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
+    metricsEnabled: e.METRICS === 'on',
   });
 }
 
