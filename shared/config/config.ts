@@ -156,6 +156,8 @@ const envSchema = z.object({
    * call), for a deploy that scrapes nothing; the worker's METRICS_PORT is governed by itself.
    */
   METRICS: z.enum(['on', 'off']).default('on'),
+  /** HireFire's token: when set, GET /hirefire answers the worker queue's latency (docs/operations.md). */
+  HIREFIRE_TOKEN: z.string().min(16).optional(),
 });
 
 export type Config = Readonly<{
@@ -213,6 +215,7 @@ export type Config = Readonly<{
   metricsToken: string | undefined;
   metricsPort: number | undefined;
   metricsEnabled: boolean;
+  hirefireToken: string | undefined;
 }>;
 
 /**
@@ -287,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
     metricsEnabled: e.METRICS === 'on',
+    hirefireToken: e.HIREFIRE_TOKEN,
   });
 }
 
@@ -295,7 +299,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * key in an error, a client library printing its options).
  */
 export function configSecrets(config: Config): string[] {
-  const secrets = [config.s3.secretKey, config.provider.openai.apiKey, config.metricsToken];
+  const secrets = [
+    config.s3.secretKey,
+    config.provider.openai.apiKey,
+    config.metricsToken,
+    config.hirefireToken,
+  ];
   for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
     if (url !== undefined) secrets.push(decodeURIComponent(new URL(url).password));
   }

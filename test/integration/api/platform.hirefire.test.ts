@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import supertest from 'supertest';
+import { z } from 'zod';
+
+import { makeApp } from '../../../api/app.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+
+const token = 'hf_0123456789abcdef0123';
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await setupTestContext({ HIREFIRE_TOKEN: token });
+});
+afterAll(() => t.close());
+
+const info = (path: string, headers: Record<string, string> = {}) => t.http.get(path).set(headers);
+
+describe("HireFire's worker-queue endpoint", () => {
+  it('answers the oldest due job’s age for the worker process, read from the database with no worker running', async () => {
+    const idle = await info('/hirefire', { 'HireFire-Token': token }).expect(200);
+    expect(idle.body).toEqual([{ name: 'worker', value: 0 }]);
+    expect(idle.headers['content-type']).toMatch(/^application\/json/);
+    expect(idle.headers['cache-control']).toBe('must-revalidate, private, max-age=0');
+
+    // Jobs on two lanes, due 7 s and 30 s ago: a worker dyno serves every lane, so the older counts.
+    await t.deps.pool.query(sql.typeAlias('void')`
+      select from graphile_worker.add_job('text__generate', '{}'::json, run_at => now() - interval '7 seconds') a,
+        graphile_worker.add_job('webhook__deliver', '{}'::json, run_at => now() - interval '30 seconds') b
+    `);
+    for (const res of [
+      await info('/hirefire', { 'HireFire-Token': token }).expect(200),
+      await info(`/hirefire/${token}/info`).expect(200),
+    ]) {
+      expect(res.body).toEqual([{ name: 'worker', value: expect.any(Number) }]);
+      expect(res.body[0].value).toBeGreaterThanOrEqual(30);
+      expect(Number.isInteger(res.body[0].value)).toBe(true);
+    }
+
+    // Once nothing is due (here: given up on), the latency is 0 again.
+    await t.deps.pool.query(sql.typeAlias('void')`
+      select from graphile_worker.permanently_fail_jobs(array(select id from graphile_worker.jobs), 'not this test')
+    `);
+    expect((await info(`/hirefire/${token}/info`).expect(200)).body).toEqual([{ name: 'worker', value: 0 }]);
+
+    // No API call: nothing of it is in the request log.
+    const logged = await t.deps.pool.anyFirst(sql.type(z.object({ path: z.string() }))`
+      select path from request_logs where path like '/hirefire%'
+    `);
+    expect(logged).toEqual([]);
+  });
+
+  it('is not there for a missing or wrong token', async () => {
+    await info('/hirefire').expect(404);
+    await info('/hirefire', { 'HireFire-Token': `${token.slice(0, -1)}X` }).expect(404);
+    const wrong = await info(`/hirefire/${token.slice(0, -1)}X/info`).expect(404);
+    expect(wrong.body.error.code).toBe('not_found');
+  });
+
+  it('is not there at all unless HIREFIRE_TOKEN is set', async () => {
+    const without = supertest(makeApp({ ...t.deps, config: { ...t.config, hirefireToken: undefined } }));
+    const byHeader = await without.get('/hirefire').set('HireFire-Token', token);
+    const byPath = await without.get(`/hirefire/${token}/info`);
+    expect([byHeader.status, byPath.status]).toEqual([404, 404]);
+  });
+});
