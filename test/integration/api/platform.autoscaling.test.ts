@@ -1,10 +1,15 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import supertest from 'supertest';
 import { z } from 'zod';
 
 import { makeApp } from '../../../api/app.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { projectRoot } from '../../helpers/processes.ts';
 
 const token = 'hf_0123456789abcdef0123';
 let t: TestContext;
@@ -13,6 +18,13 @@ beforeAll(async () => {
   t = await setupTestContext({ HIREFIRE_TOKEN: token });
 });
 afterAll(() => t.close());
+
+/** The SQL block of docs/operations.md's KEDA PostgreSQL recipe. */
+function kedaQuery(): string {
+  const doc = readFileSync(path.join(projectRoot, 'docs/operations.md'), 'utf8');
+  const recipe = doc.slice(doc.indexOf("### KEDA's PostgreSQL scaler"));
+  return /```sql\n([\s\S]*?)```/.exec(recipe)![1]!;
+}
 
 const info = (path: string, headers: Record<string, string> = {}) => t.http.get(path).set(headers);
 
@@ -36,6 +48,16 @@ describe("HireFire's worker-queue endpoint", () => {
       expect(res.body[0].value).toBeGreaterThanOrEqual(30);
       expect(Number.isInteger(res.body[0].value)).toBe(true);
     }
+
+    // The KEDA recipe's query, as docs/operations.md gives it, sees the main lane's job alone.
+    const client = new pg.Client({ connectionString: t.databaseUrl });
+    await client.connect();
+    // A scalar subquery: the recipe's query must answer one row of one number.
+    const keda = await client.query<{ seconds: number }>(`select (${kedaQuery()}) as seconds`);
+    await client.end();
+    const seconds = Number(keda.rows[0]!.seconds);
+    expect(seconds).toBeGreaterThanOrEqual(7);
+    expect(seconds).toBeLessThan(30);
 
     // Once nothing is due (here: given up on), the latency is 0 again.
     await t.deps.pool.query(sql.typeAlias('void')`
