@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { makeApp } from '../../../api/app.ts';
 import type { StreamKind } from '../../../api/sse/openStreams.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
@@ -70,6 +71,25 @@ describe('svc_sse_streams', () => {
         { labels: { kind: 'text' }, value: 0, count: undefined },
       ]),
     );
+  });
+
+  it('forgets a stream the server ends itself, at the end of its hold', async () => {
+    // The same process's collaborators behind an app whose task streams are held 300 ms.
+    const shortHold = await listenOnLoopback(makeApp({ ...t.deps, taskStream: { holdMs: 300 } }));
+    try {
+      const task = await t.http.post(api('/tasks')).set(bearer(tenant.testKey)).send({ input: 'Brief.' });
+      const opened = streamsReach('task', 1);
+      const stream = await openRawSse(`${shortHold.origin}${api(`/tasks/${task.body.task.id}/stream`)}`, {
+        headers: bearer(tenant.testKey),
+      });
+      expect(stream.status).toBe(200);
+      await opened;
+      expect(await stream.ended).toEqual({ complete: true });
+      await streamsReach('task', 0);
+      expect(sampleValue(await scrape(), 'svc_sse_streams', { kind: 'task' })).toBe(0);
+    } finally {
+      await shortHold.close();
+    }
   });
 });
 
