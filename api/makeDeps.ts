@@ -15,6 +15,7 @@ import type { AppDeps } from './deps.ts';
 import { CursorKeys } from './http/cursor.ts';
 import { RequestIdempotency } from './idempotency/requestIdempotency.ts';
 import { makeApiMetrics, registerApiGauges } from './metrics/apiMetrics.ts';
+import { startJudoscaleReporter } from './metrics/judoscaleReporter.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RequestLogWriter } from './requestLog/requestLogWriter.ts';
 import { OpenStreams } from './sse/openStreams.ts';
@@ -38,6 +39,10 @@ export async function makeAppDeps(
   const requestLog = new RequestLogWriter(pool, logger, { observe: metrics?.observe });
   const openStreams = new OpenStreams();
   if (metrics) registerApiGauges(metrics.registry, { pool, logger, requestLog, openStreams });
+  const judoscale =
+    config.judoscaleUrl === undefined
+      ? undefined
+      : startJudoscaleReporter(pool, logger, { url: config.judoscaleUrl, dyno: config.dyno });
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
@@ -75,6 +80,7 @@ export async function makeAppDeps(
       shutdown.abort();
       // Streams closed by now have their leases given back before the pool goes.
       await streamLeases.settle();
+      await judoscale?.stop();
       await requestLog.close();
       await jobWaiter.close();
       await hub.stop();

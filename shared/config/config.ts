@@ -158,6 +158,10 @@ const envSchema = z.object({
   METRICS: z.enum(['on', 'off']).default('on'),
   /** HireFire's token: when set, GET /hirefire answers the worker queue's latency (docs/operations.md). */
   HIREFIRE_TOKEN: z.string().min(16).optional(),
+  /** Judoscale's adapter API (its add-on sets it): the first web dyno posts the queue there every 10 s. */
+  JUDOSCALE_URL: z.string().url().optional(),
+  /** The dyno's name, which Heroku sets (`web.1`, `worker.2`). */
+  DYNO: z.string().optional(),
 });
 
 export type Config = Readonly<{
@@ -216,6 +220,8 @@ export type Config = Readonly<{
   metricsPort: number | undefined;
   metricsEnabled: boolean;
   hirefireToken: string | undefined;
+  judoscaleUrl: string | undefined;
+  dyno: string | undefined;
 }>;
 
 /**
@@ -291,6 +297,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: e.METRICS_PORT,
     metricsEnabled: e.METRICS === 'on',
     hirefireToken: e.HIREFIRE_TOKEN,
+    judoscaleUrl: e.JUDOSCALE_URL?.replace(/\/+$/, ''),
+    dyno: e.DYNO,
   });
 }
 
@@ -304,6 +312,8 @@ export function configSecrets(config: Config): string[] {
     config.provider.openai.apiKey,
     config.metricsToken,
     config.hirefireToken,
+    // Judoscale's URL carries the app's token in its path.
+    config.judoscaleUrl,
   ];
   for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
     if (url !== undefined) secrets.push(decodeURIComponent(new URL(url).password));

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -7,11 +8,13 @@ import supertest from 'supertest';
 import { z } from 'zod';
 
 import { makeApp } from '../../../api/app.ts';
+import { startJudoscaleReporter } from '../../../api/metrics/judoscaleReporter.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { projectRoot } from '../../helpers/processes.ts';
 
 const token = 'hf_0123456789abcdef0123';
+type JudoscaleReport = { dyno: string; pid: number; metrics: [number, number, string, string][] };
 let t: TestContext;
 
 beforeAll(async () => {
@@ -84,5 +87,47 @@ describe("HireFire's worker-queue endpoint", () => {
     const byHeader = await without.get('/hirefire').set('HireFire-Token', token);
     const byPath = await without.get(`/hirefire/${token}/info`);
     expect([byHeader.status, byPath.status]).toEqual([404, 404]);
+  });
+});
+
+describe("Judoscale's adapter API", () => {
+  it('receives the queue time and depth of every lane from the first web dyno, and none from the others', async () => {
+    const reports: { path: string; type: string | undefined; body: JudoscaleReport }[] = [];
+    let received!: () => void;
+    const arrived = new Promise<void>((resolve) => (received = resolve));
+    const judoscale = http.createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      req.on('end', () => {
+        reports.push({ path: req.url ?? '', type: req.headers['content-type'], body: JSON.parse(text) });
+        res.writeHead(204).end();
+        // Three reports of the first dyno: time enough for the second to have posted, had it reported.
+        if (reports.length === 3) received();
+      });
+    });
+    await new Promise<void>((resolve) => judoscale.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(judoscale.address() as { port: number }).port}/api/app_token`;
+    await t.deps.pool.query(sql.typeAlias('void')`
+      select from graphile_worker.add_job('ocr__extract', '{}'::json, run_at => now() - interval '12 seconds')
+    `);
+    const second = startJudoscaleReporter(t.deps.pool, t.deps.logger, { url, dyno: 'web.2', intervalMs: 50 });
+    const first = startJudoscaleReporter(t.deps.pool, t.deps.logger, { url, dyno: 'web.1', intervalMs: 50 });
+    try {
+      await arrived;
+    } finally {
+      await first.stop();
+      await second.stop();
+      await new Promise((resolve) => judoscale.close(resolve));
+    }
+    const [report] = reports;
+    expect(report).toMatchObject({ path: '/api/app_token/v3/reports', type: 'application/json' });
+    expect(report!.body).toMatchObject({ dyno: 'web.1', pid: process.pid });
+    expect(new Set(reports.map((r) => r.body.dyno))).toEqual(new Set(['web.1']));
+    const metric = (identifier: string, lane: string) =>
+      report!.body.metrics.find(([, , id, queue]) => id === identifier && queue === lane);
+    expect(metric('qt', 'ocr')![1]).toBeGreaterThanOrEqual(12_000);
+    expect(metric('qd', 'ocr')![1]).toBe(1);
+    expect(metric('qt', 'video')![1]).toBe(0);
+    expect(metric('qt', 'ocr')![0]).toBeCloseTo(Date.now() / 1000, -1);
   });
 });
