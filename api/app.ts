@@ -5,6 +5,7 @@ import { AppError } from '../shared/errors/appError.ts';
 import type { AppDeps } from './deps.ts';
 import { installMcp } from './mcp/installMcp.ts';
 import { installResourceMetadata } from './mcp/resourceMetadata.ts';
+import { hirefireEndpoint } from './metrics/hirefireEndpoint.ts';
 import { metricsEndpoint } from './metrics/metricsEndpoint.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
@@ -45,8 +46,13 @@ export function makeApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  // 2a. Prometheus metrics for the operator's scraper, outside the API and its request log.
-  app.get('/metrics', metricsEndpoint(deps.metrics, deps.config.metricsToken));
+  // 2a. Prometheus metrics for the operator's scraper, outside the API and its request log (none
+  //     with METRICS=off), and HireFire's queue-latency endpoint when its token is set.
+  if (deps.metrics) app.get('/metrics', metricsEndpoint(deps.metrics, deps.config.metricsToken));
+  if (deps.config.hirefireToken !== undefined) {
+    const hirefire = hirefireEndpoint(deps.pool, deps.config.hirefireToken);
+    app.get(['/hirefire', '/hirefire/:token/info'], hirefire);
+  }
   // 2b. The web pages (sign-in, consent, account, console, status) and the OAuth endpoints: a sibling
   //     of the API router and MCP, outside the API base, with error bodies of their own.
   installWeb(app, deps);

@@ -17,6 +17,7 @@ import type { CursorKeys } from './http/cursor.ts';
 import type { RequestIdempotency } from './idempotency/requestIdempotency.ts';
 import type { ApiDocument } from './openapi/document.ts';
 import type { RequestLogWriter } from './requestLog/requestLogWriter.ts';
+import type { OpenStreams } from './sse/openStreams.ts';
 import type { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import type { TaskStreamOptions } from './sse/taskStream.ts';
 import type { TextDeltaRelay } from './sse/textDeltaRelay.ts';
@@ -33,8 +34,11 @@ export type AppDeps = {
   doc: ApiDocument;
   rateLimiter: RateLimiter;
   requestLog: RequestLogWriter;
-  /** This process's metrics (GET /metrics): default process metrics, API calls, the fleet's queue. */
-  metrics: Registry;
+  /**
+   * This process's metrics (GET /metrics): default process metrics, API calls, streams, pools, the
+   * fleet's queue. None with METRICS=off.
+   */
+  metrics: Registry | undefined;
   jobWaiter: JobWaiter;
   objectStore: ObjectStore;
   /** Streamed uploads being received by this process and the bytes they hold. */
@@ -51,6 +55,8 @@ export type AppDeps = {
   textStream?: Partial<TextStreamOptions>;
   /** The per-workspace limit on open streams, shared by every api process. */
   streamLeases: StreamLeases;
+  /** The event streams this process has open, by kind (svc_sse_streams). */
+  openStreams: OpenStreams;
   keyCache: KeyCache;
   /** Refuses client addresses that keep failing authentication, before any key lookup. */
   failedAuth: FailedAuthLimiter;

@@ -4,9 +4,6 @@ import { JobCreator } from '../shared/jobs/createJob.ts';
 import { JobWaiter } from '../shared/jobs/jobWaiter.ts';
 import type { OauthOptions } from '../shared/oauth/oauthOptions.ts';
 import type { Logger } from '../shared/observability/logger.ts';
-import { createMetricsRegistry } from '../shared/observability/metricsRegistry.ts';
-import { registerCircuitGauges } from '../shared/providers/circuitGauges.ts';
-import { registerQueueGauges } from '../shared/queue/queueGauges.ts';
 import { NotificationHub } from '../shared/realtime/pubsub.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../shared/storage/objectStore.ts';
 import { StreamLeases } from '../shared/streams/streamLeases.ts';
@@ -17,9 +14,11 @@ import { RateLimiter } from './auth/rateLimiter.ts';
 import type { AppDeps } from './deps.ts';
 import { CursorKeys } from './http/cursor.ts';
 import { RequestIdempotency } from './idempotency/requestIdempotency.ts';
-import { HttpMetrics, registerRequestLogGauge } from './metrics/httpMetrics.ts';
+import { makeApiMetrics, registerApiGauges } from './metrics/apiMetrics.ts';
+import { startJudoscaleReporter } from './metrics/judoscaleReporter.ts';
 import { loadApiDocument } from './openapi/document.ts';
 import { RequestLogWriter } from './requestLog/requestLogWriter.ts';
+import { OpenStreams } from './sse/openStreams.ts';
 import { TaskReplyFeed } from './sse/taskReplyFeed.ts';
 import { TextDeltaRelay } from './sse/textDeltaRelay.ts';
 import { StatusSnapshots } from './status/statusSnapshots.ts';
@@ -36,11 +35,17 @@ export async function makeAppDeps(
   // LISTEN needs a session of its own: never through a transaction-pooling proxy.
   const hub = new NotificationHub(services.directDatabaseUrl ?? services.databaseUrl, logger);
   await hub.start();
-  const metrics = createMetricsRegistry();
-  const requestLog = new RequestLogWriter(pool, logger, { observe: new HttpMetrics(metrics).observe });
-  registerRequestLogGauge(metrics, requestLog);
-  registerQueueGauges(metrics, pool, logger);
-  registerCircuitGauges(metrics, pool, logger, Object.keys(config.providers.providers));
+  const metrics = makeApiMetrics(config.metricsEnabled);
+  const requestLog = new RequestLogWriter(pool, logger, { observe: metrics?.observe });
+  const openStreams = new OpenStreams();
+  if (metrics) {
+    const providers = Object.keys(config.providers.providers);
+    registerApiGauges(metrics.registry, { pool, logger, requestLog, openStreams, providers });
+  }
+  const judoscale =
+    config.judoscaleUrl === undefined
+      ? undefined
+      : startJudoscaleReporter(pool, logger, { url: config.judoscaleUrl, dyno: config.dyno });
   const shutdown = new AbortController();
   const jobWaiter = new JobWaiter(pool, hub, logger);
   await jobWaiter.start();
@@ -54,7 +59,7 @@ export async function makeAppDeps(
     doc: loadApiDocument(),
     rateLimiter: new RateLimiter(pool),
     requestLog,
-    metrics,
+    metrics: metrics?.registry,
     jobWaiter,
     objectStore: new ObjectStore(services.s3),
     uploads: new UploadGauge(),
@@ -67,6 +72,7 @@ export async function makeAppDeps(
     taskReplyFeed: new TaskReplyFeed(pool, hub, logger),
     textDeltas: new TextDeltaRelay(hub),
     streamLeases,
+    openStreams,
     oauth: options.oauth,
     cursorKeys: new CursorKeys(pool),
     idempotency: new RequestIdempotency(pool, logger),
@@ -77,6 +83,7 @@ export async function makeAppDeps(
       shutdown.abort();
       // Streams closed by now have their leases given back before the pool goes.
       await streamLeases.settle();
+      await judoscale?.stop();
       await requestLog.close();
       await jobWaiter.close();
       await hub.stop();

@@ -10,8 +10,13 @@ import { answerClientErrors } from './http/clientError.ts';
 import { trackConnections } from './http/connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
 
-/** `metrics`: the process's registry, which a worker in the same process (npm start) adds to. */
-export type ApiHandle = { server: http.Server; port: number; metrics: Registry; stop(): Promise<void> };
+/** `metrics`: the process's registry, which a worker in the same process (npm start) adds to; none with METRICS=off. */
+export type ApiHandle = {
+  server: http.Server;
+  port: number;
+  metrics: Registry | undefined;
+  stop(): Promise<void>;
+};
 
 /** Builds the app and listens on PORT; `stop` stops accepting, lets requests finish, then closes. */
 export async function startApi(

@@ -60,7 +60,8 @@ export async function startPlatform(options: { afterStop?: () => Promise<void> }
   // The api first: the worker's boot-time status probe calls it.
   const api = await startApi(config, services, logger);
   running.api = api;
-  // One process: the worker's metrics join the api's, served at the api's GET /metrics.
+  // One process: the worker's metrics join the api's, served at the api's GET /metrics (METRICS=off:
+  // the worker's own registry, served on METRICS_PORT only).
   running.worker = await startWorker(config, services, logger, { metrics: api.metrics });
   logger.info({ port: api.port, baseUrl: baseUrl(config), dataDir: config.dataDir }, 'platform ready');
   if (demo) printDemo(demo, baseUrl(config));

@@ -11,6 +11,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../shared/config/config.ts';
 import { Batcher } from '../shared/db/batcher.ts';
 import { makePool } from '../shared/db/pool.ts';
+import { pgPoolConnections, slonikPoolConnections } from '../shared/db/poolConnections.ts';
 import { markJobsRunning, readUnfinishedJobs } from '../shared/db/queries/jobs.ts';
 import { batchedUnbilledFinish } from '../shared/jobs/finish.ts';
 import type { Logger } from '../shared/observability/logger.ts';
@@ -173,7 +174,12 @@ export async function startWorker(
   // one emitter every runner reports to: each runner's pool and workers beat, or another process's
   // reaper would take their jobs for a dead worker's.
   const events = new EventEmitter() as WorkerEvents;
-  const metrics = await workerMetrics(config, options.metrics, { pool, logger, events });
+  // Pools named as in svc_db_pool_connections: `worker` (tasks' queries), `graphile_<lane>` (runners).
+  const pools = () => [
+    slonikPoolConnections('worker', pool),
+    ...[...pgPools].map(([lane, made]) => pgPoolConnections(`graphile_${lane}`, made.pgPool)),
+  ];
+  const metrics = await workerMetrics(config, options.metrics, { pool, logger, events, pools });
   const ctx = makeWorkerContext(config, {
     pool,
     hub,

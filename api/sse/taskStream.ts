@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 
 import { toMessageDto } from '../../shared/tasks/dto.ts';
 import { type CursorKey, encodeCursor } from '../http/cursor.ts';
+import type { OpenStreams } from './openStreams.ts';
 import type { FeedReply, ReplySubscriber, TaskReplyFeed } from './taskReplyFeed.ts';
 
 export type TaskStreamOptions = {
@@ -63,6 +64,7 @@ export function serveTaskStream(
     after: number;
     options: TaskStreamOptions;
     shutdown: AbortSignal;
+    openStreams: OpenStreams;
   },
 ): void {
   const { taskId, key, feed, options } = input;
@@ -75,6 +77,7 @@ export function serveTaskStream(
   // nginx and similar proxies buffer responses unless told not to.
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
+  input.openStreams.track('task', res);
   req.socket.setNoDelay(true);
   res.write(': stream open\n\n');
 

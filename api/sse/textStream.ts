@@ -6,6 +6,7 @@ import { newJobId } from '../../shared/jobs/createJob.ts';
 import { awaitSyncJob } from '../../shared/jobs/syncJob.ts';
 import type { StreamLeases } from '../../shared/streams/streamLeases.ts';
 import { clientGone } from '../http/clientGone.ts';
+import type { OpenStreams } from './openStreams.ts';
 import { releaseWhenClosed } from './releaseWhenClosed.ts';
 import type { TextDeltaRelay } from './textDeltaRelay.ts';
 import { defaultTextStreamOptions, type TextStreamOptions } from './textStreamOptions.ts';
@@ -15,6 +16,7 @@ export type TextBody = { text: string };
 /** A text stream waits as a synchronous job does, holding one of its workspace's stream leases. */
 export type TextStreamDeps = Omit<BilledJobDeps, 'jobs'> & {
   streamLeases: StreamLeases;
+  openStreams: OpenStreams;
   textStream?: Partial<TextStreamOptions>;
 };
 
@@ -104,6 +106,7 @@ export async function streamTextJob<B extends TextBody>(
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
+    deps.openStreams.track('text', res);
     headersOut = true;
     flush();
   };

@@ -163,6 +163,17 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   /** Port of a worker process's own GET /metrics (worker dynos take no other traffic); unset: none. */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /**
+   * `off` takes metrics out of the web process altogether (no GET /metrics, nothing observed per
+   * call), for a deploy that scrapes nothing; the worker's METRICS_PORT is governed by itself.
+   */
+  METRICS: z.enum(['on', 'off']).default('on'),
+  /** HireFire's token: when set, GET /hirefire answers the worker queue's latency (docs/operations.md). */
+  HIREFIRE_TOKEN: z.string().min(16).optional(),
+  /** Judoscale's adapter API (its add-on sets it): the first web dyno posts the queue there every 10 s. */
+  JUDOSCALE_URL: z.string().url().optional(),
+  /** The dyno's name, which Heroku sets (`web.1`, `worker.2`). */
+  DYNO: z.string().optional(),
 });
 
 export type Config = Readonly<{
@@ -223,6 +234,10 @@ export type Config = Readonly<{
   metricsPort: number | undefined;
   /** OpenTelemetry tracing is on (see isTracingRequested); the SDK itself reads the OTEL_* variables. */
   tracing: boolean;
+  metricsEnabled: boolean;
+  hirefireToken: string | undefined;
+  judoscaleUrl: string | undefined;
+  dyno: string | undefined;
 }>;
 
 /**
@@ -306,6 +321,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
     tracing: isTracingRequested(env),
+    metricsEnabled: e.METRICS === 'on',
+    hirefireToken: e.HIREFIRE_TOKEN,
+    judoscaleUrl: e.JUDOSCALE_URL?.replace(/\/+$/, ''),
+    dyno: e.DYNO,
   });
 }
 
@@ -349,6 +368,9 @@ export function configSecrets(config: Config): string[] {
     config.s3.secretKey,
     config.provider.openai.apiKey,
     config.metricsToken,
+    config.hirefireToken,
+    // Judoscale's URL carries the app's token in its path.
+    config.judoscaleUrl,
     ...Object.values(config.providers.providers).map((p) => p.apiKey),
   ];
   for (const url of [config.databaseUrl, config.databaseDirectUrl]) {

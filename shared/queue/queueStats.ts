@@ -37,3 +37,11 @@ export function byLane(tasks: readonly TaskQueueRow[]): Omit<LaneStats, 'workers
   }
   return [...lanes.values()];
 }
+
+/**
+ * The age in seconds of the oldest job due now and not taken, whatever its lane (0 when none): what a
+ * worker dyno, which serves every lane, should be scaled on. One query, read fresh.
+ */
+export async function oldestDueJobSeconds(db: Db): Promise<number> {
+  return Math.max(0, ...byLane(await taskQueues(db)).map((lane) => lane.latencySeconds));
+}

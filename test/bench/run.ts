@@ -6,6 +6,7 @@ import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import mcpBench from './mcp.ts';
 import meBench from './me.ts';
+import metricsBench from './metrics.ts';
 import signInFloodBench from './signInFlood.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
@@ -15,6 +16,7 @@ import tracingBench from './tracing.ts';
 /** Scenarios in run order; each capability adds its own. */
 const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [
   { name: 'GET /me', run: meBench },
+  { name: 'metrics: GET /me on vs off', run: metricsBench },
   { name: 'POST /text', run: textBench },
   { name: 'tasks: reply latency', run: replyLatency },
   { name: 'tasks: idle streams', run: idleStreams },

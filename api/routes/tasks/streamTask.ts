@@ -27,6 +27,7 @@ export function streamTask(deps: AppDeps): RequestHandler {
     const after = raw === undefined ? task.last_message_seq : decodeCursor(key, raw, 'stream', task.id);
     const lease = await deps.streamLeases.acquire(workspaceId, taskStreamLifetimeMs(options));
     releaseWhenClosed(res, lease);
-    serveTaskStream(req, res, { feed, key, taskId: task.id, after, options, shutdown: deps.shutdown });
+    const { shutdown, openStreams } = deps;
+    serveTaskStream(req, res, { feed, key, taskId: task.id, after, options, shutdown, openStreams });
   };
 }

@@ -8,6 +8,7 @@ import { freePort } from '../../../shared/embedded/freePort.ts';
 import { awayFromMinuteEdge } from '../../helpers/clock.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { readEvents } from '../../helpers/sse.ts';
@@ -199,6 +200,52 @@ describe('two web and two worker processes on one PostgreSQL and one S3', () => 
     await insertStatusSample(t.deps.pool, 'ocr', 'outage', null);
     expect(await read(webs[1]!.origin)).toEqual(first);
   });
+
+  it("shows on web B's GET /metrics the jobs queued through web A while the workers are stopped, and their drain", async () => {
+    const [a, b] = webs as [(typeof webs)[0], (typeof webs)[0]];
+    const queue = async () => {
+      const res = await fetch(`${b.origin}/metrics`);
+      expect(res.status).toBe(200);
+      const metrics = parseMetrics(await res.text());
+      return {
+        queued: sampleValue(metrics, 'svc_jobs_queued', { lane: 'main', task: 'task__reply' }),
+        latency: sampleValue(metrics, 'svc_job_queue_latency_seconds', { lane: 'main' }),
+      };
+    };
+    // Stopped, not killed: the jobs wait behind them, then the same workers drain them.
+    const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    for (const worker of alive) worker.child.kill('SIGSTOP');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await call(a.origin, '/tasks', tenant.testKey, {
+          method: 'POST',
+          body: JSON.stringify({ input: `Wait in line ${i + 1}.` }),
+        });
+        expect(res.status).toBe(202);
+      }
+      // Web B reads the fleet's queue from PostgreSQL, cached up to 5 s.
+      const waiting = await waitUntil(
+        async () => {
+          const seen = await queue();
+          return seen.queued >= 3 && seen.latency > 0 ? seen : undefined;
+        },
+        15_000,
+        250,
+      );
+      expect(waiting.latency).toBeGreaterThan(0);
+    } finally {
+      for (const worker of alive) worker.child.kill('SIGCONT');
+    }
+    const drained = await waitUntil(
+      async () => {
+        const seen = await queue();
+        return seen.queued === 0 && seen.latency === 0 ? seen : undefined;
+      },
+      30_000,
+      250,
+    );
+    expect(drained).toEqual({ queued: 0, latency: 0 });
+  }, 60_000);
 
   // Last: the whole run, the killed worker's last words and every process's shutdown included.
   it('no process logged at error level over the run', async () => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import { laneConcurrency } from '../../../worker/lanes.ts';
 import { startMetricsServer } from '../../../worker/metrics/metricsServer.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
@@ -69,6 +70,26 @@ describe("a worker process's METRICS_PORT", () => {
       select path from request_logs where path = '/metrics'
     `);
     expect(rows).toEqual([]);
+  });
+});
+
+describe('svc_db_pool_connections on a worker', () => {
+  it("reports its task pool and each runner's graphile-worker pool, within their sizes", async () => {
+    const metrics = await scrapeWorker();
+    const of = (pool: string, state: string) =>
+      sampleValue(metrics, 'svc_db_pool_connections', { pool, state });
+    const pools = new Set(metrics.get('svc_db_pool_connections')?.samples.map((s) => s.labels.pool));
+    expect([...pools].sort()).toEqual(
+      ['graphile_main', 'graphile_ocr', 'graphile_video', 'graphile_webhooks', 'worker'].sort(),
+    );
+    for (const pool of pools) {
+      for (const state of ['idle', 'active', 'waiting']) expect(of(pool!, state)).toBeGreaterThanOrEqual(0);
+      expect(of(pool!, 'waiting')).toBe(0);
+    }
+    // Each runner holds a connection for its LISTEN for as long as it runs.
+    expect(of('graphile_main', 'active')).toBeGreaterThanOrEqual(1);
+    const lanes = Object.values(laneConcurrency(t.config)).reduce((sum, n) => sum + n, 0);
+    expect(of('worker', 'idle') + of('worker', 'active')).toBeLessThanOrEqual(lanes + 4);
   });
 });
 
