@@ -36,7 +36,7 @@ export function developerForm(
         ${formError(error)}
         <form method="post" action="${action}">
           ${csrfField(c)} ${fields}
-          <button type="submit">${text.submit}</button>
+          <button type="submit" class="primary">${text.submit}</button>
         </form>`
     : html`<p class="muted">You need developer access to ${text.purpose}.</p>`;
 }

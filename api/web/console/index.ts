@@ -7,6 +7,7 @@ import { registerApp, showApps } from './appsPages.ts';
 import { consoleContext } from './context.ts';
 import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
 import { showLog, showLogs } from './logsPages.ts';
+import { consoleNotFound } from './notFoundPage.ts';
 import { showStatusPage } from './statusPage.ts';
 import { fileContent, showTask, showTasks, videoFile } from './tasksPages.ts';
 import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
@@ -68,4 +69,5 @@ export function installConsole(
     formBody,
     resendWebhookDelivery(web),
   );
+  pages.all('/console/*rest', consoleNotFound(web));
 }

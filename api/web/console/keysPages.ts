@@ -4,10 +4,9 @@ import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../../shared/db/
 import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
 import { developerContext, field, fields, showList } from './context.ts';
 import { keysView, newKeyView, secretView } from './keysViews.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
 
 const wide = { wide: true };
@@ -25,7 +24,7 @@ export const showKeys = (web: BrowserContext) =>
     const { items: keys, next } = await readPage(cursor, (page) =>
       listWorkspaceKeys(web.pool, c.member.workspace_id, page),
     );
-    sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, web.clock())), wide);
+    sendConsolePage(res, 200, 'API keys', c, 'keys', keysView(c, keys, next, web.clock()), wide);
   });
 
 /** GET /console/:memberId/keys/new */
@@ -33,7 +32,7 @@ export function showNewKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change keys');
     if (!c) return;
-    sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc)), wide);
+    sendConsolePage(res, 200, 'Create an API key', c, 'keys', newKeyView(c, web.doc), wide);
   };
 }
 
@@ -46,7 +45,7 @@ export function createKey(web: BrowserContext): RequestHandler {
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
     const fail = (message: string) =>
-      sendPage(res, 400, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc, message)), wide);
+      sendConsolePage(res, 400, 'Create an API key', c, 'keys', newKeyView(c, web.doc, message), wide);
     if (capText !== '' && !/^\d{1,15}$/.test(capText)) return fail('The spend cap must be a whole number.');
     const resolved = await resolveKeyRequest(web.pool, web.doc, {
       member: c.member,
@@ -65,11 +64,13 @@ export function createKey(web: BrowserContext): RequestHandler {
     });
     if ('problem' in resolved) return fail(resolved.problem.message);
     const key = await web.pool.transaction((tx) => createApiKey(tx, resolved.input));
-    sendPage(
+    sendConsolePage(
       res,
       201,
       'Key created',
-      consoleFrame(c, 'keys', secretView(c, resolved.input.name, key.secret, 'Your new key’s secret.')),
+      c,
+      'keys',
+      secretView(c, resolved.input.name, key.secret, 'Your new key’s secret.'),
       { wide: true, copy: true },
     );
   };
@@ -82,7 +83,7 @@ export function revokeKey(web: BrowserContext): RequestHandler {
     if (!c) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
-      return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
+      return sendConsoleError(res, c, 404, 'Not found', 'No such key in this workspace.');
     }
     await revokeApiKey(web.pool, key.id, c.member.id);
     res.redirect(303, `${c.base}/keys`);
@@ -99,11 +100,11 @@ export function rollKey(web: BrowserContext): RequestHandler {
     if (!c) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
-      return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
+      return sendConsoleError(res, c, 404, 'Not found', 'No such active key of yours.');
     }
     const seconds = Number(field(req, 'overlap_seconds') || '3600');
     if (!Number.isInteger(seconds) || seconds < 0 || seconds * 1000 > maxRollOverlapMs) {
-      return sendErrorPage(res, 400, 'Bad overlap', 'The overlap is 0 to 86400 seconds (24 hours).');
+      return sendConsoleError(res, c, 400, 'Bad overlap', 'The overlap is 0 to 86400 seconds (24 hours).');
     }
     const rolled = await rollApiKey(web.pool, {
       keyId: key.id,
@@ -112,20 +113,18 @@ export function rollKey(web: BrowserContext): RequestHandler {
       overlapMs: seconds * 1000,
       now: web.clock(),
     });
-    if (!rolled) return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
-    sendPage(
+    if (!rolled) return sendConsoleError(res, c, 404, 'Not found', 'No such active key of yours.');
+    sendConsolePage(
       res,
       200,
       'Key rolled',
-      consoleFrame(
+      c,
+      'keys',
+      secretView(
         c,
-        'keys',
-        secretView(
-          c,
-          key.name,
-          rolled.secret,
-          `The key has a new secret; the old one works until ${rolled.previousUntil.replace('T', ' ').slice(0, 19)} UTC.`,
-        ),
+        key.name,
+        rolled.secret,
+        `The key has a new secret; the old one works until ${rolled.previousUntil.replace('T', ' ').slice(0, 19)} UTC.`,
       ),
       { wide: true, copy: true },
     );

@@ -33,7 +33,7 @@ export function keysView(
   return html`<h1>API keys</h1>
     ${
       c.member.has_developer_access
-        ? html`<p><a href="${c.base}/keys/new">Create a key</a></p>`
+        ? html`<p><a class="button primary" href="${c.base}/keys/new">Create a key</a></p>`
         : html`<p class="muted">
             You do not have developer access in this workspace: you cannot create keys.
           </p>`
@@ -150,7 +150,7 @@ export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string):
       ><input id="ip_allowlist" type="text" name="ip_allowlist" />
       <label for="cap">Monthly spend cap (minor units of ${c.member.currency}; empty = none)</label
       ><input id="cap" type="number" name="monthly_spend_cap" min="0" />
-      <button type="submit">Create key</button>
+      <button type="submit" class="primary">Create key</button>
     </form>`;
 }
 

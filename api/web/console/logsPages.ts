@@ -7,9 +7,8 @@ import {
 } from '../../../shared/db/queries/requestLogs.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
 import { consoleContext, param } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { logDetailView, logsView } from './logsViews.ts';
 import { decodePageCursor, readPage } from './pageCursor.ts';
 
@@ -56,15 +55,9 @@ export function showLogs(web: BrowserContext): RequestHandler {
     for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
       if (query(name)) kept.set(name, query(name));
     }
-    sendPage(
-      res,
-      200,
-      'Request log',
-      consoleFrame(c, 'logs', logsView(c, web.doc, calls, kept, next, query)),
-      {
-        wide: true,
-      },
-    );
+    sendConsolePage(res, 200, 'Request log', c, 'logs', logsView(c, web.doc, calls, kept, next, query), {
+      wide: true,
+    });
   };
 }
 
@@ -78,7 +71,7 @@ export function showLog(web: BrowserContext): RequestHandler {
       at && /^\d+$/.test(at.id)
         ? await findWorkspaceRequestLog(web.pool, c.member.workspace_id, at.at, Number(at.id))
         : null;
-    if (!call) return sendErrorPage(res, 404, 'Not found', 'No such call in this workspace.');
-    sendPage(res, 200, 'Call', consoleFrame(c, 'logs', logDetailView(c, call)), { wide: true });
+    if (!call) return sendConsoleError(res, c, 404, 'Not found', 'No such call in this workspace.');
+    sendConsolePage(res, 200, 'Call', c, 'logs', logDetailView(c, call), { wide: true });
   };
 }

@@ -32,7 +32,6 @@ export function showStatusPage(status: StatusSnapshots): RequestHandler {
                   (d) =>
                     html`<span
                       class="${barClass(d.uptimePercent)}"
-                      style="height: 100%"
                       title="${d.day}: ${d.uptimePercent === null ? 'no data' : `${d.uptimePercent}%`}"
                     ></span>`,
                 )}

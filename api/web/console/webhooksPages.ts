@@ -12,8 +12,8 @@ import {
   setWebhookEnabled,
 } from '../../../shared/webhooks/endpoints.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
 import {
+  type ConsoleContext,
   consoleContext,
   developerContext,
   field,
@@ -22,25 +22,19 @@ import {
   param,
   showList,
 } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
 import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
-const noSuchWebhook = (res: Response) =>
-  sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+const noSuchWebhook = (res: Response, c: ConsoleContext) =>
+  sendConsoleError(res, c, 404, 'Not found', 'No such webhook in this workspace.');
 
 const sendList: ListSender = async (web, c, res, cursor, status = 200, error) => {
   const { items: endpoints, next } = await readPage(cursor, (page) =>
     listWorkspaceEndpoints(web.pool, c.member.workspace_id, page),
   );
-  sendPage(
-    res,
-    status,
-    'Webhooks',
-    consoleFrame(c, 'webhooks', webhooksView(c, endpoints, next, error)),
-    wide,
-  );
+  sendConsolePage(res, status, 'Webhooks', c, 'webhooks', webhooksView(c, endpoints, next, error), wide);
 };
 
 /** GET /console/:memberId/webhooks */
@@ -60,7 +54,7 @@ export function createWebhook(web: BrowserContext): RequestHandler {
     });
     if ('problem' in created) return sendList(web, c, res, '', 400, created.problem.message);
     const secretPage = webhookSecretView(c, field(req, 'url'), created.endpoint.secret);
-    sendPage(res, 201, 'Webhook added', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
+    sendConsolePage(res, 201, 'Webhook added', c, 'webhooks', secretPage, { wide: true, copy: true });
   };
 }
 
@@ -70,9 +64,9 @@ export function rotateWebhook(web: BrowserContext): RequestHandler {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
     const rotated = await rotateWebhookSecret(web.pool, String(req.params.endpointId), c.member.workspace_id);
-    if (!rotated) return noSuchWebhook(res);
+    if (!rotated) return noSuchWebhook(res, c);
     const secretPage = webhookSecretView(c, rotated.url, rotated.secret);
-    sendPage(res, 200, 'Secret rotated', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
+    sendConsolePage(res, 200, 'Secret rotated', c, 'webhooks', secretPage, { wide: true, copy: true });
   };
 }
 
@@ -87,7 +81,7 @@ export function toggleWebhook(web: BrowserContext): RequestHandler {
       c.member.workspace_id,
       field(req, 'enabled') === 'on',
     );
-    if (!row) return noSuchWebhook(res);
+    if (!row) return noSuchWebhook(res, c);
     res.redirect(303, `${c.base}/webhooks`);
   };
 }
@@ -102,15 +96,17 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
       String(req.params.endpointId),
       c.member.workspace_id,
     );
-    if (!endpoint) return noSuchWebhook(res);
+    if (!endpoint) return noSuchWebhook(res, c);
     const { items: deliveries, next } = await readPage(param(req, 'cursor'), (page) =>
       listEndpointDeliveryLog(web.pool, endpoint.id, page),
     );
-    sendPage(
+    sendConsolePage(
       res,
       200,
       'Deliveries',
-      consoleFrame(c, 'webhooks', deliveriesView(c, endpoint, deliveries, next)),
+      c,
+      'webhooks',
+      deliveriesView(c, endpoint, deliveries, next),
       wide,
     );
   };
@@ -125,8 +121,9 @@ export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
       resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
     );
     if ('problem' in result) {
-      return sendErrorPage(
+      return sendConsoleError(
         res,
+        c,
         result.problem.code === 'not_found' ? 404 : 409,
         'Cannot resend',
         result.problem.message,

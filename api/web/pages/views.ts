@@ -51,7 +51,7 @@ export function signInView(input: {
       />
       <label for="password">Password</label
       ><input id="password" type="password" name="password" autocomplete="current-password" required />
-      <button type="submit">Sign in</button>
+      <button type="submit" class="primary">Sign in</button>
     </form>`;
 }
 
@@ -107,7 +107,7 @@ export function consentView(input: {
               }`,
         )}
       </fieldset>
-      <button type="submit" name="decision" value="approve">Allow</button>
+      <button type="submit" class="primary" name="decision" value="approve">Allow</button>
       <button type="submit" name="decision" value="refuse">Refuse</button>
     </form>
     <form method="post" action="/account/sign-out">

@@ -208,7 +208,9 @@ describe('the web console in Chromium', () => {
     expect(main).not.toContain('9.99');
     const bar = page.locator(`.chart a[href*="part=${keyId}"]`);
     await expect(bar.count()).resolves.toBe(1);
-    await expect(bar.getAttribute('aria-label')).resolves.toContain(`${keyId}: ${usd(spent)}`);
+    // Named, not by id (issue 23): the key's name and the day's spend on it.
+    await expect(bar.getAttribute('aria-label')).resolves.toContain(`${keyName}: ${usd(spent)}`);
+    await expect(bar.getAttribute('aria-label')).resolves.not.toContain(keyId);
     await shot('usage');
     await bar.click();
     const recordRows = await page.locator('tbody tr').allTextContents();
