@@ -61,13 +61,6 @@ const copyScriptHash = `'sha256-${createHash('sha256').update(copyScript.text).d
 export const copyButton = (fieldId: string) =>
   html`<button type="button" data-copy="${fieldId}" hidden>Copy</button>`;
 
-/** A secret shown once, read-only, with its copy button (needs `copy: true` on the page). */
-export const secretField = (label: string, secret: string) =>
-  html`<p>
-    <label for="secret">${label}</label
-    ><input id="secret" class="secret" type="text" readonly value="${secret}" />${copyButton('secret')}
-  </p>`;
-
 /** How a page is laid out: `framed` pages bring their own top bar (the console's frame). */
 export type PageOptions = { wide?: boolean; framed?: boolean; media?: boolean; copy?: boolean };
 

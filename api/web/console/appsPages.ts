@@ -3,10 +3,11 @@ import type { RequestHandler } from 'express';
 import { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
 import { registerOauthApp } from '../../../shared/oauth/registerApp.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { appSecretView, appsView } from './appsViews.ts';
+import { appReveal, appsView } from './appsViews.ts';
 import { developerContext, field, fields, type ListSender, showList } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
+import { stashReveal } from './reveals.ts';
 
 const sendApps: ListSender = async (web, c, res, cursor, status = 200, error) => {
   const { items: apps, next } = await readPage(cursor, (page) =>
@@ -36,14 +37,10 @@ export function registerApp(web: BrowserContext): RequestHandler {
       workspaceId: c.member.workspace_id,
     });
     if ('problem' in registered) return sendApps(web, c, res, '', 400, registered.problem.message);
-    sendConsolePage(
-      res,
-      201,
-      'App registered',
-      c,
-      'apps',
-      appSecretView(c, field(req, 'name'), registered.app.clientId, registered.app.clientSecret),
-      { wide: true, copy: true },
+    const { clientId, clientSecret } = registered.app;
+    res.redirect(
+      303,
+      await stashReveal(web, c, req, appReveal(c, field(req, 'name'), clientId, clientSecret)),
     );
   };
 }

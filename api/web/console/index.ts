@@ -8,6 +8,7 @@ import { consoleContext } from './context.ts';
 import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
 import { showLog, showLogs } from './logsPages.ts';
 import { consoleNotFound } from './notFoundPage.ts';
+import { showReveal } from './revealPage.ts';
 import { showStatusPage } from './statusPage.ts';
 import { fileContent, showTask, showTasks, videoFile } from './tasksPages.ts';
 import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
@@ -48,6 +49,7 @@ export function installConsole(
   pages.post('/console/:memberId/keys', formBody, createKey(web));
   pages.post('/console/:memberId/keys/:keyId/revoke', formBody, revokeKey(web));
   pages.post('/console/:memberId/keys/:keyId/roll', formBody, rollKey(web));
+  pages.get('/console/:memberId/reveal/:revealId', showReveal(web));
   pages.get('/console/:memberId/logs', showLogs(web));
   pages.get('/console/:memberId/logs/:call', showLog(web));
   pages.get('/console/:memberId/usage', showUsage(web));

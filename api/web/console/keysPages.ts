@@ -5,9 +5,10 @@ import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { developerContext, field, fields, showList } from './context.ts';
-import { keysView, newKeyView, secretView } from './keysViews.ts';
+import { keysView, newKeyView } from './keysViews.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
+import { stashReveal } from './reveals.ts';
 
 const wide = { wide: true };
 
@@ -64,15 +65,14 @@ export function createKey(web: BrowserContext): RequestHandler {
     });
     if ('problem' in resolved) return fail(resolved.problem.message);
     const key = await web.pool.transaction((tx) => createApiKey(tx, resolved.input));
-    sendConsolePage(
-      res,
-      201,
-      'Key created',
-      c,
-      'keys',
-      secretView(c, resolved.input.name, key.secret, 'Your new key’s secret.'),
-      { wide: true, copy: true },
-    );
+    const reveal = await stashReveal(web, c, req, {
+      title: 'Key created',
+      heading: resolved.input.name,
+      note: 'Your new key’s secret.',
+      fields: [{ label: 'Secret', value: key.secret, secret: true }],
+      back: { href: `${c.base}/keys`, label: 'Back to keys' },
+    });
+    res.redirect(303, reveal);
   };
 }
 
@@ -114,19 +114,14 @@ export function rollKey(web: BrowserContext): RequestHandler {
       now: web.clock(),
     });
     if (!rolled) return sendConsoleError(res, c, 404, 'Not found', 'No such active key of yours.');
-    sendConsolePage(
-      res,
-      200,
-      'Key rolled',
-      c,
-      'keys',
-      secretView(
-        c,
-        key.name,
-        rolled.secret,
-        `The key has a new secret; the old one works until ${rolled.previousUntil.replace('T', ' ').slice(0, 19)} UTC.`,
-      ),
-      { wide: true, copy: true },
-    );
+    const until = rolled.previousUntil.replace('T', ' ').slice(0, 19);
+    const reveal = await stashReveal(web, c, req, {
+      title: 'Key rolled',
+      heading: key.name,
+      note: `The key has a new secret; the old one works until ${until} UTC.`,
+      fields: [{ label: 'Secret', value: rolled.secret, secret: true }],
+      back: { href: `${c.base}/keys`, label: 'Back to keys' },
+    });
+    res.redirect(303, reveal);
   };
 }

@@ -1,6 +1,6 @@
 import type { ListedKey } from '../../../shared/db/queries/apiKeys.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
-import { html, type SafeHtml, secretField } from '../html.ts';
+import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
 import { csrfField, formError } from './forms.ts';
 import { listEnd } from './layout.ts';
@@ -152,12 +152,4 @@ export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string):
       ><input id="cap" type="number" name="monthly_spend_cap" min="0" />
       <button type="submit" class="primary">Create key</button>
     </form>`;
-}
-
-/** The secret, once: it is not stored and cannot be shown again. */
-export function secretView(c: ConsoleContext, name: string, secret: string, note: string): SafeHtml {
-  return html`<h1>${name}</h1>
-    <p>${note} Copy it now: it will not be shown again.</p>
-    ${secretField('Secret', secret)}
-    <p><a href="${c.base}/keys">Back to keys</a></p>`;
 }

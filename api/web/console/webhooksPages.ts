@@ -24,7 +24,8 @@ import {
 } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
-import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
+import { stashReveal } from './reveals.ts';
+import { deliveriesView, webhookReveal, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
 const noSuchWebhook = (res: Response, c: ConsoleContext) =>
@@ -53,8 +54,13 @@ export function createWebhook(web: BrowserContext): RequestHandler {
       workspaceId: c.member.workspace_id,
     });
     if ('problem' in created) return sendList(web, c, res, '', 400, created.problem.message);
-    const secretPage = webhookSecretView(c, field(req, 'url'), created.endpoint.secret);
-    sendConsolePage(res, 201, 'Webhook added', c, 'webhooks', secretPage, { wide: true, copy: true });
+    const reveal = await stashReveal(
+      web,
+      c,
+      req,
+      webhookReveal(c, 'Webhook added', field(req, 'url'), created.endpoint.secret),
+    );
+    res.redirect(303, reveal);
   };
 }
 
@@ -65,8 +71,13 @@ export function rotateWebhook(web: BrowserContext): RequestHandler {
     if (!c) return;
     const rotated = await rotateWebhookSecret(web.pool, String(req.params.endpointId), c.member.workspace_id);
     if (!rotated) return noSuchWebhook(res, c);
-    const secretPage = webhookSecretView(c, rotated.url, rotated.secret);
-    sendConsolePage(res, 200, 'Secret rotated', c, 'webhooks', secretPage, { wide: true, copy: true });
+    const reveal = await stashReveal(
+      web,
+      c,
+      req,
+      webhookReveal(c, 'Secret rotated', rotated.url, rotated.secret),
+    );
+    res.redirect(303, reveal);
   };
 }
 

@@ -1,9 +1,10 @@
 import type { listEndpointDeliveryLog, listWorkspaceEndpoints } from '../../../shared/db/queries/webhooks.ts';
 import { webhookEventTypes } from '../../../shared/webhooks/fanout.ts';
-import { html, type SafeHtml, secretField } from '../html.ts';
+import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, when } from './context.ts';
 import { csrfField, developerForm, projectSelect } from './forms.ts';
 import { listEnd } from './layout.ts';
+import type { Reveal } from './reveals.ts';
 import { consoleTable } from './table.ts';
 
 type Endpoint = Awaited<ReturnType<typeof listWorkspaceEndpoints>>[number];
@@ -114,9 +115,13 @@ export function deliveriesView(
     <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
 }
 
-export function webhookSecretView(c: ConsoleContext, url: string, secret: string): SafeHtml {
-  return html`<h1>Signing secret for <code>${url}</code></h1>
-    <p>Deliveries are signed with this secret from now on. Copy it now: it will not be shown again.</p>
-    ${secretField('Secret', secret)}
-    <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
+/** The signing secret's one showing, after an endpoint is added or its secret rotated. */
+export function webhookReveal(c: ConsoleContext, title: string, url: string, secret: string): Reveal {
+  return {
+    title,
+    heading: `Signing secret for ${url}`,
+    note: 'Deliveries are signed with this secret from now on.',
+    fields: [{ label: 'Secret', value: secret, secret: true }],
+    back: { href: `${c.base}/webhooks`, label: 'Back to webhooks' },
+  };
 }

@@ -89,8 +89,11 @@ describe("a colleague's key in the console", () => {
       _csrf: inputValue(list.text, '_csrf'),
       overlap_seconds: '0',
     });
-    expect(rolled.status).toBe(200);
-    const secret = secretOf(rolled.text) ?? '';
+    // Post/redirect/get (issue 23): the roll answers 303 to a one-time page with the new secret.
+    expect(rolled.status).toBe(303);
+    const shown = await a.get(rolled.location!);
+    expect(shown.status).toBe(200);
+    const secret = secretOf(shown.text) ?? '';
     expect(secret).toMatch(/^svc_sk_test_/);
     expect(await staffStatus(secret)).toBe(200);
     expect(await staffStatus(aKey.secret)).toBe(401);
