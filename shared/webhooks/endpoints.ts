@@ -1,3 +1,4 @@
+import dns from 'node:dns/promises';
 import net from 'node:net';
 
 import { findProject } from '../db/queries/projects.ts';
@@ -31,12 +32,37 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): { url: stri
   }
   if (url.username !== '' || url.password !== '') return { problem: 'the URL may not carry credentials' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host)) {
-    return {
-      problem: `the URL points at ${host}, a private or loopback address (set WEBHOOK_ALLOW_PRIVATE=true to allow)`,
-    };
-  }
+  if (!allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host))
+    {return { problem: privateTarget(host) };}
+  // RFC 6761: every name under localhost is the machine itself, whatever a resolver says.
+  if (!allowPrivate && /(^|\.)localhost\.?$/i.test(host)) return { problem: privateTarget(host) };
   return { url: url.toString() };
+}
+
+// Said to whoever registers the endpoint (a workspace member in the console): what is wrong with
+// the URL, not how an operator would change the server's settings.
+const privateTarget = (host: string) =>
+  `the URL points at ${host}, a private or loopback address: webhooks are sent over the public internet, so use a public address`;
+
+/** How long registration waits for DNS before leaving the check to delivery time. */
+const lookupTimeoutMs = 2000;
+
+/**
+ * A host name that resolves to a private address is refused at registration as a literal one is
+ * (every delivery checks again, after its own lookup). A name that does not resolve now is not
+ * refused here: it may be published later, and deliveries check it then.
+ */
+async function checkResolvedHost(url: string): Promise<string | undefined> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host) !== 0) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), lookupTimeoutMs);
+  });
+  const found = await Promise.race([dns.lookup(host, { all: true }).catch(() => null), timeout]);
+  clearTimeout(timer);
+  const blocked = found?.find((a) => !isPublicAddress(a.address));
+  return blocked ? privateTarget(`${host} (${blocked.address})`) : undefined;
 }
 
 /**
@@ -49,6 +75,8 @@ export async function createWebhookEndpoint(
 ): Promise<{ endpoint: { id: string; secret: string } } | { problem: WebhookProblem }> {
   const checked = checkWebhookUrl(input.url, input.allowPrivate);
   if ('problem' in checked) return { problem: { code: 'invalid_arguments', message: checked.problem } };
+  const resolved = input.allowPrivate ? undefined : await checkResolvedHost(checked.url);
+  if (resolved) return { problem: { code: 'invalid_arguments', message: resolved } };
   const events = [...new Set(input.events)];
   if (events.length === 0) {
     return {

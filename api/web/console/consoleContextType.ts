@@ -9,4 +9,6 @@ export type ConsoleContext = {
   csrf: string;
   /** The console's base for this workspace: /console/{memberId}. */
   base: string;
+  /** What the action that led here did (a `done=` parameter), said at the top of the page. */
+  notice?: string;
 };

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 
 import { findConsoleMembers } from '../../../shared/db/queries/members.ts';
 import type { BrowserContext } from '../browserContext.ts';
+import { noticeOf } from '../confirm.ts';
 import type { ConsoleContext } from './consoleContextType.ts';
 import { sendConsoleError } from './layout.ts';
 
@@ -34,7 +35,7 @@ export async function consoleContext(
     sendConsoleError(res, { person, members, csrf }, 404, 'Not found', 'No such workspace in your account.');
     return null;
   }
-  const c = { person, member, members, csrf, base: `/console/${member.id}` };
+  const c = { person, member, members, csrf, base: `/console/${member.id}`, notice: noticeOf(req) };
   if (options.form && !(await web.csrf.verify(req, person.sessionId))) {
     sendConsoleError(res, c, 403, 'Form expired', badForm);
     return null;
@@ -70,7 +71,12 @@ export type ListSender = (
   cursor: string,
   status?: number,
   error?: string,
+  /** What the refused form held, shown again so nothing typed is lost. */
+  typed?: TypedForm,
 ) => Promise<void>;
+
+/** A refused form's fields as the member sent them. */
+export type TypedForm = Record<string, string | string[]>;
 
 /** GET of a console list: the page its `cursor` names. */
 export function showList(web: BrowserContext, send: ListSender): RequestHandler {

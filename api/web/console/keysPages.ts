@@ -4,6 +4,7 @@ import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../../shared/db/
 import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
+import { isConfirmed, noticeHref } from '../confirm.ts';
 import { developerContext, field, fields, showList } from './context.ts';
 import { keysView, newKeyView } from './keysViews.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
@@ -85,8 +86,10 @@ export function revokeKey(web: BrowserContext): RequestHandler {
     if (!key || key.workspace_id !== c.member.workspace_id) {
       return sendConsoleError(res, c, 404, 'Not found', 'No such key in this workspace.');
     }
+    // Without its confirmation page's field, nothing changes: the confirmation is shown instead.
+    if (!isConfirmed(req)) return res.redirect(303, `${c.base}/keys/${key.id}/revoke`);
     await revokeApiKey(web.pool, key.id, c.member.id);
-    res.redirect(303, `${c.base}/keys`);
+    res.redirect(303, noticeHref(`${c.base}/keys`, 'key-revoked'));
   };
 }
 
@@ -102,6 +105,7 @@ export function rollKey(web: BrowserContext): RequestHandler {
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
       return sendConsoleError(res, c, 404, 'Not found', 'No such active key of yours.');
     }
+    if (!isConfirmed(req)) return res.redirect(303, `${c.base}/keys/${key.id}/roll`);
     const seconds = Number(field(req, 'overlap_seconds') || '3600');
     if (!Number.isInteger(seconds) || seconds < 0 || seconds * 1000 > maxRollOverlapMs) {
       return sendConsoleError(res, c, 400, 'Bad overlap', 'The overlap is 0 to 86400 seconds (24 hours).');

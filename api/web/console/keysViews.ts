@@ -69,33 +69,21 @@ export function keysView(
             }
           </td>
           <td>
-            ${
-              // Roll only on the member's own keys (it would hand over a colleague's identity);
-              // revoke on any, so a leak is stopped without waiting for the key's owner.
-              k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
-                ? ''
-                : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
-                    ${csrfField(c)}
-                    <label for="overlap-${k.id}">Old secret keeps working for (seconds, up to 86400)</label>
-                    <input
-                      id="overlap-${k.id}"
-                      type="number"
-                      name="overlap_seconds"
-                      min="0"
-                      max="86400"
-                      value="3600"
-                    />
-                    <button type="submit">Roll ${k.name}</button>
-                  </form>`
-            }
-            ${
-              k.revoked_at || !c.member.has_developer_access
-                ? ''
-                : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
-                    ${csrfField(c)}
-                    <button type="submit">Revoke ${k.name}</button>
-                  </form>`
-            }
+            <div class="actions">
+              ${
+                // Roll only on the member's own keys (it would hand over a colleague's identity);
+                // revoke on any, so a leak is stopped without waiting for the key's owner. Each
+                // opens its confirmation page.
+                k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
+                  ? ''
+                  : html`<a class="button" href="${c.base}/keys/${k.id}/roll">Roll ${k.name}…</a>`
+              }
+              ${
+                k.revoked_at || !c.member.has_developer_access
+                  ? ''
+                  : html`<a class="button danger" href="${c.base}/keys/${k.id}/revoke">Revoke ${k.name}…</a>`
+              }
+            </div>
           </td>
         </tr>`,
     )}

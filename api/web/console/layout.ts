@@ -70,7 +70,10 @@ export function sendConsolePage(
   body: SafeHtml,
   options: Omit<PageOptions, 'framed'> & { notice?: string } = {},
 ): void {
-  sendPage(res, status, title, consoleFrame(c, current, body, options.notice), { ...options, framed: true });
+  sendPage(res, status, title, consoleFrame(c, current, body, options.notice ?? c.notice), {
+    ...options,
+    framed: true,
+  });
 }
 
 /** A console error page: the frame and its navigation around the problem, never a dead end. */

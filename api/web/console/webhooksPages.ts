@@ -12,6 +12,7 @@ import {
   setWebhookEnabled,
 } from '../../../shared/webhooks/endpoints.ts';
 import type { BrowserContext } from '../browserContext.ts';
+import { isConfirmed, noticeHref } from '../confirm.ts';
 import {
   type ConsoleContext,
   consoleContext,
@@ -31,11 +32,19 @@ const wide = { wide: true };
 const noSuchWebhook = (res: Response, c: ConsoleContext) =>
   sendConsoleError(res, c, 404, 'Not found', 'No such webhook in this workspace.');
 
-const sendList: ListSender = async (web, c, res, cursor, status = 200, error) => {
+const sendList: ListSender = async (web, c, res, cursor, status = 200, error, typed) => {
   const { items: endpoints, next } = await readPage(cursor, (page) =>
     listWorkspaceEndpoints(web.pool, c.member.workspace_id, page),
   );
-  sendConsolePage(res, status, 'Webhooks', c, 'webhooks', webhooksView(c, endpoints, next, error), wide);
+  sendConsolePage(
+    res,
+    status,
+    'Webhooks',
+    c,
+    'webhooks',
+    webhooksView(c, endpoints, next, error, typed),
+    wide,
+  );
 };
 
 /** GET /console/:memberId/webhooks */
@@ -53,7 +62,10 @@ export function createWebhook(web: BrowserContext): RequestHandler {
       allowPrivate: web.config.webhookAllowPrivate,
       workspaceId: c.member.workspace_id,
     });
-    if ('problem' in created) return sendList(web, c, res, '', 400, created.problem.message);
+    if ('problem' in created) {
+      const typed = { url: field(req, 'url'), project: field(req, 'project'), events: fields(req, 'events') };
+      return sendList(web, c, res, '', 400, created.problem.message, typed);
+    }
     const reveal = await stashReveal(
       web,
       c,
@@ -69,6 +81,9 @@ export function rotateWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
+    if (!isConfirmed(req)) {
+      return res.redirect(303, `${c.base}/webhooks/${String(req.params.endpointId)}/rotate`);
+    }
     const rotated = await rotateWebhookSecret(web.pool, String(req.params.endpointId), c.member.workspace_id);
     if (!rotated) return noSuchWebhook(res, c);
     const reveal = await stashReveal(
@@ -86,14 +101,13 @@ export function toggleWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
-    const row = await setWebhookEnabled(
-      web.pool,
-      String(req.params.endpointId),
-      c.member.workspace_id,
-      field(req, 'enabled') === 'on',
-    );
+    const endpointId = String(req.params.endpointId);
+    const enabled = field(req, 'enabled') === 'on';
+    // Disabling stops deliveries: it needs its confirmation page's field; enabling does not.
+    if (!enabled && !isConfirmed(req)) return res.redirect(303, `${c.base}/webhooks/${endpointId}/disable`);
+    const row = await setWebhookEnabled(web.pool, endpointId, c.member.workspace_id, enabled);
     if (!row) return noSuchWebhook(res, c);
-    res.redirect(303, `${c.base}/webhooks`);
+    res.redirect(303, noticeHref(`${c.base}/webhooks`, enabled ? 'webhook-enabled' : 'webhook-disabled'));
   };
 }
 
@@ -140,6 +154,6 @@ export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
         result.problem.message,
       );
     }
-    res.redirect(303, `${c.base}/webhooks/${String(req.params.endpointId)}`);
+    res.redirect(303, noticeHref(`${c.base}/webhooks/${String(req.params.endpointId)}`, 'delivery-resent'));
   };
 }

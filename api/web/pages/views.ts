@@ -122,13 +122,17 @@ export function accountView(input: {
   csrf: string;
   email: string;
   apps: readonly ConnectedApp[];
+  /** What the last action did (a cut-off), said at the top. */
+  notice?: string;
 }): SafeHtml {
   const byWorkspace = new Map<string, ConnectedApp[]>();
   for (const app of input.apps) {
     byWorkspace.set(app.workspace_id, [...(byWorkspace.get(app.workspace_id) ?? []), app]);
   }
-  return html`<h1>Your account</h1>
+  return html`${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
+    <h1>Your account</h1>
     <p class="muted">Signed in as ${input.email}.</p>
+    <p><a href="/console">Back to the console</a></p>
     <h2>Connected apps</h2>
     ${input.apps.length === 0 ? html`<p>No app is connected.</p>` : ''}
     ${[...byWorkspace.values()].map(
@@ -144,11 +148,11 @@ export function accountView(input: {
                   Connected ${app.created_at.slice(0, 10)}; last used
                   ${app.last_used_at ? app.last_used_at.replace('T', ' ').slice(0, 16) + ' UTC' : 'never'}.
                 </p>
-                <form method="post" action="/account/apps/${app.grant_id}/revoke">
-                  <input type="hidden" name="_csrf" value="${input.csrf}" /><button type="submit">
-                    Cut off ${app.app_name}
-                  </button>
-                </form>
+                <p>
+                  <a class="button danger" href="/account/apps/${app.grant_id}/revoke"
+                    >Cut off ${app.app_name}…</a
+                  >
+                </p>
               </div>`,
           )}
         </section>`,
