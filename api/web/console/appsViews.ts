@@ -2,7 +2,7 @@ import type { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApp
 import { identityScopes } from '../../../shared/oauth/registration.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { scopeList } from '../pages/views.ts';
+import { describeScope, scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
 import { developerForm, projectSelect } from './forms.ts';
 import { listEnd } from './layout.ts';
@@ -30,7 +30,11 @@ function appFields(c: ConsoleContext, doc: ApiDocument): SafeHtml {
       <legend>Scopes</legend>
       ${[...identityScopes, ...doc.scopes].map(
         (scope) =>
-          html`<label><input type="checkbox" name="scopes" value="${scope}" /> <code>${scope}</code></label>`,
+          html`<label class="choice"
+            ><input type="checkbox" name="scopes" value="${scope}" /> ${describeScope(doc, scope).words}
+            ${describeScope(doc, scope).sensitive ? html`<strong>(sensitive)</strong>` : ''}
+            <code class="muted">${scope}</code></label
+          >`,
       )}
     </fieldset>`;
 }

@@ -73,9 +73,15 @@ export function consentView(input: {
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
   );
   return html`<h1>Allow ${input.appName} to act for you?</h1>
-    <p class="muted">
-      Signed in as ${input.email}. ${input.verified ? 'This app is verified.' : 'This app is not verified.'}
-    </p>
+    <p class="muted">Signed in as ${input.email}.</p>
+    ${
+      input.verified
+        ? html`<p class="notice">This app is verified: an operator checked who publishes it.</p>`
+        : html`<p class="warning" role="note">
+            This app is not verified: nobody has checked who publishes it. Allow it only if you trust where
+            you found it.
+          </p>`
+    }
     ${
       input.selfRegistered
         ? html`<p class="muted">
@@ -87,7 +93,7 @@ export function consentView(input: {
     <form method="post" action="/oauth/authorize">
       <input type="hidden" name="_csrf" value="${input.csrf}" />
       ${hidden}
-      <p>${input.appName} asks to:</p>
+      <p>If you allow it, ${input.appName} will be able to:</p>
       ${scopeList(input.doc, input.scopes)}
       <fieldset>
         <legend>In which workspace?</legend>
@@ -107,8 +113,10 @@ export function consentView(input: {
               }`,
         )}
       </fieldset>
-      <button type="submit" class="primary" name="decision" value="approve">Allow</button>
-      <button type="submit" name="decision" value="refuse">Refuse</button>
+      <div class="actions">
+        <button type="submit" class="primary" name="decision" value="approve">Allow</button>
+        <button type="submit" name="decision" value="refuse">Refuse</button>
+      </div>
     </form>
     <form method="post" action="/account/sign-out">
       <input type="hidden" name="_csrf" value="${input.csrf}" /><button type="submit">

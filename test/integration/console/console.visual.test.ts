@@ -167,6 +167,8 @@ describe('every page, at 1280×800 and 390×844', () => {
     await visit(`${base}/apps`, 'apps');
     await visit('/status', 'status');
     await visit(`${base}/no-such-page`, 'error-404');
+    await visit(`/console/${h.second.memberId}/keys/new`, 'error-403');
+    await visit(`${base}/no-such-page`, 'error-404');
     await expect(page.locator('h1').textContent()).resolves.toBe('Page not found');
   }, 180_000);
 });
