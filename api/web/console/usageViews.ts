@@ -72,7 +72,7 @@ export function usageView(
     <p>Credit balance: <strong>${money(c.member.balance_minor, currency)}</strong></p>
     <p>Spend in the last 90 days: ${money(total, currency)}</p>
     ${splitForm(c, split)}
-    ${rows.length === 0 ? html`<p>No spend in the last 90 days: live calls made with your keys show here.</p>` : chart}
+    ${rows.length === 0 ? html`<p>No spend in the last 90 days: live calls made with your keys show here.</p>` : html`<div class="chart-wrap" role="region" tabindex="0" aria-label="Spend chart">${chart}</div>`}
     <ul class="legend" aria-label="Legend">
       ${parts.map((p) => html`<li><span class="swatch ${swatch(p)}"></span>${name(p)}</li>`)}
     </ul>
