@@ -60,6 +60,7 @@ export function createWebhook(web: BrowserContext): RequestHandler {
       url: field(req, 'url'),
       events: fields(req, 'events'),
       allowPrivate: web.config.webhookAllowPrivate,
+      forMember: true,
       workspaceId: c.member.workspace_id,
     });
     if ('problem' in created) {
