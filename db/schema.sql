@@ -411,6 +411,19 @@ create table schema_migrations (
   constraint schema_migrations_pkey PRIMARY KEY (version)
 );
 
+create table secret_reveals (
+  id text not null,
+  session_id text not null,
+  member_id text not null,
+  sealed bytea,
+  expires_at timestamp with time zone not null,
+  shown_at timestamp with time zone,
+  created_at timestamp with time zone not null default now(),
+  constraint secret_reveals_pkey PRIMARY KEY (id),
+  constraint secret_reveals_session_id_fkey FOREIGN KEY (session_id) REFERENCES browser_sessions(id) ON DELETE CASCADE,
+  constraint secret_reveals_spent_check CHECK (((sealed IS NULL) = (shown_at IS NOT NULL)))
+);
+
 create table server_secrets (
   name text not null,
   secret bytea not null,
@@ -765,6 +778,7 @@ CREATE INDEX request_logs_workspace_key_class_idx ON ONLY public.request_logs US
 CREATE INDEX request_logs_workspace_key_idx ON ONLY public.request_logs USING btree (workspace_id, key_id, created_at, id);
 CREATE INDEX request_logs_workspace_operation_idx ON ONLY public.request_logs USING btree (workspace_id, operation, created_at, id) WHERE (operation IS NOT NULL);
 CREATE INDEX request_logs_workspace_status_idx ON ONLY public.request_logs USING btree (workspace_id, status, created_at, id);
+CREATE INDEX secret_reveals_session_idx ON public.secret_reveals USING btree (session_id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);
 CREATE INDEX storage_reservations_workspace_idx ON public.storage_reservations USING btree (workspace_id, expires_at);

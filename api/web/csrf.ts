@@ -10,6 +10,9 @@ import { readCookie, setCookie } from './cookies.ts';
 const cookieName = 'svc_csrf';
 const signInCookieName = 'svc_signin';
 const cookieValue = /^[A-Za-z0-9_-]{43}$/;
+/** This browser's form cookie (random, httpOnly): key material only this browser holds. */
+export const formCookie = (req: Request): string | undefined => readCookie(req, cookieName);
+
 /** How long a sign-in form may be sent after it was shown. */
 export const signInFormLifetimeSeconds = 60 * 60;
 

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 
 import type { Response } from 'express';
 
+import { stylesheetHref } from './assets.ts';
+import { productName } from './brand.ts';
+
 /** Markup that is already safe: only `html` and `raw` make it. */
 export class SafeHtml {
   readonly text: string;
@@ -44,27 +47,6 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml
   return new SafeHtml(out);
 }
 
-const style = raw(`
-  body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; color: #1a1a1a; }
-  h1 { font-size: 1.4rem; } .muted { color: #666; font-size: .9rem; } .error { color: #a00; }
-  label { display: block; margin: .75rem 0 .25rem; } input[type=email], input[type=password] { width: 100%; padding: .4rem; }
-  button { margin: 1rem .5rem 0 0; padding: .5rem 1rem; } ul { padding-left: 1.2rem; } code { font-size: .85rem; }
-  fieldset { border: 1px solid #ccc; margin: 1rem 0; } .app { border-top: 1px solid #ddd; padding: .75rem 0; }
-  body.wide { max-width: 72rem; } table { border-collapse: collapse; width: 100%; font-size: .9rem; }
-  th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
-  nav a { margin-right: 1rem; } a:focus, button:focus, input:focus, select:focus { outline: 3px solid #36c; }
-  input[type=text], input[type=number], input[type=datetime-local], select { padding: .3rem; }
-  .secret { font: 1rem monospace; background: #ffd; padding: .5rem; word-break: break-all; }
-  pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; font-size: .8rem; white-space: pre-wrap; }
-  .bars { display: flex; align-items: flex-end; gap: 1px; height: 3rem; } .bars span { flex: 1; min-width: 2px; }
-  .up { background: #2a2; } .partial { background: #da2; } .down { background: #c22; } .none { background: #ccc; }
-  .chart { display: flex; align-items: stretch; gap: 1px; height: 10rem; border-bottom: 1px solid #999; }
-  .chart .day { flex: 1; display: flex; flex-direction: column-reverse; } .chart a { display: block; min-height: 1px; }
-  .legend { list-style: none; padding: 0; } .legend li { display: inline-block; margin-right: 1rem; }
-  .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: #fff; padding: .5rem; }
-  form.inline { display: inline; } form.inline button { margin: 0; padding: .2rem .5rem; }
-`);
-
 // The only script any page runs: a copy button for a secret shown once. It ships hidden, so without
 // JavaScript there is no dead button (the secret's field is readonly and selectable). Allowed by its
 // hash alone, so an injected script still could not run.
@@ -79,23 +61,30 @@ const copyScriptHash = `'sha256-${createHash('sha256').update(copyScript.text).d
 export const copyButton = (fieldId: string) =>
   html`<button type="button" data-copy="${fieldId}" hidden>Copy</button>`;
 
-/** A secret shown once, read-only, with its copy button (needs `copy: true` on the page). */
-export const secretField = (label: string, secret: string) =>
-  html`<p>
-    <label for="secret">${label}</label
-    ><input id="secret" class="secret" type="text" readonly value="${secret}" size="60" />${copyButton('secret')}
-  </p>`;
+/** How a page is laid out: `framed` pages bring their own top bar (the console's frame). */
+export type PageOptions = { wide?: boolean; framed?: boolean; media?: boolean; copy?: boolean };
+
+/** The top bar of a page outside the console: the product's name, leading to the console. */
+export const brandBar = (extra: SafeHtml | '' = '') =>
+  html`<header class="topbar"><a class="brand" href="/console">${productName}</a>${extra}</header>`;
+
+function shell(body: SafeHtml, options: PageOptions): SafeHtml {
+  if (options.framed) return body;
+  return html`<a class="skip" href="#main">Skip to content</a>${brandBar()}
+    <main id="main" tabindex="-1" class="shell${options.wide ? '' : ' narrow'}">${body}</main>`;
+}
 
 /**
- * Sends a whole page: no script, no third-party resource, never cached, never framed (a consent
- * page inside another site's frame would invite clickjacking).
+ * Sends a whole page: styles from this origin only (the one stylesheet), no script but the copy
+ * button's, no third-party resource, never cached, never framed (a consent page inside another
+ * site's frame would invite clickjacking).
  */
 export function sendPage(
   res: Response,
   status: number,
   title: string,
   body: SafeHtml,
-  options: { wide?: boolean; media?: boolean; copy?: boolean } = {},
+  options: PageOptions = {},
 ): void {
   res
     .status(status)
@@ -103,7 +92,7 @@ export function sendPage(
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
       // Media from this origin only where a page plays it (the console's media board).
-      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline';${options.media ? " media-src 'self';" : ''}${options.copy ? ` script-src ${copyScriptHash};` : ''} frame-ancestors 'none'; base-uri 'none'`,
+      'Content-Security-Policy': `default-src 'none'; style-src 'self';${options.media ? " media-src 'self';" : ''}${options.copy ? ` script-src ${copyScriptHash};` : ''} frame-ancestors 'none'; base-uri 'none'`,
       'X-Frame-Options': 'DENY',
       'Referrer-Policy': 'no-referrer',
       'X-Content-Type-Options': 'nosniff',
@@ -115,24 +104,23 @@ export function sendPage(
             <meta charset="utf-8" />
             <meta name="viewport" content="width=device-width, initial-scale=1" />
             <title>${title}</title>
-            <style>
-              ${style}
-            </style>
+            <link rel="stylesheet" href="${stylesheetHref}" />
           </head>
-          <body class="${options.wide ? 'wide' : ''}">
-            ${body} ${options.copy ? copyScriptTag : ''}
+          <body>
+            ${shell(body, options)} ${options.copy ? copyScriptTag : ''}
           </body>
         </html> `.text,
     );
 }
 
-/** A page that only explains a problem (no redirect anywhere). */
+/** A page that only explains a problem, with a way back to the console. */
 export function sendErrorPage(res: Response, status: number, title: string, message: string): void {
   sendPage(
     res,
     status,
     title,
     html`<h1>${title}</h1>
-      <p class="error">${message}</p>`,
+      <p class="alert" role="alert">${message}</p>
+      <p><a href="/console">Go to the console</a> · <a href="/status">Service status</a></p>`,
   );
 }

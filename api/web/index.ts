@@ -2,6 +2,7 @@ import { type Express, Router } from 'express';
 
 import { systemClock } from '../../shared/primitives/clock.ts';
 import type { AppDeps } from '../deps.ts';
+import { installAssets } from './assets.ts';
 import { makeBrowserContext } from './browserContext.ts';
 import { installConsole } from './console/index.ts';
 import { installOauthServer } from './oauth/index.ts';
@@ -22,6 +23,7 @@ export function installWeb(app: Express, deps: AppDeps): void {
   const forgetTokens = () => deps.accessTokenCache?.clear();
 
   const pages = Router();
+  installAssets(pages);
   installOauthServer(app, pages, makeOauthServer(browser, options, forgetTokens));
   installAccountPages(pages, makeAccountDeps(browser, options, forgetTokens));
   installConsole(pages, browser, { status: deps.status, objectStore: deps.objectStore });

@@ -1,16 +1,7 @@
 import type pg from 'pg';
 import type { DatabasePool } from 'slonik';
 
-/** One connection pool's figures at this moment (svc_db_pool_connections). */
-export type PoolConnections = {
-  pool: string;
-  /** Open and free. */
-  idle: number;
-  /** Lent out to a query or a transaction. */
-  active: number;
-  /** Callers queued for a connection: the pool is exhausted. */
-  waiting: number;
-};
+import type { PoolConnections } from '../observability/poolGauge.ts';
 
 /** A slonik pool's figures (its own bookkeeping: no query, no I/O). */
 export function slonikPoolConnections(name: string, pool: DatabasePool): PoolConnections {

@@ -1,6 +1,15 @@
 import { Gauge, type Registry } from 'prom-client';
 
-import type { PoolConnections } from '../db/poolConnections.ts';
+/** One connection pool's figures at this moment (svc_db_pool_connections). */
+export type PoolConnections = {
+  pool: string;
+  /** Open and free. */
+  idle: number;
+  /** Lent out to a query or a transaction. */
+  active: number;
+  /** Callers queued for a connection: the pool is exhausted. */
+  waiting: number;
+};
 
 type PoolSource = () => Iterable<PoolConnections>;
 

@@ -1,19 +1,13 @@
 import { z } from 'zod';
 
+import { traceCarrier } from '../observability/traceContext.ts';
+
 /**
  * Every graphile-worker task and its payload, in one place. Feature modules and the worker import
  * payload schemas from here (never the other way round), `enqueue` and the worker's task list are
  * typed by it, and each task parses its payload with the schema first thing: the queue holds JSON
  * written by whichever version enqueued it, so a shape only ever gains optional fields.
  */
-
-/**
- * The W3C trace context (`traceparent`, `tracestate`) of the span that added a job, when tracing is
- * on: the worker continues that trace, so a call and the jobs it causes read as one trace. Any task's
- * payload may carry it (see enqueue); no schema but the worker's tracing reads it.
- */
-export const traceCarrier = z.object({ traceparent: z.string(), tracestate: z.string().optional() });
-export type TraceCarrier = z.infer<typeof traceCarrier>;
 
 /**
  * What the worker needs of an unbilled synchronous job (test keys) that its row does not hold: no

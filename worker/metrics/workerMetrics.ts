@@ -3,9 +3,9 @@ import type { Registry } from 'prom-client';
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../../shared/config/config.ts';
-import type { PoolConnections } from '../../shared/db/poolConnections.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { createMetricsRegistry } from '../../shared/observability/metricsRegistry.ts';
+import type { PoolConnections } from '../../shared/observability/poolGauge.ts';
 import { registerPoolGauge } from '../../shared/observability/poolGauge.ts';
 import { registerCircuitGauges } from '../../shared/providers/circuitGauges.ts';
 import { registerQueueGauges } from '../../shared/queue/queueGauges.ts';

@@ -157,7 +157,11 @@ async function installFonts(dir: string): Promise<string> {
       return `${name}@${manifest.version}`;
     }),
   );
-  const hash = createHash('sha256').update(versions.join('\n')).digest('hex').slice(0, 16);
+  // The aliases are part of the name too: a changed configuration is written afresh, never reused.
+  const hash = createHash('sha256')
+    .update([...versions, fontAliases].join('\n'))
+    .digest('hex')
+    .slice(0, 16);
   const fontsDir = path.join(dir, `fonts-${hash}`);
   const file = `${fontsDir}.conf`;
   if (existsSync(file)) return file;
@@ -171,6 +175,7 @@ async function installFonts(dir: string): Promise<string> {
     '<fontconfig>',
     ...targets.map((d) => `  <dir>${escape(d)}</dir>`),
     '  <cachedir prefix="xdg">fontconfig</cachedir>',
+    fontAliases,
     '</fontconfig>',
     '',
   ].join('\n');
@@ -179,6 +184,29 @@ async function installFonts(dir: string): Promise<string> {
   await rename(temp, file);
   return file;
 }
+
+/**
+ * Without aliases fontconfig resolves the generic families (`sans-serif`, `system-ui`, …) to
+ * whatever it finds first: seen, "DejaVu Math TeX Gyre", a serif maths font. Pages and decks ask
+ * for these families, so each is bound to the DejaVu face it names, with Noto Sans Devanagari
+ * after it for Nepali text.
+ */
+const fontAliases = (
+  [
+    ['sans-serif', 'DejaVu Sans'],
+    ['sans', 'DejaVu Sans'],
+    ['system-ui', 'DejaVu Sans'],
+    ['-apple-system', 'DejaVu Sans'],
+    ['serif', 'DejaVu Serif'],
+    ['monospace', 'DejaVu Sans Mono'],
+    ['ui-monospace', 'DejaVu Sans Mono'],
+  ] as const
+)
+  .map(
+    ([generic, face]) =>
+      `  <alias binding="strong"><family>${generic}</family><prefer><family>${face}</family><family>Noto Sans Devanagari</family></prefer></alias>`,
+  )
+  .join('\n');
 
 /** A system tool's absolute path: the launcher script runs with no PATH. */
 function systemTool(name: string): string {

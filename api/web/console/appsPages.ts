@@ -3,17 +3,17 @@ import type { RequestHandler } from 'express';
 import { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
 import { registerOauthApp } from '../../../shared/oauth/registerApp.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendPage } from '../html.ts';
-import { appSecretView, appsView } from './appsViews.ts';
+import { appReveal, appsView } from './appsViews.ts';
 import { developerContext, field, fields, type ListSender, showList } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
+import { stashReveal } from './reveals.ts';
 
 const sendApps: ListSender = async (web, c, res, cursor, status = 200, error) => {
   const { items: apps, next } = await readPage(cursor, (page) =>
     listWorkspaceOauthApps(web.pool, c.member.workspace_id, page),
   );
-  sendPage(res, status, 'OAuth apps', consoleFrame(c, 'apps', appsView(c, web.doc, apps, next, error)), {
+  sendConsolePage(res, status, 'OAuth apps', c, 'apps', appsView(c, web.doc, apps, next, error), {
     wide: true,
   });
 };
@@ -37,16 +37,10 @@ export function registerApp(web: BrowserContext): RequestHandler {
       workspaceId: c.member.workspace_id,
     });
     if ('problem' in registered) return sendApps(web, c, res, '', 400, registered.problem.message);
-    sendPage(
-      res,
-      201,
-      'App registered',
-      consoleFrame(
-        c,
-        'apps',
-        appSecretView(c, field(req, 'name'), registered.app.clientId, registered.app.clientSecret),
-      ),
-      { wide: true, copy: true },
+    const { clientId, clientSecret } = registered.app;
+    res.redirect(
+      303,
+      await stashReveal(web, c, req, appReveal(c, field(req, 'name'), clientId, clientSecret)),
     );
   };
 }

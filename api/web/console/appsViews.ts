@@ -1,11 +1,12 @@
 import type { listWorkspaceOauthApps } from '../../../shared/db/queries/oauthApps.ts';
 import { identityScopes } from '../../../shared/oauth/registration.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
-import { html, type SafeHtml, secretField } from '../html.ts';
-import { scopeList } from '../pages/views.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { describeScope, scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
 import { developerForm, projectSelect } from './forms.ts';
 import { listEnd } from './layout.ts';
+import type { Reveal } from './reveals.ts';
 import { consoleTable } from './table.ts';
 
 type ListedApp = Awaited<ReturnType<typeof listWorkspaceOauthApps>>[number];
@@ -29,7 +30,11 @@ function appFields(c: ConsoleContext, doc: ApiDocument): SafeHtml {
       <legend>Scopes</legend>
       ${[...identityScopes, ...doc.scopes].map(
         (scope) =>
-          html`<label><input type="checkbox" name="scopes" value="${scope}" /> <code>${scope}</code></label>`,
+          html`<label class="choice"
+            ><input type="checkbox" name="scopes" value="${scope}" /> ${describeScope(doc, scope).words}
+            ${describeScope(doc, scope).sensitive ? html`<strong>(sensitive)</strong>` : ''}
+            <code class="muted">${scope}</code></label
+          >`,
       )}
     </fieldset>`;
 }
@@ -63,22 +68,23 @@ export function appsView(
     ${developerForm(c, `${c.base}/apps`, appForm, appFields(c, doc), error)}`;
 }
 
-export function appSecretView(
+/** The client's credentials, shown once after registration (a public app has no secret). */
+export function appReveal(
   c: ConsoleContext,
   name: string,
   clientId: string,
   clientSecret: string | null,
-): SafeHtml {
-  return html`<h1>${name} is registered</h1>
-    <p>
-      <label for="client-id">Client id</label
-      ><input id="client-id" class="secret" type="text" readonly value="${clientId}" size="40" />
-    </p>
-    ${
-      clientSecret
-        ? html`<p>Copy the client secret now: it will not be shown again.</p>
-            ${secretField('Client secret', clientSecret)}`
-        : html`<p>A public app has no secret: it proves itself with PKCE.</p>`
-    }
-    <p><a href="${c.base}/apps">Back to apps</a></p>`;
+): Reveal {
+  return {
+    title: 'App registered',
+    heading: `${name} is registered`,
+    note: clientSecret
+      ? 'Keep the client secret on your server.'
+      : 'A public app has no secret: it proves itself with PKCE. Note the client id.',
+    fields: [
+      { label: 'Client id', value: clientId, secret: false },
+      ...(clientSecret ? [{ label: 'Client secret', value: clientSecret, secret: true }] : []),
+    ],
+    back: { href: `${c.base}/apps`, label: 'Back to apps' },
+  };
 }

@@ -1,21 +1,14 @@
 import type { Request, RequestHandler, Response } from 'express';
 
-import { type ConsoleMember, findConsoleMembers } from '../../../shared/db/queries/members.ts';
+import { findConsoleMembers } from '../../../shared/db/queries/members.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage } from '../html.ts';
-import type { Person } from '../sessions.ts';
+import { noticeOf } from '../confirm.ts';
+import type { ConsoleContext } from './consoleContextType.ts';
+import { sendConsoleError } from './layout.ts';
 
 export const badForm = 'This form was not sent from this site, or it expired. Go back and try again.';
 
-/** Who is looking at a console page, in which workspace, with the token for its forms. */
-export type ConsoleContext = {
-  person: Person;
-  member: ConsoleMember;
-  members: readonly ConsoleMember[];
-  csrf: string;
-  /** The console's base for this workspace: /console/{memberId}. */
-  base: string;
-};
+export type { ConsoleContext } from './consoleContextType.ts';
 
 /**
  * Resolves the session and the workspace a console URL names (/console/{memberId}/…). The member id
@@ -37,16 +30,17 @@ export async function consoleContext(
   const members = await findConsoleMembers(web.pool, person.memberIds);
   const memberId = typeof req.params.memberId === 'string' ? req.params.memberId : undefined;
   const member = members.find((m) => m.id === memberId);
-  if (!member) {
-    sendErrorPage(res, 404, 'Not found', 'No such workspace in your account.');
-    return null;
-  }
-  if (options.form && !(await web.csrf.verify(req, person.sessionId))) {
-    sendErrorPage(res, 403, 'Form expired', badForm);
-    return null;
-  }
   const csrf = await web.csrf.tokenFor(req, res, person.sessionId, web.sessions.secure);
-  return { person, member, members, csrf, base: `/console/${member.id}` };
+  if (!member) {
+    sendConsoleError(res, { person, members, csrf }, 404, 'Not found', 'No such workspace in your account.');
+    return null;
+  }
+  const c = { person, member, members, csrf, base: `/console/${member.id}`, notice: noticeOf(req) };
+  if (options.form && !(await web.csrf.verify(req, person.sessionId))) {
+    sendConsoleError(res, c, 403, 'Form expired', badForm);
+    return null;
+  }
+  return c;
 }
 
 /**
@@ -62,7 +56,7 @@ export async function developerContext(
 ): Promise<ConsoleContext | null> {
   const c = await consoleContext(web, req, res, options);
   if (!c || c.member.has_developer_access) return c;
-  sendErrorPage(res, 403, 'No developer access', `You cannot ${what} in this workspace.`);
+  sendConsoleError(res, c, 403, 'No developer access', `You cannot ${what} in this workspace.`);
   return null;
 }
 
@@ -77,7 +71,12 @@ export type ListSender = (
   cursor: string,
   status?: number,
   error?: string,
+  /** What the refused form held, shown again so nothing typed is lost. */
+  typed?: TypedForm,
 ) => Promise<void>;
+
+/** A refused form's fields as the member sent them. */
+export type TypedForm = Record<string, string | string[]>;
 
 /** GET of a console list: the page its `cursor` names. */
 export function showList(web: BrowserContext, send: ListSender): RequestHandler {

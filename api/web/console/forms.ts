@@ -6,14 +6,20 @@ export const csrfField = (c: ConsoleContext): SafeHtml =>
   html`<input type="hidden" name="_csrf" value="${c.csrf}" />`;
 
 /** Why the form above was refused, announced to screen readers; nothing when it was not. */
-export const formError = (error: string | undefined): SafeHtml =>
-  html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}`;
+export const formError = (error: string | undefined): SafeHtml => {
+  if (!error) return html``;
+  // Domain messages are clauses ("the URL must…"): a sentence here.
+  const sentence = `${error.charAt(0).toUpperCase()}${error.slice(1)}${/[.!?]$/.test(error) ? '' : '.'}`;
+  return html`<p class="alert" role="alert">${sentence}</p>`;
+};
 
 /** A choice of one of the member's projects, as the forms that create something in a project ask. */
-export function projectSelect(c: ConsoleContext, id: string): SafeHtml {
+export function projectSelect(c: ConsoleContext, id: string, selected = ''): SafeHtml {
   return html`<label for="${id}">Project</label>
     <select id="${id}" name="project">
-      ${c.member.projects.map((p) => html`<option value="${p.id}">${p.name}</option>`)}
+      ${c.member.projects.map(
+        (p) => html`<option value="${p.id}" ${p.id === selected ? html`selected` : ''}>${p.name}</option>`,
+      )}
     </select>`;
 }
 
@@ -36,7 +42,7 @@ export function developerForm(
         ${formError(error)}
         <form method="post" action="${action}">
           ${csrfField(c)} ${fields}
-          <button type="submit">${text.submit}</button>
+          <button type="submit" class="primary">${text.submit}</button>
         </form>`
     : html`<p class="muted">You need developer access to ${text.purpose}.</p>`;
 }

@@ -5,11 +5,15 @@ import type { StatusSnapshots } from '../../status/statusSnapshots.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { registerApp, showApps } from './appsPages.ts';
 import { consoleContext } from './context.ts';
+import { confirmRevokeKey, confirmRollKey } from './keysConfirmPages.ts';
 import { createKey, revokeKey, rollKey, showKeys, showNewKey } from './keysPages.ts';
 import { showLog, showLogs } from './logsPages.ts';
+import { consoleNotFound } from './notFoundPage.ts';
+import { showReveal } from './revealPage.ts';
 import { showStatusPage } from './statusPage.ts';
 import { fileContent, showTask, showTasks, videoFile } from './tasksPages.ts';
 import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
+import { confirmWebhookAction } from './webhooksConfirmPages.ts';
 import {
   createWebhook,
   resendWebhookDelivery,
@@ -45,8 +49,11 @@ export function installConsole(
   pages.get('/console/:memberId/keys', showKeys(web));
   pages.get('/console/:memberId/keys/new', showNewKey(web));
   pages.post('/console/:memberId/keys', formBody, createKey(web));
+  pages.get('/console/:memberId/keys/:keyId/revoke', confirmRevokeKey(web));
   pages.post('/console/:memberId/keys/:keyId/revoke', formBody, revokeKey(web));
+  pages.get('/console/:memberId/keys/:keyId/roll', confirmRollKey(web));
   pages.post('/console/:memberId/keys/:keyId/roll', formBody, rollKey(web));
+  pages.get('/console/:memberId/reveal/:revealId', showReveal(web));
   pages.get('/console/:memberId/logs', showLogs(web));
   pages.get('/console/:memberId/logs/:call', showLog(web));
   pages.get('/console/:memberId/usage', showUsage(web));
@@ -61,11 +68,14 @@ export function installConsole(
   pages.get('/console/:memberId/webhooks', showWebhooks(web));
   pages.post('/console/:memberId/webhooks', formBody, createWebhook(web));
   pages.get('/console/:memberId/webhooks/:endpointId', showDeliveries(web));
+  pages.get('/console/:memberId/webhooks/:endpointId/rotate', confirmWebhookAction(web, 'rotate'));
   pages.post('/console/:memberId/webhooks/:endpointId/rotate', formBody, rotateWebhook(web));
+  pages.get('/console/:memberId/webhooks/:endpointId/disable', confirmWebhookAction(web, 'disable'));
   pages.post('/console/:memberId/webhooks/:endpointId/enabled', formBody, toggleWebhook(web));
   pages.post(
     '/console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend',
     formBody,
     resendWebhookDelivery(web),
   );
+  pages.all('/console/*rest', consoleNotFound(web));
 }

@@ -4,11 +4,12 @@ import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../../shared/db/
 import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
+import { isConfirmed, noticeHref } from '../confirm.ts';
 import { developerContext, field, fields, showList } from './context.ts';
-import { keysView, newKeyView, secretView } from './keysViews.ts';
-import { consoleFrame } from './layout.ts';
+import { keysView, newKeyView } from './keysViews.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
+import { stashReveal } from './reveals.ts';
 
 const wide = { wide: true };
 
@@ -25,7 +26,7 @@ export const showKeys = (web: BrowserContext) =>
     const { items: keys, next } = await readPage(cursor, (page) =>
       listWorkspaceKeys(web.pool, c.member.workspace_id, page),
     );
-    sendPage(res, 200, 'API keys', consoleFrame(c, 'keys', keysView(c, keys, next, web.clock())), wide);
+    sendConsolePage(res, 200, 'API keys', c, 'keys', keysView(c, keys, next, web.clock()), wide);
   });
 
 /** GET /console/:memberId/keys/new */
@@ -33,7 +34,7 @@ export function showNewKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change keys');
     if (!c) return;
-    sendPage(res, 200, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc)), wide);
+    sendConsolePage(res, 200, 'Create an API key', c, 'keys', newKeyView(c, web.doc), wide);
   };
 }
 
@@ -46,7 +47,7 @@ export function createKey(web: BrowserContext): RequestHandler {
     const capText = field(req, 'monthly_spend_cap');
     const expiresText = field(req, 'expires_at');
     const fail = (message: string) =>
-      sendPage(res, 400, 'Create an API key', consoleFrame(c, 'keys', newKeyView(c, web.doc, message)), wide);
+      sendConsolePage(res, 400, 'Create an API key', c, 'keys', newKeyView(c, web.doc, message), wide);
     if (capText !== '' && !/^\d{1,15}$/.test(capText)) return fail('The spend cap must be a whole number.');
     const resolved = await resolveKeyRequest(web.pool, web.doc, {
       member: c.member,
@@ -65,13 +66,14 @@ export function createKey(web: BrowserContext): RequestHandler {
     });
     if ('problem' in resolved) return fail(resolved.problem.message);
     const key = await web.pool.transaction((tx) => createApiKey(tx, resolved.input));
-    sendPage(
-      res,
-      201,
-      'Key created',
-      consoleFrame(c, 'keys', secretView(c, resolved.input.name, key.secret, 'Your new key’s secret.')),
-      { wide: true, copy: true },
-    );
+    const reveal = await stashReveal(web, c, req, {
+      title: 'Key created',
+      heading: resolved.input.name,
+      note: 'Your new key’s secret.',
+      fields: [{ label: 'Secret', value: key.secret, secret: true }],
+      back: { href: `${c.base}/keys`, label: 'Back to keys' },
+    });
+    res.redirect(303, reveal);
   };
 }
 
@@ -82,10 +84,12 @@ export function revokeKey(web: BrowserContext): RequestHandler {
     if (!c) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.workspace_id !== c.member.workspace_id) {
-      return sendErrorPage(res, 404, 'Not found', 'No such key in this workspace.');
+      return sendConsoleError(res, c, 404, 'Not found', 'No such key in this workspace.');
     }
+    // Without its confirmation page's field, nothing changes: the confirmation is shown instead.
+    if (!isConfirmed(req)) return res.redirect(303, `${c.base}/keys/${key.id}/revoke`);
     await revokeApiKey(web.pool, key.id, c.member.id);
-    res.redirect(303, `${c.base}/keys`);
+    res.redirect(303, noticeHref(`${c.base}/keys`, 'key-revoked'));
   };
 }
 
@@ -99,11 +103,12 @@ export function rollKey(web: BrowserContext): RequestHandler {
     if (!c) return;
     const key = await findApiKey(web.pool, String(req.params.keyId));
     if (!key || key.member_id !== c.member.id || key.revoked_at !== null) {
-      return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
+      return sendConsoleError(res, c, 404, 'Not found', 'No such active key of yours.');
     }
+    if (!isConfirmed(req)) return res.redirect(303, `${c.base}/keys/${key.id}/roll`);
     const seconds = Number(field(req, 'overlap_seconds') || '3600');
     if (!Number.isInteger(seconds) || seconds < 0 || seconds * 1000 > maxRollOverlapMs) {
-      return sendErrorPage(res, 400, 'Bad overlap', 'The overlap is 0 to 86400 seconds (24 hours).');
+      return sendConsoleError(res, c, 400, 'Bad overlap', 'The overlap is 0 to 86400 seconds (24 hours).');
     }
     const rolled = await rollApiKey(web.pool, {
       keyId: key.id,
@@ -112,22 +117,15 @@ export function rollKey(web: BrowserContext): RequestHandler {
       overlapMs: seconds * 1000,
       now: web.clock(),
     });
-    if (!rolled) return sendErrorPage(res, 404, 'Not found', 'No such active key of yours.');
-    sendPage(
-      res,
-      200,
-      'Key rolled',
-      consoleFrame(
-        c,
-        'keys',
-        secretView(
-          c,
-          key.name,
-          rolled.secret,
-          `The key has a new secret; the old one works until ${rolled.previousUntil.replace('T', ' ').slice(0, 19)} UTC.`,
-        ),
-      ),
-      { wide: true, copy: true },
-    );
+    if (!rolled) return sendConsoleError(res, c, 404, 'Not found', 'No such active key of yours.');
+    const until = rolled.previousUntil.replace('T', ' ').slice(0, 19);
+    const reveal = await stashReveal(web, c, req, {
+      title: 'Key rolled',
+      heading: key.name,
+      note: `The key has a new secret; the old one works until ${until} UTC.`,
+      fields: [{ label: 'Secret', value: rolled.secret, secret: true }],
+      back: { href: `${c.base}/keys`, label: 'Back to keys' },
+    });
+    res.redirect(303, reveal);
   };
 }

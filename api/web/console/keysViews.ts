@@ -1,6 +1,6 @@
 import type { ListedKey } from '../../../shared/db/queries/apiKeys.ts';
 import type { ApiDocument } from '../../openapi/document.ts';
-import { html, type SafeHtml, secretField } from '../html.ts';
+import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
 import { csrfField, formError } from './forms.ts';
 import { listEnd } from './layout.ts';
@@ -33,7 +33,7 @@ export function keysView(
   return html`<h1>API keys</h1>
     ${
       c.member.has_developer_access
-        ? html`<p><a href="${c.base}/keys/new">Create a key</a></p>`
+        ? html`<p><a class="button primary" href="${c.base}/keys/new">Create a key</a></p>`
         : html`<p class="muted">
             You do not have developer access in this workspace: you cannot create keys.
           </p>`
@@ -69,33 +69,21 @@ export function keysView(
             }
           </td>
           <td>
-            ${
-              // Roll only on the member's own keys (it would hand over a colleague's identity);
-              // revoke on any, so a leak is stopped without waiting for the key's owner.
-              k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
-                ? ''
-                : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/roll">
-                    ${csrfField(c)}
-                    <label for="overlap-${k.id}">Old secret keeps working for (seconds, up to 86400)</label>
-                    <input
-                      id="overlap-${k.id}"
-                      type="number"
-                      name="overlap_seconds"
-                      min="0"
-                      max="86400"
-                      value="3600"
-                    />
-                    <button type="submit">Roll ${k.name}</button>
-                  </form>`
-            }
-            ${
-              k.revoked_at || !c.member.has_developer_access
-                ? ''
-                : html`<form class="inline" method="post" action="${c.base}/keys/${k.id}/revoke">
-                    ${csrfField(c)}
-                    <button type="submit">Revoke ${k.name}</button>
-                  </form>`
-            }
+            <div class="actions">
+              ${
+                // Roll only on the member's own keys (it would hand over a colleague's identity);
+                // revoke on any, so a leak is stopped without waiting for the key's owner. Each
+                // opens its confirmation page.
+                k.revoked_at || !c.member.has_developer_access || k.member_id !== c.member.id
+                  ? ''
+                  : html`<a class="button" href="${c.base}/keys/${k.id}/roll">Roll ${k.name}…</a>`
+              }
+              ${
+                k.revoked_at || !c.member.has_developer_access
+                  ? ''
+                  : html`<a class="button danger" href="${c.base}/keys/${k.id}/revoke">Revoke ${k.name}…</a>`
+              }
+            </div>
           </td>
         </tr>`,
     )}
@@ -150,14 +138,6 @@ export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string):
       ><input id="ip_allowlist" type="text" name="ip_allowlist" />
       <label for="cap">Monthly spend cap (minor units of ${c.member.currency}; empty = none)</label
       ><input id="cap" type="number" name="monthly_spend_cap" min="0" />
-      <button type="submit">Create key</button>
+      <button type="submit" class="primary">Create key</button>
     </form>`;
-}
-
-/** The secret, once: it is not stored and cannot be shown again. */
-export function secretView(c: ConsoleContext, name: string, secret: string, note: string): SafeHtml {
-  return html`<h1>${name}</h1>
-    <p>${note} Copy it now: it will not be shown again.</p>
-    ${secretField('Secret', secret)}
-    <p><a href="${c.base}/keys">Back to keys</a></p>`;
 }

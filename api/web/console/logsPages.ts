@@ -1,41 +1,17 @@
 import type { RequestHandler } from 'express';
 
-import {
-  findWorkspaceRequestLog,
-  listFilteredRequestLogs,
-  type RequestLogFilter,
-} from '../../../shared/db/queries/requestLogs.ts';
-import type { ApiDocument } from '../../openapi/document.ts';
+import { listWorkspaceKeyNames } from '../../../shared/db/queries/apiKeys.ts';
+import { listWorkspaceAppNames } from '../../../shared/db/queries/oauthApps.ts';
+import { findWorkspaceRequestLog, listFilteredRequestLogs } from '../../../shared/db/queries/requestLogs.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
 import { consoleContext, param } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
+import { readLogFilter } from './logFilter.ts';
 import { logDetailView, logsView } from './logsViews.ts';
 import { decodePageCursor, readPage } from './pageCursor.ts';
 
 // The console shows what the log keeps (DESIGN.md: 30 days).
 const retentionDays = 30;
-
-const isoOrUndefined = (value: string) =>
-  value !== '' && !Number.isNaN(Date.parse(`${value}Z`)) ? new Date(`${value}Z`).toISOString() : undefined;
-
-/** Reads the filters from the query string; anything unreadable is simply not applied. */
-function readFilter(doc: ApiDocument, query: (name: string) => string): RequestLogFilter {
-  const status = query('status');
-  const operation = query('operation');
-  return {
-    keyId: query('key') || undefined,
-    oauthAppId: query('app') || undefined,
-    status: /^[1-5]xx$/.test(status)
-      ? { class: Number(status[0]) }
-      : /^[1-5]\d\d$/.test(status)
-        ? { exact: Number(status) }
-        : undefined,
-    operation: doc.operations.some((o) => o.id === operation) ? operation : undefined,
-    since: isoOrUndefined(query('since')),
-    until: isoOrUndefined(query('until')),
-  };
-}
 
 /** GET /console/:memberId/logs */
 export function showLogs(web: BrowserContext): RequestHandler {
@@ -43,28 +19,30 @@ export function showLogs(web: BrowserContext): RequestHandler {
     const c = await consoleContext(web, req, res);
     if (!c) return;
     const query = (name: string) => param(req, name);
-    const filter = readFilter(web.doc, query);
-    // A request log's id is a number: a cursor with any other id is the first page.
-    const { items: calls, next } = await readPage(query('cursor'), ({ before, limit }) =>
-      listFilteredRequestLogs(web.pool, c.member.workspace_id, filter, {
-        before: before && /^\d+$/.test(before.id) ? { at: before.at, id: Number(before.id) } : undefined,
-        limit,
-        retentionDays,
-      }),
-    );
+    const [keys, apps] = await Promise.all([
+      listWorkspaceKeyNames(web.pool, c.member.workspace_id),
+      listWorkspaceAppNames(web.pool, c.member.workspace_id),
+    ]);
+    const choices = { keys, apps };
+    const { filter, problems } = readLogFilter(web.doc, choices, query);
+    // A request log's id is a number: a cursor with any other id is the first page. A filter that
+    // cannot be applied lists nothing and says why.
+    const found = problems.length > 0 ? { items: [], next: null } : undefined;
+    const { items: calls, next } =
+      found ??
+      (await readPage(query('cursor'), ({ before, limit }) =>
+        listFilteredRequestLogs(web.pool, c.member.workspace_id, filter, {
+          before: before && /^\d+$/.test(before.id) ? { at: before.at, id: Number(before.id) } : undefined,
+          limit,
+          retentionDays,
+        }),
+      ));
     const kept = new URLSearchParams();
     for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
       if (query(name)) kept.set(name, query(name));
     }
-    sendPage(
-      res,
-      200,
-      'Request log',
-      consoleFrame(c, 'logs', logsView(c, web.doc, calls, kept, next, query)),
-      {
-        wide: true,
-      },
-    );
+    const view = logsView(c, web.doc, { calls, kept, next, query, choices, problems });
+    sendConsolePage(res, problems.length > 0 ? 400 : 200, 'Request log', c, 'logs', view);
   };
 }
 
@@ -78,7 +56,7 @@ export function showLog(web: BrowserContext): RequestHandler {
       at && /^\d+$/.test(at.id)
         ? await findWorkspaceRequestLog(web.pool, c.member.workspace_id, at.at, Number(at.id))
         : null;
-    if (!call) return sendErrorPage(res, 404, 'Not found', 'No such call in this workspace.');
-    sendPage(res, 200, 'Call', consoleFrame(c, 'logs', logDetailView(c, call)), { wide: true });
+    if (!call) return sendConsoleError(res, c, 404, 'Not found', 'No such call in this workspace.');
+    sendConsolePage(res, 200, 'Call', c, 'logs', logDetailView(c, call), { wide: true });
   };
 }

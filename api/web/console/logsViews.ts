@@ -6,51 +6,112 @@ import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
 import { listEnd } from './layout.ts';
+import type { LogChoices } from './logFilter.ts';
 import { encodePageCursor } from './pageCursor.ts';
 import { consoleTable } from './table.ts';
 
 type Call = Awaited<ReturnType<typeof listFilteredRequestLogs>>[number];
 type FullCall = NonNullable<Awaited<ReturnType<typeof findWorkspaceRequestLog>>>;
 
-export function logsView(
-  c: ConsoleContext,
-  doc: ApiDocument,
-  calls: readonly Call[],
-  kept: URLSearchParams,
-  next: string | null,
-  query: (name: string) => string,
-): SafeHtml {
-  const nextParams = new URLSearchParams(kept);
-  if (next) nextParams.set('cursor', next);
-  return html`<h1>Request log</h1>
-    <form method="get" action="${c.base}/logs">
-      <label for="f-key">Key id</label><input id="f-key" type="text" name="key" value="${query('key')}" />
-      <label for="f-app">OAuth app id</label
-      ><input id="f-app" type="text" name="app" value="${query('app')}" />
-      <label for="f-status">Status (e.g. 200 or 4xx)</label
-      ><input id="f-status" type="text" name="status" value="${query('status')}" />
-      <label for="f-op">Operation</label>
-      <select id="f-op" name="operation">
-        <option value="">Any</option>
-        ${doc.operations.map(
-          (o) =>
-            html`<option value="${o.id}" ${query('operation') === o.id ? html`selected` : ''}>
-              ${o.id}
-            </option>`,
+type LogsPage = {
+  calls: readonly Call[];
+  kept: URLSearchParams;
+  next: string | null;
+  query: (name: string) => string;
+  choices: LogChoices;
+  problems: readonly string[];
+};
+
+const statusClasses = ['2xx', '3xx', '4xx', '5xx'];
+
+function choice(name: string, selected: string, options: readonly { id: string; label: string }[]) {
+  return html`<option value="">Any</option>
+    ${options.map(
+      (o) => html`<option value="${o.id}" ${selected === o.id ? html`selected` : ''}>${o.label}</option>`,
+    )}`;
+}
+
+function filterForm(c: ConsoleContext, doc: ApiDocument, p: LogsPage): SafeHtml {
+  const { query, choices } = p;
+  return html`<form class="filters" method="get" action="${c.base}/logs">
+    <div>
+      <label for="f-key">Key</label>
+      <select id="f-key" name="key">
+        ${choice(
+          'key',
+          query('key'),
+          choices.keys.map((k) => ({ id: k.id, label: k.revoked ? `${k.name} (revoked)` : k.name })),
         )}
       </select>
+    </div>
+    <div>
+      <label for="f-app">OAuth app</label>
+      <select id="f-app" name="app">
+        ${choice(
+          'app',
+          query('app'),
+          choices.apps.map((a) => ({ id: a.id, label: a.name })),
+        )}
+      </select>
+    </div>
+    <div>
+      <label for="f-status">Status (a code, or a class)</label
+      ><input id="f-status" type="text" name="status" list="f-status-classes" value="${query('status')}" />
+      <datalist id="f-status-classes">
+        ${statusClasses.map((s) => html`<option value="${s}"></option>`)}
+      </datalist>
+    </div>
+    <div>
+      <label for="f-op">Operation</label>
+      <select id="f-op" name="operation">
+        ${choice(
+          'operation',
+          query('operation'),
+          doc.operations.map((o) => ({ id: o.id, label: `${o.title || o.id} (${o.id})` })),
+        )}
+      </select>
+    </div>
+    <div>
       <label for="f-since">From (UTC)</label
       ><input id="f-since" type="datetime-local" name="since" value="${query('since')}" />
+    </div>
+    <div>
       <label for="f-until">Until (UTC)</label
       ><input id="f-until" type="datetime-local" name="until" value="${query('until')}" />
-      <button type="submit">Filter</button>
-    </form>
+    </div>
+    <div><button type="submit" class="primary">Filter</button> <a href="${c.base}/logs">Clear</a></div>
+  </form>`;
+}
+
+/** Who made a call: the key's or app's name first, its id beside it. */
+function caller(p: LogsPage, l: Call): SafeHtml {
+  const app = l.oauth_app_id ? p.choices.apps.find((a) => a.id === l.oauth_app_id) : undefined;
+  const key = l.key_id ? p.choices.keys.find((k) => k.id === l.key_id) : undefined;
+  const name = app ? `${app.name} (OAuth app)` : (key?.name ?? '');
+  return html`${name} <code class="muted">${l.key_id ?? ''}</code>`;
+}
+
+export function logsView(c: ConsoleContext, doc: ApiDocument, p: LogsPage): SafeHtml {
+  const nextParams = new URLSearchParams(p.kept);
+  if (p.next) nextParams.set('cursor', p.next);
+  return html`<h1>Request log</h1>
+    ${
+      p.problems.length > 0
+        ? html`<div class="alert" role="alert">
+            <p>These filters cannot be applied:</p>
+            <ul>
+              ${p.problems.map((problem) => html`<li>${problem}</li>`)}
+            </ul>
+          </div>`
+        : ''
+    }
+    ${filterForm(c, doc, p)}
     ${consoleTable(
-      ['Time (UTC)', 'Method', 'Path', 'Status', 'Latency', 'Cost', 'Key'],
-      calls,
+      ['Time (UTC)', 'Method', 'Path', 'Status', 'Latency', 'Cost', 'Key or app'],
+      p.calls,
       (l) =>
         html`<tr>
-          <td>
+          <td class="nowrap">
             <a href="${c.base}/logs/${encodePageCursor(l.cursor_at, l.id)}"
               >${l.created_at.replace('T', ' ').slice(0, 19)}</a
             >
@@ -58,12 +119,12 @@ export function logsView(
           <td>${l.method}</td>
           <td><code>${l.path}</code></td>
           <td>${l.status}</td>
-          <td>${l.latency_ms} ms</td>
-          <td>${money(l.cost_minor, c.member.currency)}</td>
-          <td><code>${l.key_id ?? ''}</code></td>
+          <td class="num">${l.latency_ms} ms</td>
+          <td class="num">${money(l.cost_minor, c.member.currency)}</td>
+          <td>${caller(p, l)}</td>
         </tr>`,
     )}
-    ${listEnd(calls.length, 'No calls match.', next && `${c.base}/logs?${nextParams.toString()}`, 'Older calls')}`;
+    ${listEnd(p.calls.length, p.problems.length > 0 ? 'Fix the filters above to see calls.' : 'No calls match.', p.next && `${c.base}/logs?${nextParams.toString()}`, 'Older calls')}`;
 }
 
 const pretty = (body: unknown) =>

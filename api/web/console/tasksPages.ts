@@ -8,9 +8,8 @@ import type { WorkspaceDownload } from '../../downloads/sendStoredObject.ts';
 import { sendWorkspaceFile } from '../../downloads/workspaceFile.ts';
 import { sendWorkspaceVideo } from '../../downloads/workspaceVideo.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
 import { consoleContext, param, showList } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { decodePageCursor, pageBy, pageSize, readPage } from './pageCursor.ts';
 import { tasksView, taskView } from './tasksViews.ts';
 
@@ -20,7 +19,7 @@ export const showTasks = (web: BrowserContext) =>
     const { items: tasks, next } = await readPage(cursor, (page) =>
       listWorkspaceTasks(web.pool, c.member.workspace_id, page),
     );
-    sendPage(res, 200, 'Tasks', consoleFrame(c, 'tasks', tasksView(c, tasks, next)), { wide: true });
+    sendConsolePage(res, 200, 'Tasks', c, 'tasks', tasksView(c, tasks, next), { wide: true });
   });
 
 /**
@@ -32,7 +31,7 @@ export function showTask(web: BrowserContext): RequestHandler {
     const c = await consoleContext(web, req, res);
     if (!c) return;
     const task = await findWorkspaceTask(web.pool, c.member.workspace_id, String(req.params.taskId));
-    if (!task) return sendErrorPage(res, 404, 'Not found', 'No such task in this workspace.');
+    if (!task) return sendConsoleError(res, c, 404, 'Not found', 'No such task in this workspace.');
     // A messages cursor holds (created_at, seq); the sequence number alone orders a task's messages.
     const afterMessage = decodePageCursor(param(req, 'messages'));
     const afterSeq = afterMessage && /^\d{1,15}$/.test(afterMessage.id) ? Number(afterMessage.id) : 0;
@@ -42,7 +41,7 @@ export function showTask(web: BrowserContext): RequestHandler {
     ]);
     const messages = pageBy(messageRows, (m) => [m.created_at, m.seq]);
     const here = { board: param(req, 'board'), messages: param(req, 'messages') };
-    sendPage(res, 200, task.title, consoleFrame(c, 'tasks', taskView(c, task, here, messages, board)), {
+    sendConsolePage(res, 200, task.title, c, 'tasks', taskView(c, task, here, messages, board), {
       wide: true,
       media: true,
     });
@@ -69,7 +68,7 @@ function sendBytes(
       );
     } catch (error) {
       if (!(error instanceof AppError) || res.headersSent) throw error;
-      sendErrorPage(res, error.status, 'Not available', error.message);
+      sendConsoleError(res, c, error.status, 'Not available', error.message);
     }
   };
 }

@@ -8,20 +8,28 @@ import { consoleTable } from './table.ts';
 type ListedTask = Awaited<ReturnType<typeof listWorkspaceTasks>>[number];
 type BoardItem = Awaited<ReturnType<typeof listTaskBoard>>[number];
 
+/** Where a task stands, from its newest message: two tasks with one title are told apart by it. */
+function taskStatus(t: ListedTask): string {
+  if (t.last_status === null) return 'no messages yet';
+  if (t.last_status === 'failed') return 'failed';
+  return t.last_role === 'user' ? 'waiting for an answer' : 'answered';
+}
+
 export function tasksView(c: ConsoleContext, tasks: readonly ListedTask[], next: string | null): SafeHtml {
   return html`<h1>Tasks</h1>
     ${consoleTable(
-      ['Title', 'Messages', 'Created', 'Updated'],
+      ['Title', 'Status', 'Messages', 'Created', 'Last message'],
       tasks,
       (t) =>
         html`<tr>
-          <td><a href="${c.base}/tasks/${t.id}">${t.title}</a></td>
-          <td>${t.last_message_seq}</td>
-          <td>${when(t.created_at)}</td>
-          <td>${when(t.updated_at)}</td>
+          <td><a href="${c.base}/tasks/${t.id}">${t.title}</a><br /><code class="muted">${t.id}</code></td>
+          <td>${taskStatus(t)}</td>
+          <td class="num">${t.last_message_seq}</td>
+          <td class="nowrap">${when(t.created_at)}</td>
+          <td class="nowrap">${when(t.last_message_at)}</td>
         </tr>`,
     )}
-    ${listEnd(tasks.length, 'No tasks.', next && `${c.base}/tasks?cursor=${next}`, 'Older tasks')}`;
+    ${listEnd(tasks.length, 'No tasks yet: tasks created through the API show here.', next && `${c.base}/tasks?cursor=${next}`, 'Older tasks')}`;
 }
 
 const size = (bytes: number | null) =>

@@ -8,10 +8,10 @@ import {
   sumDailySpend,
 } from '../../../shared/db/queries/meteringRecords.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendPage } from '../html.ts';
 import { consoleContext, param } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
+import { namesFor, recordNames } from './spendNames.ts';
 import { recordsView, usageView } from './usageViews.ts';
 
 export const chartDays = 90;
@@ -54,9 +54,13 @@ export function showUsage(web: BrowserContext): RequestHandler {
     if (!c) return;
     const split = readSplit(req);
     const rows = await sumDailySpend(web.pool, c.member.workspace_id, split, chartDays);
-    sendPage(res, 200, 'Usage and spend', consoleFrame(c, 'usage', usageView(c, split, rows, web.clock())), {
-      wide: true,
-    });
+    const names = await namesFor(
+      web,
+      c,
+      split,
+      rows.map((r) => r.part),
+    );
+    sendConsolePage(res, 200, 'Usage and spend', c, 'usage', usageView(c, split, rows, names, web.clock()));
   };
 }
 
@@ -73,13 +77,9 @@ export function showSpendRecords(web: BrowserContext): RequestHandler {
     if (window.day) query.set('day', window.day);
     if (part !== undefined) query.set('part', part);
     const next = page.next ? `?${new URLSearchParams([...query, ['cursor', page.next]]).toString()}` : null;
-    sendPage(
-      res,
-      200,
-      'Metering records',
-      consoleFrame(c, 'usage', recordsView(c, page.items, window.day, part, query, next)),
-      { wide: true },
-    );
+    const names = await recordNames(web, c, page.items);
+    const view = recordsView(c, page.items, names, { day: window.day, part, query, next });
+    sendConsolePage(res, 200, 'Metering records', c, 'usage', view);
   };
 }
 

@@ -12,8 +12,9 @@ import {
   setWebhookEnabled,
 } from '../../../shared/webhooks/endpoints.ts';
 import type { BrowserContext } from '../browserContext.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
+import { isConfirmed, noticeHref } from '../confirm.ts';
 import {
+  type ConsoleContext,
   consoleContext,
   developerContext,
   field,
@@ -22,23 +23,26 @@ import {
   param,
   showList,
 } from './context.ts';
-import { consoleFrame } from './layout.ts';
+import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
-import { deliveriesView, webhookSecretView, webhooksView } from './webhooksViews.ts';
+import { stashReveal } from './reveals.ts';
+import { deliveriesView, webhookReveal, webhooksView } from './webhooksViews.ts';
 
 const wide = { wide: true };
-const noSuchWebhook = (res: Response) =>
-  sendErrorPage(res, 404, 'Not found', 'No such webhook in this workspace.');
+const noSuchWebhook = (res: Response, c: ConsoleContext) =>
+  sendConsoleError(res, c, 404, 'Not found', 'No such webhook in this workspace.');
 
-const sendList: ListSender = async (web, c, res, cursor, status = 200, error) => {
+const sendList: ListSender = async (web, c, res, cursor, status = 200, error, typed) => {
   const { items: endpoints, next } = await readPage(cursor, (page) =>
     listWorkspaceEndpoints(web.pool, c.member.workspace_id, page),
   );
-  sendPage(
+  sendConsolePage(
     res,
     status,
     'Webhooks',
-    consoleFrame(c, 'webhooks', webhooksView(c, endpoints, next, error)),
+    c,
+    'webhooks',
+    webhooksView(c, endpoints, next, error, typed),
     wide,
   );
 };
@@ -56,11 +60,20 @@ export function createWebhook(web: BrowserContext): RequestHandler {
       url: field(req, 'url'),
       events: fields(req, 'events'),
       allowPrivate: web.config.webhookAllowPrivate,
+      forMember: true,
       workspaceId: c.member.workspace_id,
     });
-    if ('problem' in created) return sendList(web, c, res, '', 400, created.problem.message);
-    const secretPage = webhookSecretView(c, field(req, 'url'), created.endpoint.secret);
-    sendPage(res, 201, 'Webhook added', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
+    if ('problem' in created) {
+      const typed = { url: field(req, 'url'), project: field(req, 'project'), events: fields(req, 'events') };
+      return sendList(web, c, res, '', 400, created.problem.message, typed);
+    }
+    const reveal = await stashReveal(
+      web,
+      c,
+      req,
+      webhookReveal(c, 'Webhook added', field(req, 'url'), created.endpoint.secret),
+    );
+    res.redirect(303, reveal);
   };
 }
 
@@ -69,10 +82,18 @@ export function rotateWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
+    if (!isConfirmed(req)) {
+      return res.redirect(303, `${c.base}/webhooks/${String(req.params.endpointId)}/rotate`);
+    }
     const rotated = await rotateWebhookSecret(web.pool, String(req.params.endpointId), c.member.workspace_id);
-    if (!rotated) return noSuchWebhook(res);
-    const secretPage = webhookSecretView(c, rotated.url, rotated.secret);
-    sendPage(res, 200, 'Secret rotated', consoleFrame(c, 'webhooks', secretPage), { wide: true, copy: true });
+    if (!rotated) return noSuchWebhook(res, c);
+    const reveal = await stashReveal(
+      web,
+      c,
+      req,
+      webhookReveal(c, 'Secret rotated', rotated.url, rotated.secret),
+    );
+    res.redirect(303, reveal);
   };
 }
 
@@ -81,14 +102,13 @@ export function toggleWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
-    const row = await setWebhookEnabled(
-      web.pool,
-      String(req.params.endpointId),
-      c.member.workspace_id,
-      field(req, 'enabled') === 'on',
-    );
-    if (!row) return noSuchWebhook(res);
-    res.redirect(303, `${c.base}/webhooks`);
+    const endpointId = String(req.params.endpointId);
+    const enabled = field(req, 'enabled') === 'on';
+    // Disabling stops deliveries: it needs its confirmation page's field; enabling does not.
+    if (!enabled && !isConfirmed(req)) return res.redirect(303, `${c.base}/webhooks/${endpointId}/disable`);
+    const row = await setWebhookEnabled(web.pool, endpointId, c.member.workspace_id, enabled);
+    if (!row) return noSuchWebhook(res, c);
+    res.redirect(303, noticeHref(`${c.base}/webhooks`, enabled ? 'webhook-enabled' : 'webhook-disabled'));
   };
 }
 
@@ -102,15 +122,17 @@ export function showDeliveries(web: BrowserContext): RequestHandler {
       String(req.params.endpointId),
       c.member.workspace_id,
     );
-    if (!endpoint) return noSuchWebhook(res);
+    if (!endpoint) return noSuchWebhook(res, c);
     const { items: deliveries, next } = await readPage(param(req, 'cursor'), (page) =>
       listEndpointDeliveryLog(web.pool, endpoint.id, page),
     );
-    sendPage(
+    sendConsolePage(
       res,
       200,
       'Deliveries',
-      consoleFrame(c, 'webhooks', deliveriesView(c, endpoint, deliveries, next)),
+      c,
+      'webhooks',
+      deliveriesView(c, endpoint, deliveries, next),
       wide,
     );
   };
@@ -125,13 +147,14 @@ export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
       resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
     );
     if ('problem' in result) {
-      return sendErrorPage(
+      return sendConsoleError(
         res,
+        c,
         result.problem.code === 'not_found' ? 404 : 409,
         'Cannot resend',
         result.problem.message,
       );
     }
-    res.redirect(303, `${c.base}/webhooks/${String(req.params.endpointId)}`);
+    res.redirect(303, noticeHref(`${c.base}/webhooks/${String(req.params.endpointId)}`, 'delivery-resent'));
   };
 }

@@ -1,9 +1,10 @@
 import type { listEndpointDeliveryLog, listWorkspaceEndpoints } from '../../../shared/db/queries/webhooks.ts';
 import { webhookEventTypes } from '../../../shared/webhooks/fanout.ts';
-import { html, type SafeHtml, secretField } from '../html.ts';
-import { type ConsoleContext, when } from './context.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { type ConsoleContext, type TypedForm, when } from './context.ts';
 import { csrfField, developerForm, projectSelect } from './forms.ts';
 import { listEnd } from './layout.ts';
+import type { Reveal } from './reveals.ts';
 import { consoleTable } from './table.ts';
 
 type Endpoint = Awaited<ReturnType<typeof listWorkspaceEndpoints>>[number];
@@ -11,13 +12,19 @@ type Delivery = Awaited<ReturnType<typeof listEndpointDeliveryLog>>[number];
 
 const endpointForm = { heading: 'Add an endpoint', purpose: 'add endpoints', submit: 'Add endpoint' };
 
-function endpointFields(c: ConsoleContext): SafeHtml {
-  return html`<label for="wh-url">URL</label><input id="wh-url" type="text" name="url" required size="60" />
-    ${projectSelect(c, 'wh-project')}
+function endpointFields(c: ConsoleContext, typed: TypedForm = {}): SafeHtml {
+  const events = ([] as string[]).concat(typed.events ?? []);
+  return html`<label for="wh-url">URL</label
+    ><input id="wh-url" type="url" name="url" required value="${String(typed.url ?? '')}" />
+    ${projectSelect(c, 'wh-project', String(typed.project ?? ''))}
     <fieldset>
       <legend>Events</legend>
       ${webhookEventTypes.map(
-        (t) => html`<label><input type="checkbox" name="events" value="${t}" /> ${t}</label>`,
+        (t) =>
+          html`<label class="choice"
+            ><input type="checkbox" name="events" value="${t}" ${events.includes(t) ? html`checked` : ''} />
+            ${t}</label
+          >`,
       )}
     </fieldset>`;
 }
@@ -27,6 +34,7 @@ export function webhooksView(
   endpoints: readonly Endpoint[],
   next: string | null,
   error?: string,
+  typed?: TypedForm,
 ): SafeHtml {
   return html`<h1>Webhooks</h1>
     ${consoleTable(
@@ -43,24 +51,26 @@ export function webhooksView(
           <td>
             ${
               c.member.has_developer_access
-                ? html`<form class="inline" method="post" action="${c.base}/webhooks/${e.id}/rotate">
-                      ${csrfField(c)}<button type="submit">Rotate secret</button>
-                    </form>
-                    <form class="inline" method="post" action="${c.base}/webhooks/${e.id}/enabled">
-                      ${csrfField(c)}<input
-                        type="hidden"
-                        name="enabled"
-                        value="${e.enabled ? 'off' : 'on'}"
-                      />
-                      <button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button>
-                    </form>`
+                ? html`<div class="actions">
+                    <a class="button" href="${c.base}/webhooks/${e.id}/rotate">Rotate secret…</a>
+                    ${
+                      e.enabled
+                        ? html`<a class="button danger" href="${c.base}/webhooks/${e.id}/disable"
+                            >Disable…</a
+                          >`
+                        : html`<form class="inline" method="post" action="${c.base}/webhooks/${e.id}/enabled">
+                            ${csrfField(c)}<input type="hidden" name="enabled" value="on" />
+                            <button type="submit">Enable</button>
+                          </form>`
+                    }
+                  </div>`
                 : ''
             }
           </td>
         </tr>`,
     )}
     ${listEnd(endpoints.length, 'No webhook endpoints.', next && `${c.base}/webhooks?cursor=${next}`, 'Older endpoints')}
-    ${developerForm(c, `${c.base}/webhooks`, endpointForm, endpointFields(c), error)}`;
+    ${developerForm(c, `${c.base}/webhooks`, endpointForm, endpointFields(c, typed), error)}`;
 }
 
 export function deliveriesView(
@@ -114,9 +124,13 @@ export function deliveriesView(
     <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
 }
 
-export function webhookSecretView(c: ConsoleContext, url: string, secret: string): SafeHtml {
-  return html`<h1>Signing secret for <code>${url}</code></h1>
-    <p>Deliveries are signed with this secret from now on. Copy it now: it will not be shown again.</p>
-    ${secretField('Secret', secret)}
-    <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
+/** The signing secret's one showing, after an endpoint is added or its secret rotated. */
+export function webhookReveal(c: ConsoleContext, title: string, url: string, secret: string): Reveal {
+  return {
+    title,
+    heading: `Signing secret for ${url}`,
+    note: 'Deliveries are signed with this secret from now on.',
+    fields: [{ label: 'Secret', value: secret, secret: true }],
+    back: { href: `${c.base}/webhooks`, label: 'Back to webhooks' },
+  };
 }

@@ -6,6 +6,7 @@ import {
   revokeGrant,
 } from '../../../shared/db/queries/oauthGrants.ts';
 import { signIn } from '../../../shared/oauth/signIn.ts';
+import { isConfirmed, noticeHref, noticeOf } from '../confirm.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
 import type { AccountDeps } from './accountDeps.ts';
 import { safeReturnTo } from './returnTo.ts';
@@ -92,7 +93,12 @@ export function showAccount(s: AccountDeps): RequestHandler {
     if (!person) return sendSignIn(s, req, res, 200, { returnTo: '/account' });
     const apps = await listConnectedApps(s.pool, person.memberIds);
     const csrf = await s.csrf.tokenFor(req, res, person.sessionId, s.sessions.secure);
-    sendPage(res, 200, 'Your account', accountView({ doc: s.doc, csrf, email: person.email, apps }));
+    sendPage(
+      res,
+      200,
+      'Your account',
+      accountView({ doc: s.doc, csrf, email: person.email, apps, notice: noticeOf(req) }),
+    );
   };
 }
 
@@ -105,6 +111,8 @@ export function cutOffApp(s: AccountDeps): RequestHandler {
       return sendErrorPage(res, 403, 'Form expired', badForm);
     }
     const grantId = String(req.params.grantId);
+    // Without its confirmation page's field, nothing changes: the confirmation is shown instead.
+    if (!isConfirmed(req)) return res.redirect(303, `/account/apps/${grantId}/revoke`);
     const found = await s.pool.transaction(async (tx) => {
       const grant = await findGrantOfMembers(tx, grantId, person.memberIds);
       if (grant) await revokeGrant(tx, grant.id);
@@ -112,6 +120,6 @@ export function cutOffApp(s: AccountDeps): RequestHandler {
     });
     if (!found) return sendErrorPage(res, 404, 'Not found', 'No such connected app.');
     s.forgetTokens();
-    res.redirect(303, '/account');
+    res.redirect(303, noticeHref('/account', 'app-cut-off'));
   };
 }

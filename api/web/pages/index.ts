@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 
 import { cutOffApp, showAccount, showSignIn, signOut, submitSignIn } from './account.ts';
 import type { AccountDeps } from './accountDeps.ts';
+import { confirmCutOff } from './cutOffPage.ts';
 
 const formBody = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
 
@@ -12,5 +13,6 @@ export function installAccountPages(pages: Router, s: AccountDeps): void {
   pages.get('/account/sign-in', showSignIn(s));
   pages.post('/account/sign-in', formBody, submitSignIn(s));
   pages.post('/account/sign-out', formBody, signOut(s));
+  pages.get('/account/apps/:grantId/revoke', confirmCutOff(s));
   pages.post('/account/apps/:grantId/revoke', formBody, cutOffApp(s));
 }

@@ -51,7 +51,7 @@ export function signInView(input: {
       />
       <label for="password">Password</label
       ><input id="password" type="password" name="password" autocomplete="current-password" required />
-      <button type="submit">Sign in</button>
+      <button type="submit" class="primary">Sign in</button>
     </form>`;
 }
 
@@ -73,9 +73,15 @@ export function consentView(input: {
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
   );
   return html`<h1>Allow ${input.appName} to act for you?</h1>
-    <p class="muted">
-      Signed in as ${input.email}. ${input.verified ? 'This app is verified.' : 'This app is not verified.'}
-    </p>
+    <p class="muted">Signed in as ${input.email}.</p>
+    ${
+      input.verified
+        ? html`<p class="notice">This app is verified: an operator checked who publishes it.</p>`
+        : html`<p class="warning" role="note">
+            This app is not verified: nobody has checked who publishes it. Allow it only if you trust where
+            you found it.
+          </p>`
+    }
     ${
       input.selfRegistered
         ? html`<p class="muted">
@@ -87,7 +93,7 @@ export function consentView(input: {
     <form method="post" action="/oauth/authorize">
       <input type="hidden" name="_csrf" value="${input.csrf}" />
       ${hidden}
-      <p>${input.appName} asks to:</p>
+      <p>If you allow it, ${input.appName} will be able to:</p>
       ${scopeList(input.doc, input.scopes)}
       <fieldset>
         <legend>In which workspace?</legend>
@@ -107,8 +113,10 @@ export function consentView(input: {
               }`,
         )}
       </fieldset>
-      <button type="submit" name="decision" value="approve">Allow</button>
-      <button type="submit" name="decision" value="refuse">Refuse</button>
+      <div class="actions">
+        <button type="submit" class="primary" name="decision" value="approve">Allow</button>
+        <button type="submit" name="decision" value="refuse">Refuse</button>
+      </div>
     </form>
     <form method="post" action="/account/sign-out">
       <input type="hidden" name="_csrf" value="${input.csrf}" /><button type="submit">
@@ -122,13 +130,17 @@ export function accountView(input: {
   csrf: string;
   email: string;
   apps: readonly ConnectedApp[];
+  /** What the last action did (a cut-off), said at the top. */
+  notice?: string;
 }): SafeHtml {
   const byWorkspace = new Map<string, ConnectedApp[]>();
   for (const app of input.apps) {
     byWorkspace.set(app.workspace_id, [...(byWorkspace.get(app.workspace_id) ?? []), app]);
   }
-  return html`<h1>Your account</h1>
+  return html`${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
+    <h1>Your account</h1>
     <p class="muted">Signed in as ${input.email}.</p>
+    <p><a href="/console">Back to the console</a></p>
     <h2>Connected apps</h2>
     ${input.apps.length === 0 ? html`<p>No app is connected.</p>` : ''}
     ${[...byWorkspace.values()].map(
@@ -144,11 +156,11 @@ export function accountView(input: {
                   Connected ${app.created_at.slice(0, 10)}; last used
                   ${app.last_used_at ? app.last_used_at.replace('T', ' ').slice(0, 16) + ' UTC' : 'never'}.
                 </p>
-                <form method="post" action="/account/apps/${app.grant_id}/revoke">
-                  <input type="hidden" name="_csrf" value="${input.csrf}" /><button type="submit">
-                    Cut off ${app.app_name}
-                  </button>
-                </form>
+                <p>
+                  <a class="button danger" href="/account/apps/${app.grant_id}/revoke"
+                    >Cut off ${app.app_name}…</a
+                  >
+                </p>
               </div>`,
           )}
         </section>`,

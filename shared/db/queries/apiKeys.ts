@@ -234,3 +234,13 @@ export function listWorkspaceKeys(db: Db, workspaceId: string, page: ListPage) {
     ${newestFirst(page, 'k')}
   `);
 }
+
+/** Every key of a workspace by name (newest first, at most 500), for the request log's filter. */
+export function listWorkspaceKeyNames(db: Db, workspaceId: string) {
+  return db.any(sql.type(z.object({ id: z.string(), name: z.string(), revoked: z.boolean() }))`
+    select id, name, revoked_at is not null as revoked from api_keys
+    where workspace_id = ${workspaceId}
+    order by created_at desc, id desc
+    limit 500
+  `);
+}

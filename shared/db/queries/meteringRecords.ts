@@ -138,3 +138,29 @@ export function listSpendRecords(
     limit ${q.limit}
   `);
 }
+
+const nameTable: Record<Exclude<SpendSplit, 'operation'>, string> = {
+  project: 'projects',
+  key: 'api_keys',
+  app: 'oauth_apps',
+};
+
+/**
+ * The names of a split's parts (projects, keys or OAuth apps) by id, for the chart's legend and
+ * tables. Apps are named whatever workspace registered them: a workspace's records may name an app
+ * registered elsewhere (a metadata-document client). Operations are named by the API document.
+ */
+export async function nameSpendParts(
+  db: Db,
+  workspaceId: string,
+  split: Exclude<SpendSplit, 'operation'>,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const table = sql.identifier([nameTable[split]]);
+  const ownWorkspace = split === 'app' ? sql.fragment`true` : sql.fragment`workspace_id = ${workspaceId}`;
+  const rows = await db.any(sql.type(z.object({ id: z.string(), name: z.string() }))`
+    select id, name from ${table} where ${ownWorkspace} and id = any(${sql.array([...ids], 'text')})
+  `);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

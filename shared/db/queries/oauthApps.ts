@@ -102,3 +102,17 @@ export function listWorkspaceOauthApps(db: Db, workspaceId: string, page: ListPa
     ${newestFirst(page, 'a')}
   `);
 }
+
+/**
+ * The OAuth apps whose calls a workspace's request log may hold, by name (at most 500): its own
+ * apps and those its members connected (registered elsewhere, or self-registered).
+ */
+export function listWorkspaceAppNames(db: Db, workspaceId: string) {
+  return db.any(sql.type(z.object({ id: z.string(), name: z.string() }))`
+    select id, name from oauth_apps
+    where workspace_id = ${workspaceId}
+       or id in (select app_id from oauth_grants where workspace_id = ${workspaceId})
+    order by name, id
+    limit 500
+  `);
+}

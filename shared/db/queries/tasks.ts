@@ -71,14 +71,22 @@ const listedTaskRow = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   cursor_at: z.string(),
+  /** The newest message's status, role and time: null for a task with no message yet. */
+  last_status: z.string().nullable(),
+  last_role: z.string().nullable(),
+  last_message_at: z.string().nullable(),
 });
 
 /** A workspace's tasks, newest first, a page after (created_at, id): tasks_workspace_idx. */
 export function listWorkspaceTasks(db: Db, workspaceId: string, page: ListPage) {
   return db.any(sql.type(listedTaskRow)`
     select id, title, project_id, last_message_seq, created_at, updated_at,
-           ${cursorAt()}
+           ${cursorAt()}, last_status, last_role, last_message_at
     from tasks
+    left join lateral (
+      select status as last_status, role as last_role, created_at as last_message_at from task_messages
+      where task_id = tasks.id order by seq desc limit 1
+    ) m on true
     where workspace_id = ${workspaceId} ${afterPosition(page)}
     ${newestFirst(page)}
   `);

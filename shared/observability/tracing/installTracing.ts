@@ -10,14 +10,17 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
-import type { Tracing } from './startTracing.ts';
-
 /** Scrapes and probes arrive every few seconds and would each start a trace of their own. */
 const untracedPaths = new Set(['/metrics', '/healthz']);
 
 function isUntraced(request: IncomingMessage): boolean {
   return untracedPaths.has((request.url ?? '').split('?')[0] ?? '');
 }
+
+export type Tracing = {
+  /** Exports the spans still buffered, then stops: called last when the process stops. */
+  shutdown(): Promise<void>;
+};
 
 /**
  * The tracer provider and instrumentations (loaded only by startTracing, when tracing is on). The

@@ -1,11 +1,8 @@
 import { register } from 'node:module';
 
 import { isTracingRequested } from '../../config/config.ts';
-
-export type Tracing = {
-  /** Exports the spans still buffered, then stops: called last when the process stops. */
-  shutdown(): Promise<void>;
-};
+// Type only: the SDK behind it is loaded below, and only when tracing is on.
+import type { Tracing } from './installTracing.ts';
 
 /**
  * The modules the instrumentations patch that are imported from ESM: import-in-the-middle wraps

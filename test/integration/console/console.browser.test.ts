@@ -208,7 +208,9 @@ describe('the web console in Chromium', () => {
     expect(main).not.toContain('9.99');
     const bar = page.locator(`.chart a[href*="part=${keyId}"]`);
     await expect(bar.count()).resolves.toBe(1);
-    await expect(bar.getAttribute('aria-label')).resolves.toContain(`${keyId}: ${usd(spent)}`);
+    // Named, not by id (issue 23): the key's name and the day's spend on it.
+    await expect(bar.getAttribute('aria-label')).resolves.toContain(`${keyName}: ${usd(spent)}`);
+    await expect(bar.getAttribute('aria-label')).resolves.not.toContain(keyId);
     await shot('usage');
     await bar.click();
     const recordRows = await page.locator('tbody tr').allTextContents();
@@ -230,8 +232,10 @@ describe('the web console in Chromium', () => {
     await expect(row.locator('td').nth(5).textContent()).resolves.toMatch(
       /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/,
     );
-    await row.locator('input[name=overlap_seconds]').fill('2');
-    await row.getByRole('button', { name: /^Roll / }).click();
+    // Roll goes through its confirmation page (issue 23), which asks for the overlap.
+    await row.getByRole('link', { name: /^Roll / }).click();
+    await page.fill('#overlap', '2');
+    await page.getByRole('button', { name: /^Roll / }).click();
     const rolled = await page.locator('#secret').inputValue();
     expect(rolled).not.toBe(secret);
     await shot('key-rolled');
@@ -243,9 +247,11 @@ describe('the web console in Chromium', () => {
     await page.goto(`${h.base}/console/${h.tenant.memberId}/keys`);
     await page
       .locator('tr', { hasText: 'CI key' })
-      .getByRole('button', { name: /^Revoke / })
+      .getByRole('link', { name: /^Revoke / })
       .click();
-    await page.waitForURL(`${h.base}/console/${h.tenant.memberId}/keys`);
+    await page.getByRole('button', { name: /^Revoke / }).click();
+    await page.waitForURL(`${h.base}/console/${h.tenant.memberId}/keys?done=key-revoked`);
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The key was revoked');
     expect(await staff(rolled)).toBe(401);
   });
 
@@ -404,6 +410,7 @@ describe('the web console in Chromium', () => {
     await page.goto(`${h.base}/console/${h.second.memberId}/keys`);
     await expect(page.locator('main').textContent()).resolves.toContain('Colleague key');
     expect(await page.getByRole('button', { name: /^Roll / }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: /^Roll / }).count()).toBe(0);
     const token = await page.locator('input[name=_csrf]').first().inputValue();
     const roll = await page.request.post(`${h.base}/console/${h.second.memberId}/keys/${secondKey.id}/roll`, {
       form: { _csrf: token, overlap_seconds: '0' },

@@ -88,9 +88,13 @@ describe("a colleague's key in the console", () => {
     const rolled = await a.post(`${keysPage(h.tenant.memberId)}/${aKey.id}/roll`, {
       _csrf: inputValue(list.text, '_csrf'),
       overlap_seconds: '0',
+      confirm: 'yes',
     });
-    expect(rolled.status).toBe(200);
-    const secret = secretOf(rolled.text) ?? '';
+    // Post/redirect/get (issue 23): the roll answers 303 to a one-time page with the new secret.
+    expect(rolled.status).toBe(303);
+    const shown = await a.get(rolled.location!);
+    expect(shown.status).toBe(200);
+    const secret = secretOf(shown.text) ?? '';
     expect(secret).toMatch(/^svc_sk_test_/);
     expect(await staffStatus(secret)).toBe(200);
     expect(await staffStatus(aKey.secret)).toBe(401);
@@ -101,6 +105,7 @@ describe("a colleague's key in the console", () => {
     const list = await b.get(keysPage(bId));
     const revoked = await b.post(`${keysPage(bId)}/${aKey.id}/revoke`, {
       _csrf: inputValue(list.text, '_csrf'),
+      confirm: 'yes',
     });
     expect(revoked.status).toBe(303);
     expect(await staffStatus(aKey.secret)).toBe(401);
@@ -109,6 +114,7 @@ describe("a colleague's key in the console", () => {
     const ownList = await a.get(keysPage(h.tenant.memberId));
     await a.post(`${keysPage(h.tenant.memberId)}/${aKey.id}/revoke`, {
       _csrf: inputValue(ownList.text, '_csrf'),
+      confirm: 'yes',
     });
     expect((await storedSecret(aKey.id)).revoked_by).toBe(bId);
     const row = (page: string) => new RegExp(`<tr data-key="${aKey.id}">[\\s\\S]*?</tr>`).exec(page)![0];

@@ -139,8 +139,11 @@ describe('the authorization code flow in Chromium', () => {
     await expect(section.textContent()).resolves.toContain('Acme <Sync>');
     await expect(section.textContent()).resolves.toContain('List staff');
     await expect(section.innerText()).resolves.toMatch(/last used\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
-    await section.getByRole('button', { name: 'Cut off Acme <Sync>' }).click();
-    await page.waitForURL(`${h.base}/account`);
+    // Through its confirmation page (issue 23); the account page then says what happened.
+    await section.getByRole('link', { name: 'Cut off Acme <Sync>' }).click();
+    await page.getByRole('button', { name: 'Cut off Acme <Sync>' }).click();
+    await page.waitForURL(`${h.base}/account?done=app-cut-off`);
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The app was cut off');
     await expect(page.locator('body').textContent()).resolves.toContain('No app is connected.');
     expect(await staffStatus(firstToken)).toBe(401);
     await page.goto(authorizeUrl(app).url);

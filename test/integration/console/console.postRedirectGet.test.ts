@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { sql } from '../../../shared/db/sql.ts';
+import { FormClient, type Harness, inputValue, signInWith, startHarness } from '../oauth/harness.ts';
+
+// Every console form that creates something answers 303; its secret is shown once by a reveal page,
+// and loading that page again (a reload) says "already shown" and creates nothing.
+let h: Harness;
+let client: FormClient;
+let base: string;
+
+const count = (table: 'api_keys' | 'webhook_endpoints' | 'oauth_apps') =>
+  h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from ${sql.identifier([table])} where workspace_id = ${h.tenant.workspaceId}
+  `);
+const csrf = async (path: string) => inputValue((await client.get(path)).text, '_csrf');
+
+/** Posts a creating form, follows its redirect, then loads the page again as a reload would. */
+async function createThenReload(path: string, fields: Record<string, string>) {
+  const posted = await client.post(path, { _csrf: await csrf(`${base}/keys`), ...fields });
+  expect(posted.status).toBe(303);
+  expect(posted.location).toMatch(new RegExp(`^${base}/reveal/rvl_`));
+  const shown = await client.get(posted.location!);
+  const reloaded = await client.get(posted.location!);
+  return { shown, reloaded };
+}
+
+beforeAll(async () => {
+  h = await startHarness({}, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+  client = new FormClient(h.base);
+  const signedIn = await signInWith(client, h.email);
+  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  base = `/console/${h.tenant.memberId}`;
+});
+afterAll(() => h.close());
+
+describe('post/redirect/get in the console', () => {
+  it('creates a key once: the secret is shown once, a reload says so and creates nothing', async () => {
+    const before = await count('api_keys');
+    const { shown, reloaded } = await createThenReload(`${base}/keys`, {
+      name: 'Reload test',
+      projects: h.tenant.projectId,
+      mode: 'test',
+      scope_level: 'app',
+    });
+    expect(shown.status).toBe(200);
+    expect(shown.text).toMatch(/id="secret"[^>]* value="svc_sk_test_/);
+    expect(reloaded.status).toBe(410);
+    expect(reloaded.text).toContain('Already shown');
+    expect(reloaded.text).not.toMatch(/svc_sk_/);
+    expect(await count('api_keys')).toBe(before + 1);
+  });
+
+  it('adds a webhook endpoint once', async () => {
+    const before = await count('webhook_endpoints');
+    const { shown, reloaded } = await createThenReload(`${base}/webhooks`, {
+      url: 'https://hooks.example.com/in',
+      project: h.tenant.projectId,
+      events: 'job.failed',
+    });
+    expect(shown.text).toMatch(/value="whsec_/);
+    expect(reloaded.status).toBe(410);
+    expect(await count('webhook_endpoints')).toBe(before + 1);
+  });
+
+  it('registers an OAuth app once', async () => {
+    const before = await count('oauth_apps');
+    const { shown, reloaded } = await createThenReload(`${base}/apps`, {
+      name: 'Reload app',
+      project: h.tenant.projectId,
+      type: 'server',
+      redirect_uris: 'https://app.example/cb',
+      scopes: 'tasks.read',
+    });
+    expect(shown.text).toMatch(/value="svc_ocs_/);
+    expect(reloaded.status).toBe(410);
+    expect(await count('oauth_apps')).toBe(before + 1);
+  });
+
+  it('shows a reveal only to the browser that posted the form', async () => {
+    const posted = await client.post(`${base}/keys`, {
+      _csrf: await csrf(`${base}/keys`),
+      name: 'Other browser',
+      projects: h.tenant.projectId,
+      mode: 'test',
+      scope_level: 'app',
+    });
+    const other = new FormClient(h.base);
+    await signInWith(other, h.email);
+    const elsewhere = await other.get(posted.location!);
+    expect(elsewhere.status).toBe(410);
+    expect(elsewhere.text).not.toMatch(/svc_sk_/);
+  });
+});
