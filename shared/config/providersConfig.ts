@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { z } from 'zod';
 
-import { localModels } from '../providers/localModels.ts';
+import { localModels } from './localModels.ts';
 import { type Prices, priceTable } from './prices.ts';
 
 /** The capabilities a route can be configured for (OCR and video are always local). */
@@ -36,6 +36,12 @@ export type ProviderSpec = Readonly<{
   /** When its circuit opens: `failures` in a row within `windowMs`; skipped for `cooldownMs` then. */
   breaker: Readonly<{ failures: number; windowMs: number; cooldownMs: number }>;
 }>;
+
+/**
+ * The route entry (PROVIDERS) that answered a live call: the gateway names it, and billing prices the
+ * call at it. Test-key fixtures have none.
+ */
+export type Answerer = { provider: string; model: string };
 
 /** One entry of a route: a provider and the model asked of it, with the prices it is billed at. */
 export type RouteEntry = Readonly<{ provider: string; model: string; prices: Prices }>;

@@ -1,9 +1,9 @@
 import { releaseHold, settleUsage } from '../billing/metering.ts';
+import type { Answerer } from '../config/providersConfig.ts';
 import { Batcher } from '../db/batcher.ts';
 import { finishJob, finishUnbilledJobs, type JobRow, type UnbilledOutcome } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
 import { recordEvent } from '../events/recordEvent.ts';
-import type { Answerer } from '../providers/types.ts';
 import { isJobType, jobSpecs } from './specs.ts';
 
 /**

@@ -1,3 +1,5 @@
+import type { Answerer } from '../config/providersConfig.ts';
+
 /**
  * One interface per model capability (DESIGN.md "Providers"). Test keys get the deterministic
  * fixtures; live keys get the configured provider (`local` or `openai`). Only workers call these.
@@ -9,11 +11,8 @@ type Provider<Method extends string, Request extends { signal: AbortSignal }, An
 
 export type TokenUsage = { inputTokens: number; outputTokens: number };
 
-/**
- * The route entry (PROVIDERS) that answered a live call: the gateway names it, and billing prices the
- * call at it. Test-key fixtures have none.
- */
-export type Answerer = { provider: string; model: string };
+/** The route entry that answered a live call (see PROVIDERS). */
+export type { Answerer };
 
 export type ChatMessage = {
   role: 'system' | 'user' | 'assistant';

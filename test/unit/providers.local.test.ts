@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { localModels } from '../../shared/config/localModels.ts';
 import { sniffImageFormat } from '../../shared/media/imageDimensions.ts';
 import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../shared/providers/audio.ts';
-import { localModels } from '../../shared/providers/localModels.ts';
 import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
 import { hashEmbedding, localChat } from '../../worker/providers/local.ts';
 import { imageSize } from '../../worker/providers/openai.ts';

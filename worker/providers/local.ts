@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
+import { localModels } from '../../shared/config/localModels.ts';
 import { audioDurationSeconds } from '../../shared/providers/audio.ts';
 import { lastRequesterText } from '../../shared/providers/fixtures.ts';
-import { localModels } from '../../shared/providers/localModels.ts';
 import { dimensionsFor, encodePng } from '../../shared/providers/png.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import type {
