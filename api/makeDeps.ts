@@ -38,7 +38,10 @@ export async function makeAppDeps(
   const metrics = makeApiMetrics(config.metricsEnabled);
   const requestLog = new RequestLogWriter(pool, logger, { observe: metrics?.observe });
   const openStreams = new OpenStreams();
-  if (metrics) registerApiGauges(metrics.registry, { pool, logger, requestLog, openStreams });
+  if (metrics) {
+    const providers = Object.keys(config.providers.providers);
+    registerApiGauges(metrics.registry, { pool, logger, requestLog, openStreams, providers });
+  }
   const judoscale =
     config.judoscaleUrl === undefined
       ? undefined

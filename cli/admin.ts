@@ -3,13 +3,14 @@ import { parseArgs } from 'node:util';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 
 import { pendingMigrations } from '../db/migrate.ts';
-import { loadConfig } from '../shared/config/config.ts';
+import { type Config, loadConfig } from '../shared/config/config.ts';
 import { makePool } from '../shared/db/pool.ts';
 import { resolveServices } from '../shared/platform/services.ts';
 import { CliError } from './cliError.ts';
 import { brainCommands } from './commands/brain.ts';
 import { coreCommands } from './commands/core.ts';
 import { oauthAppCommands } from './commands/oauthApps.ts';
+import { providerCommands } from './commands/providers.ts';
 import { queueCommands } from './commands/queue.ts';
 import { staffCommands } from './commands/staff.ts';
 import { webhookCommands } from './commands/webhooks.ts';
@@ -26,6 +27,7 @@ export const commands: CommandTable = {
   ...brainCommands,
   ...oauthAppCommands,
   ...queueCommands,
+  ...providerCommands,
 };
 
 function fail(code: string, message: string): never {
@@ -94,13 +96,18 @@ async function main(argv: string[]): Promise<void> {
         : `${missing.slice(0, -1).join(', ')} and ${missing.at(-1)} are required`,
     );
   }
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    fail('invalid_configuration', (error as Error).message);
+  }
   const services = await resolveServices(config, { needS3: false });
   let exitCode = 0;
   const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'cli' });
   try {
     await requireMigratedSchema(services.databaseUrl);
-    const output = await command.run(pool, values);
+    const output = await command.run(pool, values, config);
     process.stdout.write(`${JSON.stringify(output)}\n`);
   } catch (error) {
     exitCode = 1;

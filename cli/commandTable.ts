@@ -1,5 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
+import type { Config } from '../shared/config/config.ts';
+
 /** One flag of a command: how it parses, and what `--help` says about it. */
 export type Flag = {
   type: 'string' | 'boolean';
@@ -17,6 +19,8 @@ export type Command = {
   run: (
     pool: DatabasePool,
     values: Record<string, string | boolean | undefined>,
+    /** The process's configuration (the CLI passes it; tests calling a command directly may not). */
+    config?: Config,
   ) => Promise<Record<string, unknown>>;
 };
 

@@ -255,6 +255,8 @@ create table metering_records (
   request_id text,
   created_at timestamp with time zone not null default now(),
   oauth_app_id text,
+  provider text,
+  model text,
   constraint metering_records_cost_minor_check CHECK ((cost_minor >= 0)),
   constraint metering_records_hold_id_fkey FOREIGN KEY (hold_id) REFERENCES credit_holds(id) ON DELETE SET NULL,
   constraint metering_records_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
@@ -357,6 +359,18 @@ create table projects (
   constraint projects_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
   constraint projects_pkey PRIMARY KEY (id),
   constraint projects_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
+
+create table provider_circuits (
+  provider text not null,
+  failures integer not null default 0,
+  window_started_at timestamp with time zone,
+  open_until timestamp with time zone,
+  trial_until timestamp with time zone,
+  resting_until timestamp with time zone,
+  updated_at timestamp with time zone not null default now(),
+  constraint provider_circuits_failures_check CHECK ((failures >= 0)),
+  constraint provider_circuits_pkey PRIMARY KEY (provider)
 );
 
 create table rate_limit_windows (

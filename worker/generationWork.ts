@@ -1,12 +1,30 @@
 import type { JobHelpers } from 'graphile-worker';
 
+import type { Prices } from '../shared/config/prices.ts';
+import type { RoutedCapability } from '../shared/config/providersConfig.ts';
+import { answeredPrices } from '../shared/config/routePrices.ts';
 import type { JobRow } from '../shared/db/queries/jobs.ts';
 import { audioMaxBytes } from '../shared/jobs/generationInputs.ts';
-import { ProviderError, type Providers } from '../shared/providers/types.ts';
+import { type Answerer, ProviderError, type Providers } from '../shared/providers/types.ts';
 import type { ObjectStore } from '../shared/storage/objectStore.ts';
 import type { WorkerContext } from './context.ts';
 import { type InlineJobDefinition, type JobOutcome, PermanentJobError, WorkerStopping } from './jobEngine.ts';
 import { OcrInputError } from './providers/tesseract.ts';
+
+/**
+ * What a live call costs at the route entry that answered it (its prices in PROVIDERS), and that
+ * entry, which the metering record names. Test keys cost nothing.
+ */
+export function billedAt(
+  ctx: Pick<WorkerContext, 'config'>,
+  capability: RoutedCapability,
+  answer: { answeredBy?: Answerer },
+  livemode: boolean,
+  cost: (prices: Prices) => number,
+): Pick<JobOutcome, 'costMinor' | 'answeredBy'> {
+  const prices = answeredPrices(ctx.config.providers, capability, answer.answeredBy, ctx.config.prices);
+  return { costMinor: livemode ? cost(prices) : 0, answeredBy: answer.answeredBy };
+}
 
 /** A call stopped by the job's cancellation before it produced anything billable. */
 export const cancelledOutcome: JobOutcome = { result: null, usage: {}, costMinor: 0, cancelled: true };
@@ -93,13 +111,17 @@ async function readInputObject(store: ObjectStore, key: string): Promise<Buffer>
  * ended by the reconciler). Best effort: a leftover object costs storage, not correctness, and the
  * job's outcome is already committed; the hourly sweep removes what is left.
  */
-export async function removeJobInput(ctx: Pick<WorkerContext, 'objectStore' | 'logger'>, job: JobRow): Promise<void> {
+export async function removeJobInput(
+  ctx: Pick<WorkerContext, 'objectStore' | 'logger'>,
+  job: JobRow,
+): Promise<void> {
   const key = job.input.objectKey;
   if (typeof key !== 'string') return;
   try {
     await ctx.objectStore.remove(key);
   } catch (error) {
-    if (!isMissing(error)) ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');
+    if (!isMissing(error))
+      {ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');}
   }
 }
 

@@ -21,6 +21,7 @@ import {
 } from '../shared/jobs/finish.ts';
 import { type JobType, jobTypeOfTask, marksRunning } from '../shared/jobs/specs.ts';
 import { newId } from '../shared/primitives/ids.ts';
+import type { Answerer } from '../shared/providers/types.ts';
 import { type InlineJob, jobPayload } from '../shared/queue/taskMap.ts';
 import type { WorkerContext } from './context.ts';
 
@@ -29,6 +30,8 @@ export type JobOutcome = {
   result: unknown;
   usage: Record<string, number>;
   costMinor: number;
+  /** The provider and model that answered, priced and named on the metering record. */
+  answeredBy?: Answerer;
   /** A cancelled job is billed for what was produced before it stopped. */
   cancelled?: boolean;
 };
@@ -256,7 +259,7 @@ async function commitOutcome<P>(
     await settleAndFinishJob(
       tx,
       { ...current, currency: job.currency ?? 'USD' },
-      { status, result, usage: outcome.usage, costMinor: outcome.costMinor },
+      { status, result, usage: outcome.usage, costMinor: outcome.costMinor, answeredBy: outcome.answeredBy },
     );
   });
 }

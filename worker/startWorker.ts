@@ -29,7 +29,6 @@ import { type Lane, laneConcurrency, runnerPoolSize, splitIntoLanes } from './la
 import { startLiveness } from './liveness.ts';
 import { workerMetrics } from './metrics/workerMetrics.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
-import { instrumentProviders } from './providers/instrumented.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
@@ -55,10 +54,9 @@ export function makeWorkerContext(
   config: Config,
   parts: Pick<WorkerContext, 'pool' | 'hub' | 'logger' | 'objectStore' | 'workerUtils' | 'providerMetrics'>,
 ): WorkerContext {
-  const liveProviders = makeLiveProviders(config);
-  const live = instrumentProviders(liveProviders, config, {
+  const live = makeLiveProviders(config, {
+    pool: parts.pool,
     logger: parts.logger,
-    prices: config.prices,
     metrics: parts.providerMetrics,
   });
   const probeOcr = makeProbeOcr();
@@ -83,7 +81,7 @@ export function makeWorkerContext(
       // The runners have stopped: what their last jobs left to write goes out before the pool ends.
       await inlineFinishes.drain();
       ctx.cancellations.close();
-      await liveProviders.close();
+      await live.close();
       await probeOcr.close();
       await ctx.deckRenderer.close();
     },

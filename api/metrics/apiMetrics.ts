@@ -5,6 +5,7 @@ import { slonikPoolConnections } from '../../shared/db/poolConnections.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { createMetricsRegistry } from '../../shared/observability/metricsRegistry.ts';
 import { registerPoolGauge } from '../../shared/observability/poolGauge.ts';
+import { registerCircuitGauges } from '../../shared/providers/circuitGauges.ts';
 import { registerQueueGauges } from '../../shared/queue/queueGauges.ts';
 import type { OpenStreams } from '../sse/openStreams.ts';
 import { HttpMetrics, registerRequestLogGauge } from './httpMetrics.ts';
@@ -30,10 +31,13 @@ export function registerApiGauges(
     logger: Logger;
     requestLog: { readonly pending: number };
     openStreams: OpenStreams;
+    /** The gateway's provider names, whose circuits are reported. */
+    providers: string[];
   },
 ): void {
   registerRequestLogGauge(registry, parts.requestLog);
   registerSseStreamGauge(registry, parts.openStreams);
   registerPoolGauge(registry, () => [slonikPoolConnections('api', parts.pool)]);
   registerQueueGauges(registry, parts.pool, parts.logger);
+  registerCircuitGauges(registry, parts.pool, parts.logger, parts.providers);
 }

@@ -105,6 +105,8 @@ export async function settleUsage(tx: Db, s: Settlement): Promise<number> {
     costMinor: charge,
     currency: s.currency,
     requestId: s.requestId,
+    provider: s.provider,
+    model: s.model,
   });
   return charge;
 }

@@ -5,6 +5,11 @@ import path from 'node:path';
 import { z } from 'zod';
 
 import { parsePrices, type Prices } from './prices.ts';
+import {
+  parseProvidersConfig,
+  type ProvidersConfig,
+  type SingleProviderSettings,
+} from './providersConfig.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -88,6 +93,8 @@ const envSchema = z.object({
   OPENAI_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   OPENAI_TRANSCRIPTION_MODEL: z.string().default('whisper-1'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /** The gateway's providers, routes and prices: JSON, or `@path` to a file (docs/providers.md). */
+  PROVIDERS: z.string().optional(),
   /** JSON object overriding entries of the default price table (see shared/config/prices.ts). */
   PRICES: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
@@ -140,7 +147,12 @@ const envSchema = z.object({
    * storage upload aborted, the client answered and disconnected). nginx's client_body_timeout.
    */
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
-  FILES_DIRECT_MAX_BYTES: z.coerce.number().int().min(1).max(5 * 1024 ** 4).default(100 * 1024 * 1024),
+  FILES_DIRECT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5 * 1024 ** 4)
+    .default(100 * 1024 * 1024),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
   TRUST_PROXY: trustProxy.default(['loopback']),
@@ -197,6 +209,8 @@ export type Config = Readonly<{
   }>;
   /** The price table: defaults with PRICES' entries laid over them (shared/config/prices.ts). */
   prices: Prices;
+  /** Named providers and each capability's route (PROVIDERS, or the one PROVIDER names). */
+  providers: ProvidersConfig;
   rateLimitPerMinute: number;
   streamsPerWorkspace: number;
   authFailuresPerMinute: number;
@@ -241,7 +255,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (error) {
     lines.push(...(error as Error).message.split('\n').slice(1));
   }
-  if (!parsed.success || prices === undefined) {
+  let providers: ProvidersConfig | undefined;
+  if (parsed.success && prices !== undefined) {
+    try {
+      providers = parseProvidersConfig(present.PROVIDERS, present, singleProvider(parsed.data), prices);
+    } catch (error) {
+      lines.push(...(error as Error).message.split('\n').slice(1));
+    }
+  }
+  if (!parsed.success || prices === undefined || providers === undefined) {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
@@ -277,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
     }),
     prices,
+    providers,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
@@ -305,6 +328,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
 }
 
+/** The one-provider case of PROVIDER and OPENAI_*, which the gateway runs when PROVIDERS is unset. */
+function singleProvider(e: z.infer<typeof envSchema>): SingleProviderSettings {
+  return {
+    name: e.PROVIDER,
+    openai: {
+      baseUrl: e.OPENAI_BASE_URL,
+      apiKey: e.OPENAI_API_KEY,
+      models: {
+        text: e.OPENAI_TEXT_MODEL,
+        image: e.OPENAI_IMAGE_MODEL,
+        embedding: e.OPENAI_EMBEDDING_MODEL,
+        transcription: e.OPENAI_TRANSCRIPTION_MODEL,
+      },
+    },
+    timeoutMs: e.PROVIDER_TIMEOUT_MS,
+  };
+}
+
 /**
  * Whether to trace: an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or, for traces alone,
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none
@@ -330,6 +371,7 @@ export function configSecrets(config: Config): string[] {
     config.hirefireToken,
     // Judoscale's URL carries the app's token in its path.
     config.judoscaleUrl,
+    ...Object.values(config.providers.providers).map((p) => p.apiKey),
   ];
   for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
     if (url !== undefined) secrets.push(decodeURIComponent(new URL(url).password));

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * in the table; a call's cost is rounded up to a whole minor unit and is at least 1 for a billed live
  * call (settleUsage enforces the floor).
  */
-const priceTable = z
+export const priceTable = z
   .object({
     textInputPer1MTokens: z.number().min(0),
     textOutputPer1MTokens: z.number().min(0),

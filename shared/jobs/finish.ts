@@ -1,4 +1,5 @@
 import { releaseHold, settleUsage } from '../billing/metering.ts';
+import type { Answerer } from '../config/providersConfig.ts';
 import { Batcher } from '../db/batcher.ts';
 import { finishJob, finishUnbilledJobs, type JobRow, type UnbilledOutcome } from '../db/queries/jobs.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
@@ -24,6 +25,7 @@ export type JobSuccess = {
   result: unknown;
   usage: Record<string, number>;
   costMinor: number;
+  answeredBy?: Answerer;
 };
 
 export type PublicJobError = { code: string; message: string };
@@ -55,6 +57,8 @@ export async function settleAndFinishJob(tx: Db, job: FinishingJob, success: Job
           costMinor: success.costMinor,
           currency: job.currency,
           requestId: job.request_id,
+          provider: success.answeredBy?.provider ?? null,
+          model: success.answeredBy?.model ?? null,
         });
   const finished = await finishJob(tx, job.id, {
     status: success.status,

@@ -1,3 +1,5 @@
+import type { Answerer } from '../config/providersConfig.ts';
+
 /**
  * One interface per model capability (DESIGN.md "Providers"). Test keys get the deterministic
  * fixtures; live keys get the configured provider (`local` or `openai`). Only workers call these.
@@ -8,6 +10,9 @@ type Provider<Method extends string, Request extends { signal: AbortSignal }, An
 };
 
 export type TokenUsage = { inputTokens: number; outputTokens: number };
+
+/** The route entry that answered a live call (see PROVIDERS). */
+export type { Answerer };
 
 export type ChatMessage = {
   role: 'system' | 'user' | 'assistant';
@@ -26,6 +31,7 @@ export type TextGeneration = {
   usage: TokenUsage;
   /** `cancelled` when the signal aborted mid-generation: `text` and `usage` cover what was produced. */
   finishReason: 'stop' | 'length' | 'cancelled';
+  answeredBy?: Answerer;
 };
 
 export type ChatRequest = {
@@ -39,11 +45,22 @@ export type ChatRequest = {
 export type ChatProvider = Provider<'chat', ChatRequest, TextGeneration>;
 
 export type ImageRequest = { prompt: string; aspectRatio: string; signal: AbortSignal };
-export type ImageGeneration = { b64: string; mimeType: string; model: string; usage: TokenUsage };
+export type ImageGeneration = {
+  b64: string;
+  mimeType: string;
+  model: string;
+  usage: TokenUsage;
+  answeredBy?: Answerer;
+};
 export type ImageProvider = Provider<'generate', ImageRequest, ImageGeneration>;
 
 export type EmbeddingRequest = { input: string[]; signal: AbortSignal };
-export type EmbeddingResult = { vectors: number[][]; model: string; usage: { inputTokens: number } };
+export type EmbeddingResult = {
+  vectors: number[][];
+  model: string;
+  usage: { inputTokens: number };
+  answeredBy?: Answerer;
+};
 export type EmbeddingProvider = Provider<'embed', EmbeddingRequest, EmbeddingResult>;
 
 export type TranscriptionRequest = {
@@ -56,7 +73,12 @@ export type TranscriptionRequest = {
   language?: string;
   signal: AbortSignal;
 };
-export type TranscriptionResult = { text: string; model: string; durationSeconds: number };
+export type TranscriptionResult = {
+  text: string;
+  model: string;
+  durationSeconds: number;
+  answeredBy?: Answerer;
+};
 export type TranscriptionProvider = Provider<'transcribe', TranscriptionRequest, TranscriptionResult>;
 
 export type OcrRequest = {
@@ -98,10 +120,34 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   /** The provider's HTTP status, when it answered with one. */
   readonly status: number | undefined;
-  constructor(message: string, retryable: boolean, options?: { cause?: unknown; status?: number }) {
+  /** How long the provider asked to be left alone (its Retry-After), when it did. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    message: string,
+    retryable: boolean,
+    options?: { cause?: unknown; status?: number; retryAfterMs?: number },
+  ) {
     super(message, options);
     this.name = 'ProviderError';
     this.retryable = retryable;
     this.status = options?.status;
+    this.retryAfterMs = options?.retryAfterMs;
   }
+}
+
+// Statuses where the same request may succeed later: timeouts, conflicts, too early, rate limits.
+const retryableStatuses = new Set([408, 409, 425, 429]);
+
+/** Whether the same request may succeed later (there, or at another provider): those above and every 5xx. */
+export function isRetryableStatus(status: number): boolean {
+  return retryableStatuses.has(status) || (status >= 500 && status < 600);
+}
+
+/** A Retry-After header's wait in milliseconds (delta-seconds or an HTTP date); undefined if absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.min(seconds, 3600) * 1000 : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - now), 3_600_000);
 }

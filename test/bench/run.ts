@@ -1,5 +1,6 @@
 import brainSearchBench from './brainSearch.ts';
 import consoleLogBench from './consoleLog.ts';
+import fallbackBench from './fallback.ts';
 import filesBench from './files.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
@@ -27,6 +28,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'console request log', run: consoleLogBench },
   { name: 'sign-in flood', run: signInFloodBench },
   { name: 'GET /me: tracing on vs off', run: tracingBench },
+  { name: 'provider fallback', run: fallbackBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

@@ -20,7 +20,7 @@ export function admin(
   const [file, argv] = options.viaNpm
     ? ['npm', ['run', '--silent', 'admin', '--', ...args]]
     : [process.execPath, [path.join(root, 'cli/admin.ts'), ...args]];
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     execFile(
       file,
       argv,
@@ -33,7 +33,7 @@ export function admin(
             stderr: parse(stderr),
           });
         } catch {
-          throw new Error(`CLI printed something other than JSON:\n${stdout}\n${stderr}`);
+          reject(new Error(`CLI printed something other than JSON:\n${stdout}\n${stderr}`));
         }
       },
     );

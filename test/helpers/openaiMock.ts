@@ -20,7 +20,9 @@ export type ChatBehavior =
    * mid-answer), and holds the response open until the client goes away.
    */
   | { kind: 'streamError'; words: number; error: { message: string; code?: number } }
-  | { kind: 'status'; status: number; message: string };
+  | { kind: 'status'; status: number; message: string; retryAfter?: string }
+  /** Closes the connection without an answer. */
+  | { kind: 'drop' };
 
 export type RecordedRequest = {
   path: string;
@@ -103,9 +105,11 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
   const chat = async (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => {
     const behavior = chatQueue.shift() ?? { kind: 'ok' };
     if (behavior.kind === 'status') {
+      if (behavior.retryAfter) res.setHeader('retry-after', behavior.retryAfter);
       return send(res, behavior.status, { error: { message: behavior.message, type: 'mock' } });
     }
     if (behavior.kind === 'stall') return;
+    if (behavior.kind === 'drop') return req.socket.destroy();
     // A gate the test opens: the provider answers only then (a long generation under test control).
     if (behavior.kind === 'ok' && behavior.after) await behavior.after;
     const messages = body.messages as { role: string; content: string }[];

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { localModels } from '../../shared/config/localModels.ts';
 import { sniffImageFormat } from '../../shared/media/imageDimensions.ts';
 import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../shared/providers/audio.ts';
 import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
-import { hashEmbedding, localChat, localModels } from '../../worker/providers/local.ts';
+import { hashEmbedding, localChat } from '../../worker/providers/local.ts';
 import { imageSize } from '../../worker/providers/openai.ts';
 import { scrubSecrets } from '../../worker/providers/openaiHttp.ts';
 import { resolveOcrLanguages } from '../../worker/providers/tesseract.ts';

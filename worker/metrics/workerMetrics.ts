@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/observability/logger.ts';
 import { createMetricsRegistry } from '../../shared/observability/metricsRegistry.ts';
 import type { PoolConnections } from '../../shared/observability/poolGauge.ts';
 import { registerPoolGauge } from '../../shared/observability/poolGauge.ts';
+import { registerCircuitGauges } from '../../shared/providers/circuitGauges.ts';
 import { registerQueueGauges } from '../../shared/queue/queueGauges.ts';
 import { JobMetrics } from './jobMetrics.ts';
 import { startMetricsServer } from './metricsServer.ts';
@@ -19,7 +20,7 @@ import { ProviderMetrics } from './providerMetrics.ts';
  * the api's registry, which the api's GET /metrics serves.
  */
 export async function workerMetrics(
-  config: Pick<Config, 'metricsPort' | 'metricsToken'>,
+  config: Pick<Config, 'metricsPort' | 'metricsToken' | 'providers'>,
   shared: Registry | undefined,
   parts: { pool: DatabasePool; logger: Logger; events: WorkerEvents; pools: () => Iterable<PoolConnections> },
 ): Promise<{ registry: Registry; jobs: JobMetrics; providers: ProviderMetrics; close(): Promise<void> }> {
@@ -30,6 +31,7 @@ export async function workerMetrics(
   const done = { registry, jobs, providers, close: async () => unregisterPools() };
   if (shared) return done;
   registerQueueGauges(registry, parts.pool, parts.logger);
+  registerCircuitGauges(registry, parts.pool, parts.logger, Object.keys(config.providers.providers));
   if (config.metricsPort === undefined) return done;
   const server = await startMetricsServer(registry, config.metricsPort, config.metricsToken, parts.logger);
   parts.logger.info({ port: config.metricsPort }, 'worker metrics listening');

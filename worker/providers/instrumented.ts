@@ -1,6 +1,5 @@
 import { type Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 
-import type { Config } from '../../shared/config/config.ts';
 import {
   embeddingCost,
   imageCost,
@@ -10,16 +9,17 @@ import {
   transcriptionCost,
   videoCost,
 } from '../../shared/config/prices.ts';
+import type { RouteEntry } from '../../shared/config/providersConfig.ts';
 import { coerceError } from '../../shared/errors/appError.ts';
 import { type Logger, scrubSecrets } from '../../shared/observability/logger.ts';
 import type { Providers, TokenUsage } from '../../shared/providers/types.ts';
 import type { ProviderCapability, ProviderMetrics, ProviderOutcome } from '../metrics/providerMetrics.ts';
-import { localModels } from './local.ts';
+import type { EntryClients } from './gateway.ts';
 
 const tracer = trace.getTracer('svc-worker');
 
 /** What the instrumentation needs besides the providers; `metrics` absent: spans and logs only. */
-export type ProviderObservers = { logger: Logger; prices: Prices; metrics?: ProviderMetrics };
+export type ProviderObservers = { logger: Logger; metrics?: ProviderMetrics };
 
 /** How a capability's calls are described: the gen_ai operation, and what an answer adds to its span. */
 type CallShape<Answer> = {
@@ -94,94 +94,97 @@ function observed<Request extends { signal: AbortSignal }, Answer>(
     });
 }
 
-/** The models a live call asks for, as configured (the local stand-ins name their own). */
-function requestModels(config: Config) {
-  if (config.provider.name === 'openai') {
-    const o = config.provider.openai;
-    return {
-      text: o.textModel,
-      image: o.imageModel,
-      embedding: o.embeddingModel,
-      transcription: o.transcriptionModel,
-    };
-  }
-  return localModels;
+/**
+ * One route entry's clients, each call observed (see `observed`) under the entry's provider and
+ * model, costed at the entry's prices: a call that falls over to the next entry shows as two spans,
+ * the failed one and the one that answered.
+ */
+export function instrumentEntryClients(
+  clients: Partial<EntryClients>,
+  entry: RouteEntry,
+  observers: ProviderObservers,
+): Partial<EntryClients> {
+  const { provider, model: requestModel, prices } = entry;
+  const shape = { provider, requestModel };
+  const { text, image, embedding, transcription } = clients;
+  return {
+    ...(text && {
+      text: {
+        chat: observed(
+          text.chat.bind(text),
+          {
+            ...shape,
+            capability: 'text',
+            operation: 'chat',
+            describe: (a) => ({ model: a.model, usage: a.usage, costMinor: textCost(prices, a.usage) }),
+            outcome: (a) => (a.finishReason === 'cancelled' ? 'cancelled' : 'ok'),
+          },
+          observers,
+        ),
+      },
+    }),
+    ...(image && {
+      image: {
+        generate: observed(
+          image.generate.bind(image),
+          {
+            ...shape,
+            capability: 'image',
+            operation: 'generate_content',
+            describe: (a) => ({ model: a.model, usage: a.usage, costMinor: imageCost(prices, 1) }),
+          },
+          observers,
+        ),
+      },
+    }),
+    ...(embedding && {
+      embedding: {
+        embed: observed(
+          embedding.embed.bind(embedding),
+          {
+            ...shape,
+            capability: 'embedding',
+            operation: 'embeddings',
+            describe: (a) => ({
+              model: a.model,
+              usage: a.usage,
+              costMinor: embeddingCost(prices, a.usage.inputTokens),
+            }),
+          },
+          observers,
+        ),
+      },
+    }),
+    ...(transcription && {
+      transcription: {
+        transcribe: observed(
+          transcription.transcribe.bind(transcription),
+          {
+            ...shape,
+            capability: 'transcription',
+            operation: 'generate_content',
+            describe: (a) => ({ model: a.model, costMinor: transcriptionCost(prices, a.durationSeconds) }),
+          },
+          observers,
+        ),
+      },
+    }),
+  };
 }
 
 /**
- * The live providers, each call observed (see `observed`). OCR is always the local tesseract, so its
- * calls are labelled `tesseract` whatever PROVIDER is. Test keys' fixtures are not provider calls and
- * are never wrapped.
+ * The work no route decides, observed the same way: OCR is always the local tesseract (labelled
+ * `tesseract`), video the local ffmpeg renderer (`local`) or the refusal of a provider without one.
  */
-export function instrumentProviders(
-  providers: Providers,
-  config: Config,
+export function instrumentLocalWork(
+  work: Pick<Providers, 'ocr' | 'video'>,
+  prices: Prices,
   observers: ProviderObservers,
-): Providers {
-  const provider = config.provider.name;
-  const models = requestModels(config);
-  const { prices } = observers;
+): Pick<Providers, 'ocr' | 'video'> {
   return {
-    chat: {
-      chat: observed(
-        providers.chat.chat.bind(providers.chat),
-        {
-          capability: 'text',
-          operation: 'chat',
-          provider,
-          requestModel: models.text,
-          describe: (a) => ({ model: a.model, usage: a.usage, costMinor: textCost(prices, a.usage) }),
-          outcome: (a) => (a.finishReason === 'cancelled' ? 'cancelled' : 'ok'),
-        },
-        observers,
-      ),
-    },
-    images: {
-      generate: observed(
-        providers.images.generate.bind(providers.images),
-        {
-          capability: 'image',
-          operation: 'generate_content',
-          provider,
-          requestModel: models.image,
-          describe: (a) => ({ model: a.model, usage: a.usage, costMinor: imageCost(prices, 1) }),
-        },
-        observers,
-      ),
-    },
-    embeddings: {
-      embed: observed(
-        providers.embeddings.embed.bind(providers.embeddings),
-        {
-          capability: 'embedding',
-          operation: 'embeddings',
-          provider,
-          requestModel: models.embedding,
-          describe: (a) => ({
-            model: a.model,
-            usage: a.usage,
-            costMinor: embeddingCost(prices, a.usage.inputTokens),
-          }),
-        },
-        observers,
-      ),
-    },
-    transcription: {
-      transcribe: observed(
-        providers.transcription.transcribe.bind(providers.transcription),
-        {
-          capability: 'transcription',
-          operation: 'generate_content',
-          provider,
-          requestModel: models.transcription,
-          describe: (a) => ({ model: a.model, costMinor: transcriptionCost(prices, a.durationSeconds) }),
-        },
-        observers,
-      ),
-    },
     ocr: {
       extract: observed(
-        providers.ocr.extract.bind(providers.ocr),
+        work.ocr.extract.bind(work.ocr),
         {
           capability: 'ocr',
           operation: 'ocr',
@@ -194,11 +197,11 @@ export function instrumentProviders(
     },
     video: {
       render: observed(
-        providers.video.render.bind(providers.video),
+        work.video.render.bind(work.video),
         {
           capability: 'video',
           operation: 'video',
-          provider,
+          provider: 'local',
           requestModel: undefined,
           describe: (a) => ({ model: a.model, costMinor: videoCost(prices, a.durationSeconds) }),
         },

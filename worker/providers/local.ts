@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
+import { localModels } from '../../shared/config/localModels.ts';
 import { audioDurationSeconds } from '../../shared/providers/audio.ts';
 import { lastRequesterText } from '../../shared/providers/fixtures.ts';
 import { dimensionsFor, encodePng } from '../../shared/providers/png.ts';
@@ -18,12 +19,6 @@ import type {
  * any model download, and labelled as stand-ins in `model` so nobody mistakes them for a model.
  * OCR is real and lives in tesseract.ts.
  */
-export const localModels = {
-  text: 'local-echo-1',
-  image: 'local-pattern-image-1',
-  embedding: 'local-hash-embedding-1',
-  transcription: 'local-offline-transcriber-1',
-} as const;
 
 export function localReply(messages: ChatMessage[]): string {
   return `Local echo (offline stand-in, no model): ${lastRequesterText(messages)}`;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 
-import type { Config } from '../../shared/config/config.ts';
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { audioDurationSeconds } from '../../shared/providers/audio.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
@@ -13,6 +12,7 @@ import {
   type TranscriptionProvider,
   type VideoProvider,
 } from '../../shared/providers/types.ts';
+import type { EntryClients } from './gateway.ts';
 import {
   failure,
   openaiRequest,
@@ -259,20 +259,13 @@ function makeTranscription(settings: OpenAiSettings, model: string): Transcripti
   };
 }
 
-/** The `openai` provider: any OpenAI-compatible HTTP API, base URL, key and models from the env. */
-export function makeOpenAiProviders(config: Config) {
-  const o = config.provider.openai;
-  const settings: OpenAiSettings = {
-    baseUrl: o.baseUrl,
-    apiKey: o.apiKey,
-    timeoutMs: config.provider.timeoutMs,
-  };
+/** The clients of one route entry on an OpenAI-compatible HTTP API: its base URL and key, one model. */
+export function openAiEntryClients(settings: OpenAiSettings, model: string): EntryClients {
   return {
-    chat: makeChat(settings, o.textModel),
-    images: makeImages(settings, o.imageModel),
-    embeddings: makeEmbeddings(settings, o.embeddingModel),
-    transcription: makeTranscription(settings, o.transcriptionModel),
-    video: videoUnsupported,
+    text: makeChat(settings, model),
+    image: makeImages(settings, model),
+    embedding: makeEmbeddings(settings, model),
+    transcription: makeTranscription(settings, model),
   };
 }
 
@@ -281,7 +274,7 @@ export function makeOpenAiProviders(config: Config) {
  * key under PROVIDER=openai cannot render: the refusal is not retryable (trying again sends the same
  * request), which fails the job at once and marks the video failed. PROVIDER=local renders with ffmpeg.
  */
-const videoUnsupported: VideoProvider = {
+export const videoUnsupported: VideoProvider = {
   render() {
     return Promise.reject(new ProviderError('the openai provider does not support video generation', false));
   },

@@ -1,11 +1,9 @@
 import { createParser } from 'eventsource-parser';
 
-import { ProviderError } from '../../shared/providers/types.ts';
+import { isRetryableStatus, ProviderError, retryAfterMs } from '../../shared/providers/types.ts';
 
 export type OpenAiSettings = { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
 
-// Statuses where the same request may succeed later: timeouts, conflicts, rate limits, server faults.
-const retryableStatuses = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
 
 /**
  * Masks the configured key and anything shaped like a provider key: providers echo a (partly
@@ -46,7 +44,10 @@ async function errorFromResponse(
     `openai ${path} answered ${res.status}${detail ? `: ${detail.slice(0, 300)}` : ''}`,
     apiKey,
   );
-  return new ProviderError(message, retryableStatuses.has(res.status), { status: res.status });
+  return new ProviderError(message, isRetryableStatus(res.status), {
+    status: res.status,
+    retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+  });
 }
 
 /**
@@ -71,7 +72,7 @@ export function streamedError(
     `openai ${path} streamed an error: ${String(message ?? 'unknown').slice(0, 300)}`,
     apiKey,
   );
-  return new ProviderError(text, !known || retryableStatuses.has(status), known ? { status } : undefined);
+  return new ProviderError(text, !known || isRetryableStatus(status), known ? { status } : undefined);
 }
 
 /**

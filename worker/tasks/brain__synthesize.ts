@@ -3,6 +3,7 @@ import type { Task } from 'graphile-worker';
 import { extractiveSummary, type PageText } from '../../shared/brain/extractiveSummary.ts';
 import { writeTaskPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
+import { routesOnlyLocal, routeTimeoutMs } from '../../shared/config/providersConfig.ts';
 import { findTaskPage } from '../../shared/db/queries/brainPages.ts';
 import { loadTaskSource, type SourceMessage } from '../../shared/db/queries/taskBrainSource.ts';
 import { newId } from '../../shared/primitives/ids.ts';
@@ -53,11 +54,11 @@ async function pageText(
   title: string,
   messages: SourceMessage[],
 ): Promise<PageText> {
-  if (!live || ctx.config.provider.name === 'local') return extractiveSummary(title, messages);
+  if (!live || routesOnlyLocal(ctx.config.providers, 'text')) return extractiveSummary(title, messages);
   const generation = await ctx.providers(true).chat.chat({
     messages: summaryMessages(title, messages),
     maxTokens: 600,
-    signal: AbortSignal.timeout(ctx.config.provider.timeoutMs),
+    signal: AbortSignal.timeout(routeTimeoutMs(ctx.config.providers, 'text')),
   });
   if (generation.finishReason === 'cancelled') throw new Error('the page summary was cut off');
   const body = generation.text.trim();

@@ -1,12 +1,11 @@
 import { embeddingCost } from '../../shared/config/prices.ts';
 import { embeddingJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { billedAt, callProvider, cancelledOutcome } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /** POST /embeddings: one vector per input, in input order, billed by input tokens. */
 export function embeddingsCreate(ctx: WorkerContext): InlineJobDefinition {
-  const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {
       const { input } = embeddingJobInput.parse(job.input);
@@ -16,7 +15,9 @@ export function embeddingsCreate(ctx: WorkerContext): InlineJobDefinition {
       return {
         result: { embeddings: out.vectors, model: out.model, usage: out.usage },
         usage: out.usage,
-        costMinor: job.livemode ? embeddingCost(prices, out.usage.inputTokens) : 0,
+        ...billedAt(ctx, 'embedding', out, job.livemode, (prices) =>
+          embeddingCost(prices, out.usage.inputTokens),
+        ),
       };
     },
   };

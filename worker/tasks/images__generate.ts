@@ -1,12 +1,11 @@
 import { imageCost } from '../../shared/config/prices.ts';
 import { imageJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { billedAt, callProvider, cancelledOutcome } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /** POST /images: one image, billed per image. */
 export function imagesGenerate(ctx: WorkerContext): InlineJobDefinition {
-  const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {
       const input = imageJobInput.parse(job.input);
@@ -20,7 +19,7 @@ export function imagesGenerate(ctx: WorkerContext): InlineJobDefinition {
           usage: image.usage,
         },
         usage: { images: 1, ...image.usage },
-        costMinor: job.livemode ? imageCost(prices, 1) : 0,
+        ...billedAt(ctx, 'image', image, job.livemode, (prices) => imageCost(prices, 1)),
       };
     },
   };

@@ -1,5 +1,7 @@
 import { enqueueBrainSynthesis } from '../../shared/brain/synthesis.ts';
 import { maxTextCost, textCost } from '../../shared/config/prices.ts';
+import { routeTimeoutMs } from '../../shared/config/providersConfig.ts';
+import { reservationPrices } from '../../shared/config/routePrices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { newId } from '../../shared/primitives/ids.ts';
@@ -7,7 +9,7 @@ import type { ChatMessage, ChatProvider } from '../../shared/providers/types.ts'
 import { ProviderError } from '../../shared/providers/types.ts';
 import { appendMessage, type ReplyJobInput, replyJobInput } from '../../shared/tasks/messages.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { billedAt, callProvider, cancelledOutcome } from '../generationWork.ts';
 import { type JobDefinition, PermanentJobError } from '../jobEngine.ts';
 import { buildConversation } from '../reply/conversation.ts';
 import { loadReplyContext } from '../reply/replyContext.ts';
@@ -48,6 +50,9 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
   const chatFor = options.chatProvider ?? ((livemode: boolean) => ctx.providers(livemode).chat);
   const maxOutputTokens = options.maxOutputTokens ?? 2048;
   const { prices } = ctx.config;
+  // Reserved at the route's dearest entry, billed at the one that answered; bounded by the whole route.
+  const reserved = reservationPrices(ctx.config.providers, 'text', prices);
+  const timeoutMs = routeTimeoutMs(ctx.config.providers, 'text');
   return {
     prepare: async (job) => {
       const parsed = replyJobInput.safeParse(job.input);
@@ -57,13 +62,13 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
       return { input: parsed.data, messages: buildConversation(context) };
     },
     maxCost: (_job, { messages }) =>
-      maxTextCost(prices, { texts: messages.map((m) => m.content), maxOutputTokens }),
+      maxTextCost(reserved, { texts: messages.map((m) => m.content), maxOutputTokens }),
     run: async (job, { messages }, signal, helpers) => {
       const generation = await callProvider(helpers, signal, () =>
         chatFor(job.livemode).chat({
           messages,
           maxTokens: maxOutputTokens,
-          signal: AbortSignal.any([signal, AbortSignal.timeout(ctx.config.provider.timeoutMs)]),
+          signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
         }),
       );
       if (generation === 'cancelled') return cancelledOutcome;
@@ -74,7 +79,7 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
       return {
         result: { model: generation.model, text: generation.text },
         usage: { ...generation.usage },
-        costMinor: job.livemode ? textCost(prices, generation.usage) : 0,
+        ...billedAt(ctx, 'text', generation, job.livemode, (prices) => textCost(prices, generation.usage)),
       };
     },
     onSucceeded: async (tx, job, { input }, outcome) => {

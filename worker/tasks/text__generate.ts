@@ -3,7 +3,7 @@ import { TextDeltaPublisher } from '../../shared/generation/textDeltas.ts';
 import { textJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
 import type { WorkerContext } from '../context.ts';
-import { callProvider, cancelledOutcome } from '../generationWork.ts';
+import { billedAt, callProvider, cancelledOutcome } from '../generationWork.ts';
 import { type InlineJobDefinition, WorkerStopping } from '../jobEngine.ts';
 
 /**
@@ -11,7 +11,6 @@ import { type InlineJobDefinition, WorkerStopping } from '../jobEngine.ts';
  * billed for the tokens produced before it stopped.
  */
 export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
-  const { prices } = ctx.config;
   return {
     run: async (job, _prepared, signal, helpers) => {
       const input = textJobInput.parse(job.input);
@@ -50,7 +49,7 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
       return {
         result: { text: generation.text, model: generation.model, usage },
         usage,
-        costMinor: job.livemode ? textCost(prices, usage) : 0,
+        ...billedAt(ctx, 'text', generation, job.livemode, (prices) => textCost(prices, usage)),
         cancelled: generation.finishReason === 'cancelled',
       };
     },

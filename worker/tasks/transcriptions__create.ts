@@ -1,7 +1,7 @@
 import { transcriptionCost } from '../../shared/config/prices.ts';
 import { transcriptionJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { WorkerContext } from '../context.ts';
-import { uploadedInputJob } from '../generationWork.ts';
+import { billedAt, uploadedInputJob } from '../generationWork.ts';
 import type { InlineJobDefinition } from '../jobEngine.ts';
 
 /**
@@ -9,7 +9,6 @@ import type { InlineJobDefinition } from '../jobEngine.ts';
  * The upload is deleted once the job has finished (not before: a retry after a crash reads it again).
  */
 export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
-  const { prices } = ctx.config;
   return uploadedInputJob(ctx, {
     parse: (input) => transcriptionJobInput.parse(input),
     call: (providers, input, audio, signal) =>
@@ -24,7 +23,9 @@ export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
     outcome: (out, livemode) => ({
       result: { text: out.text, model: out.model, durationSeconds: out.durationSeconds },
       usage: { audioSeconds: out.durationSeconds },
-      costMinor: livemode ? transcriptionCost(prices, out.durationSeconds) : 0,
+      ...billedAt(ctx, 'transcription', out, livemode, (prices) =>
+        transcriptionCost(prices, out.durationSeconds),
+      ),
     }),
   });
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 
 import { maxTranscriptionCost } from '../../../shared/config/prices.ts';
+import { reservationPrices } from '../../../shared/config/routePrices.ts';
 import { transcriptionInputOf } from '../../../shared/generation/transcriptionInput.ts';
 import { startBilledJob } from '../../../shared/jobs/billedJob.ts';
 import { newJobId } from '../../../shared/jobs/createJob.ts';
@@ -18,7 +19,9 @@ import { uploadSummary } from '../../uploads/uploadSummary.ts';
 
 /** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */
 export function postTranscriptions(deps: AppDeps): RequestHandler {
-  const maxCostMinor = maxTranscriptionCost(deps.config.prices);
+  const maxCostMinor = maxTranscriptionCost(
+    reservationPrices(deps.config.providers, 'transcription', deps.config.prices),
+  );
   return async (req, res) => {
     const received = await receiveAudio(req, res, deps, inputObjectKey('audio', newId('aud')));
     // What the request log and resolveProject read for JSON bodies.

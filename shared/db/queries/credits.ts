@@ -107,17 +107,21 @@ export type NewMeteringRecord = {
   costMinor: number;
   currency: string;
   requestId: string | null;
+  /** The provider and model that answered (the route entry the call was priced at). */
+  provider?: string | null;
+  model?: string | null;
 };
 
 /** Inserts the record unless one exists for the same job (a retried job must not meter twice). */
 export function insertMeteringRecord(db: Db, r: NewMeteringRecord) {
   return db.maybeOne(sql.prepared('metering_records_insert', idRow)`
     insert into metering_records (id, hold_id, job_id, workspace_id, project_id, key_id, oauth_app_id, operation,
-                                  livemode, usage, cost_minor, currency, request_id)
+                                  livemode, usage, cost_minor, currency, request_id, provider, model)
     values (${r.id}, ${r.holdId}, ${r.jobId}, ${r.workspaceId}, ${r.projectId}, ${r.keyId},
             -- The app an OAuth call came through, as its job recorded it.
             (select j.oauth_app_id from jobs j where j.id = ${r.jobId}), ${r.operation},
-            ${r.livemode}, ${sql.jsonb(r.usage)}, ${r.costMinor}, ${r.currency}, ${r.requestId})
+            ${r.livemode}, ${sql.jsonb(r.usage)}, ${r.costMinor}, ${r.currency}, ${r.requestId},
+            ${r.provider ?? null}, ${r.model ?? null})
     on conflict do nothing
     returning id
   `);

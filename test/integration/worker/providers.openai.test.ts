@@ -2,26 +2,33 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { loadConfig } from '../../../shared/config/config.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
-import { makeOpenAiProviders } from '../../../worker/providers/openai.ts';
+import { openAiEntryClients } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 
 let mock: OpenAiMock;
-let providers: ReturnType<typeof makeOpenAiProviders>;
+let providers: ReturnType<typeof providersFor>;
 
 const never = () => new AbortController().signal;
 
+/** The `openai` provider's clients for the models PROVIDER=openai and OPENAI_* name. */
 function providersFor(overrides: Record<string, string>) {
-  return makeOpenAiProviders(
-    loadConfig(
-      testEnv({
-        PROVIDER: 'openai',
-        OPENAI_BASE_URL: mock.baseUrl,
-        OPENAI_API_KEY: mock.apiKey,
-        ...overrides,
-      }),
-    ),
+  const config = loadConfig(
+    testEnv({
+      PROVIDER: 'openai',
+      OPENAI_BASE_URL: mock.baseUrl,
+      OPENAI_API_KEY: mock.apiKey,
+      ...overrides,
+    }),
   );
+  const o = config.provider.openai;
+  const settings = { baseUrl: o.baseUrl, apiKey: o.apiKey, timeoutMs: config.provider.timeoutMs };
+  return {
+    chat: openAiEntryClients(settings, o.textModel).text,
+    images: openAiEntryClients(settings, o.imageModel).image,
+    embeddings: openAiEntryClients(settings, o.embeddingModel).embedding,
+    transcription: openAiEntryClients(settings, o.transcriptionModel).transcription,
+  };
 }
 
 async function thrown(promise: Promise<unknown>): Promise<unknown> {

@@ -1,0 +1,249 @@
+import { readFileSync } from 'node:fs';
+
+import { z } from 'zod';
+
+import { localModels } from './localModels.ts';
+import { type Prices, priceTable } from './prices.ts';
+
+/** The capabilities a route can be configured for (OCR and video are always local). */
+export const routedCapabilities = ['text', 'image', 'embedding', 'transcription'] as const;
+export type RoutedCapability = (typeof routedCapabilities)[number];
+
+export const providerTypes = ['local', 'openai', 'anthropic'] as const;
+export type ProviderType = (typeof providerTypes)[number];
+
+/** What each protocol can serve: the Anthropic Messages API generates text only. */
+const servesCapability: Record<ProviderType, readonly RoutedCapability[]> = {
+  local: routedCapabilities,
+  openai: routedCapabilities,
+  anthropic: ['text'],
+};
+
+const defaultBaseUrl: Record<ProviderType, string | undefined> = {
+  local: undefined,
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+};
+
+export type ProviderSpec = Readonly<{
+  name: string;
+  type: ProviderType;
+  /** Without a trailing slash; undefined for `local`. */
+  baseUrl: string | undefined;
+  /** The secret read from `apiKeyEnv` at start-up. */
+  apiKey: string | undefined;
+  timeoutMs: number;
+  /** When its circuit opens: `failures` in a row within `windowMs`; skipped for `cooldownMs` then. */
+  breaker: Readonly<{ failures: number; windowMs: number; cooldownMs: number }>;
+}>;
+
+/**
+ * The route entry (PROVIDERS) that answered a live call: the gateway names it, and billing prices the
+ * call at it. Test-key fixtures have none.
+ */
+export type Answerer = { provider: string; model: string };
+
+/** One entry of a route: a provider and the model asked of it, with the prices it is billed at. */
+export type RouteEntry = Readonly<{ provider: string; model: string; prices: Prices }>;
+
+export type ProvidersConfig = Readonly<{
+  providers: Readonly<Record<string, ProviderSpec>>;
+  routes: Readonly<Record<RoutedCapability, readonly RouteEntry[]>>;
+  /**
+   * Whether live videos render locally with ffmpeg: always under PROVIDERS; under PROVIDER only when
+   * it is `local` (the OpenAI protocol has no video endpoint, and that setting asked for no local work).
+   */
+  localVideo: boolean;
+  /** Set by PROVIDERS: answers then name the provider with the model (`anthropic/claude-sonnet-4-5`). */
+  named: boolean;
+}>;
+
+/** Whether every entry of a capability's route is the offline `local` provider (no model at all). */
+export function routesOnlyLocal(config: ProvidersConfig, capability: RoutedCapability): boolean {
+  return config.routes[capability].every((entry) => config.providers[entry.provider]?.type === 'local');
+}
+
+/** The longest a call through a capability's whole route may take: each entry's timeout in turn. */
+export function routeTimeoutMs(config: ProvidersConfig, capability: RoutedCapability): number {
+  return config.routes[capability].reduce((ms, e) => ms + (config.providers[e.provider]?.timeoutMs ?? 0), 0);
+}
+
+const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, {
+  message: 'a provider name is 1–40 of a-z, 0-9, _ and -, starting with a letter or digit',
+});
+
+const providerSchema = z
+  .object({
+    type: z.enum(providerTypes),
+    baseUrl: z.string().url().optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be the name of an environment variable' })
+      .optional(),
+    timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    breaker: z
+      .object({
+        failures: z.number().int().min(1).max(1000).default(5),
+        windowSeconds: z.number().min(1).max(86_400).default(60),
+        cooldownSeconds: z.number().min(1).max(86_400).default(30),
+      })
+      .strict()
+      .default({ failures: 5, windowSeconds: 60, cooldownSeconds: 30 }),
+  })
+  .strict();
+
+const defaultBreaker = Object.freeze({ failures: 5, windowMs: 60_000, cooldownMs: 30_000 });
+
+// Model ids may hold slashes themselves (OpenRouter's `anthropic/claude-sonnet-4`): the provider is
+// what comes before the first.
+const routeEntry = z.string().regex(/^[^/\s]+\/\S+$/, { message: 'an entry is "<provider>/<model>"' });
+
+const documentSchema = z
+  .object({
+    providers: z.record(providerName, providerSchema).refine((p) => Object.keys(p).length > 0, {
+      message: 'name at least one provider',
+    }),
+    routes: z.partialRecord(z.enum(routedCapabilities), z.array(routeEntry).min(1).max(10)),
+    prices: z.record(routeEntry, priceTable.partial()).default({}),
+  })
+  .strict();
+
+/** The one-provider case PROVIDER / OPENAI_* describe, for when PROVIDERS is unset. */
+export type SingleProviderSettings = {
+  name: 'local' | 'openai';
+  openai: { baseUrl: string; apiKey: string | undefined; models: Record<RoutedCapability, string> };
+  timeoutMs: number;
+};
+
+/**
+ * The gateway's providers and routes: the PROVIDERS document (JSON, or `@path` to a file holding it)
+ * when set, otherwise the single provider PROVIDER / OPENAI_* name. Prices per route entry are the
+ * base table (defaults and PRICES) with the document's entry for that provider/model laid over it.
+ * @throws Error listing each bad field by its path (`PROVIDERS.routes.text[1]: …`).
+ */
+export function parseProvidersConfig(
+  providersEnv: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  single: SingleProviderSettings,
+  basePrices: Prices,
+): ProvidersConfig {
+  if (providersEnv === undefined || providersEnv.trim() === '') return singleProvider(single, basePrices);
+  const document = readDocument(providersEnv);
+  const parsed = documentSchema.safeParse(document);
+  if (!parsed.success) throw invalid(parsed.error.issues.map((i) => [i.path, i.message]));
+  const problems: [PropertyKey[], string][] = [];
+  const providers: Record<string, ProviderSpec> = {};
+  for (const [name, p] of Object.entries(parsed.data.providers)) {
+    const apiKey = p.apiKeyEnv === undefined ? undefined : env[p.apiKeyEnv];
+    if (p.apiKeyEnv !== undefined && (apiKey === undefined || apiKey === '')) {
+      problems.push([['providers', name, 'apiKeyEnv'], `the environment variable ${p.apiKeyEnv} is not set`]);
+    }
+    if (p.type === 'anthropic' && p.apiKeyEnv === undefined) {
+      problems.push([['providers', name, 'apiKeyEnv'], 'the Anthropic API needs a key: name its variable']);
+    }
+    const baseUrl = (p.baseUrl ?? defaultBaseUrl[p.type])?.replace(/\/+$/, '');
+    providers[name] = Object.freeze({
+      name,
+      type: p.type,
+      baseUrl,
+      apiKey,
+      timeoutMs: p.timeoutMs ?? single.timeoutMs,
+      breaker: Object.freeze({
+        failures: p.breaker.failures,
+        windowMs: p.breaker.windowSeconds * 1000,
+        cooldownMs: p.breaker.cooldownSeconds * 1000,
+      }),
+    });
+  }
+  const routes = {} as Record<RoutedCapability, RouteEntry[]>;
+  for (const capability of routedCapabilities) {
+    const entries = parsed.data.routes[capability] ?? [];
+    routes[capability] = entries.map((entry, i) => {
+      const slash = entry.indexOf('/');
+      const provider = entry.slice(0, slash);
+      const spec = providers[provider];
+      if (spec === undefined) {
+        problems.push([['routes', capability, i], `no provider named ${provider} in PROVIDERS.providers`]);
+      } else if (!servesCapability[spec.type].includes(capability)) {
+        problems.push([
+          ['routes', capability, i],
+          `a provider of type ${spec.type} does not serve ${capability}`,
+        ]);
+      }
+      const prices = { ...basePrices, ...parsed.data.prices[entry] };
+      return Object.freeze({ provider, model: entry.slice(slash + 1), prices: Object.freeze(prices) });
+    });
+  }
+  for (const entry of Object.keys(parsed.data.prices)) {
+    if (!Object.values(routes).some((r) => r.some((e) => `${e.provider}/${e.model}` === entry))) {
+      problems.push([['prices', entry], 'prices a provider/model no route uses']);
+    }
+  }
+  if (problems.length > 0) throw invalid(problems);
+  return Object.freeze({
+    providers: Object.freeze(providers),
+    routes: Object.freeze(routes),
+    localVideo: true,
+    named: true,
+  });
+}
+
+function singleProvider(single: SingleProviderSettings, basePrices: Prices): ProvidersConfig {
+  const spec: ProviderSpec =
+    single.name === 'local'
+      ? {
+          name: 'local',
+          type: 'local',
+          baseUrl: undefined,
+          apiKey: undefined,
+          timeoutMs: single.timeoutMs,
+          breaker: defaultBreaker,
+        }
+      : {
+          name: 'openai',
+          type: 'openai',
+          baseUrl: single.openai.baseUrl.replace(/\/+$/, ''),
+          apiKey: single.openai.apiKey,
+          timeoutMs: single.timeoutMs,
+          breaker: defaultBreaker,
+        };
+  const models = single.name === 'local' ? localModels : single.openai.models;
+  const routes = Object.fromEntries(
+    routedCapabilities.map((c) => [
+      c,
+      [Object.freeze({ provider: spec.name, model: models[c], prices: basePrices })],
+    ]),
+  ) as Record<RoutedCapability, RouteEntry[]>;
+  return Object.freeze({
+    providers: Object.freeze({ [spec.name]: Object.freeze(spec) }),
+    routes: Object.freeze(routes),
+    localVideo: single.name === 'local',
+    named: false,
+  });
+}
+
+function readDocument(value: string): unknown {
+  let text = value;
+  if (value.startsWith('@')) {
+    try {
+      text = readFileSync(value.slice(1), 'utf8');
+    } catch (error) {
+      throw invalid([
+        [[], `cannot read ${value.slice(1)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`],
+      ]);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid([[[], 'is not valid JSON']]);
+  }
+}
+
+function invalid(problems: [readonly PropertyKey[], string][]): Error {
+  const field = (path: readonly PropertyKey[]) =>
+    path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : `${s}.${String(p)}`), 'PROVIDERS');
+  return new Error(
+    `Invalid configuration:\n${problems.map(([path, m]) => `  ${field(path)}: ${m}`).join('\n')}`,
+  );
+}

@@ -1,0 +1,53 @@
+import { Gauge, type Registry } from 'prom-client';
+
+import type { Db } from '../db/sql.ts';
+import type { Logger } from '../observability/logger.ts';
+import { CircuitBreaker, type CircuitStatus } from './circuitBreaker.ts';
+
+const states: CircuitStatus['state'][] = ['closed', 'open', 'half-open'];
+
+/**
+ * The gateway's circuits as gauges, read from PostgreSQL at scrape time (one small query, cached
+ * 2 s), so every process reports the state the whole fleet shares:
+ * svc_provider_circuit_state{provider,state} is 1 for each provider's current state and 0 for the
+ * others; svc_provider_circuit_failures{provider} counts its failures in a row.
+ */
+export function registerCircuitGauges(registry: Registry, db: Db, logger: Logger, providers: string[]): void {
+  const breaker = new CircuitBreaker(db, () => ({ failures: 1, windowMs: 0, cooldownMs: 0, trialMs: 0 }));
+  let reading: { at: number; circuits: Promise<CircuitStatus[] | undefined> } | undefined;
+  const read = () => {
+    if (!reading || Date.now() - reading.at >= 2000) {
+      const circuits = breaker.status(providers).catch((error: unknown) => {
+        logger.warn({ err: error }, 'reading provider circuits for metrics failed');
+        reading = undefined;
+        return undefined;
+      });
+      reading = { at: Date.now(), circuits };
+    }
+    return reading.circuits;
+  };
+  new Gauge({
+    name: 'svc_provider_circuit_state',
+    help: "A model provider's circuit (1 for its current state): closed takes calls, open skips it, half-open lets one trial through.",
+    labelNames: ['provider', 'state'],
+    registers: [registry],
+    async collect() {
+      const circuits = await read();
+      this.reset();
+      for (const c of circuits ?? []) {
+        for (const state of states) this.set({ provider: c.name, state }, c.state === state ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'svc_provider_circuit_failures',
+    help: "A model provider's retryable failures in a row within its breaker's window.",
+    labelNames: ['provider'],
+    registers: [registry],
+    async collect() {
+      const circuits = await read();
+      this.reset();
+      for (const c of circuits ?? []) this.set({ provider: c.name }, c.failures);
+    },
+  });
+}

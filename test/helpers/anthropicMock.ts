@@ -1,0 +1,124 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** How the mock answers the next message request. */
+export type MessageBehavior =
+  | { kind: 'ok'; text?: string }
+  /** An HTTP error with Anthropic's error body; `retryAfter` sets the header. */
+  | { kind: 'status'; status: number; type: string; message: string; retryAfter?: string }
+  /** Accepts the request and never answers (a stuck provider). */
+  | { kind: 'stall' }
+  /** Closes the connection without an answer. */
+  | { kind: 'drop' }
+  /** Streams `words` words, then an `error` event (Anthropic's overloaded or api errors mid-answer). */
+  | { kind: 'streamError'; words: number; type: string; message: string };
+
+export type AnthropicMock = {
+  baseUrl: string;
+  apiKey: string;
+  /** Every request's body, in arrival order. */
+  requests: Record<string, unknown>[];
+  queue(...behaviors: MessageBehavior[]): void;
+  close(): Promise<void>;
+};
+
+export function anthropicReply(prompt: string): string {
+  return `Claude mock reply to: ${prompt}`;
+}
+
+const event = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+/**
+ * A local server speaking the Anthropic Messages API (POST /v1/messages, streamed as the API streams
+ * it: message_start, content blocks, message_delta with usage, message_stop), with scriptable
+ * failures and every request recorded. Loopback only.
+ */
+export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789'): Promise<AnthropicMock> {
+  const requests: Record<string, unknown>[] = [];
+  const behaviors: MessageBehavior[] = [];
+  const sockets = new Set<Socket>();
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    requests.push(body);
+    const fail = (status: number, type: string, message: string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify({ type: 'error', error: { type, message } }));
+    };
+    if (req.method !== 'POST' || req.url !== '/v1/messages')
+      {return fail(404, 'not_found_error', 'no such route');}
+    // The API takes the key as x-api-key or (as the current SDK sends it) a bearer token.
+    const given = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
+    if (given !== apiKey) return fail(401, 'authentication_error', 'invalid x-api-key');
+    if (!req.headers['anthropic-version'])
+      {return fail(400, 'invalid_request_error', 'anthropic-version missing');}
+    const behavior = behaviors.shift() ?? { kind: 'ok' };
+    if (behavior.kind === 'stall') return;
+    if (behavior.kind === 'drop') return req.socket.destroy();
+    if (behavior.kind === 'status') {
+      const headers: Record<string, string> = behavior.retryAfter
+        ? { 'retry-after': behavior.retryAfter }
+        : {};
+      return fail(behavior.status, behavior.type, behavior.message, headers);
+    }
+    const messages = body.messages as { role: string; content: string }[];
+    const prompt = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+    const pieces = (behavior.kind === 'ok' && behavior.text ? behavior.text : anthropicReply(prompt)).split(
+      /(?<= )/,
+    );
+    const inputTokens = messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0);
+    const model = String(body.model);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(
+      event('message_start', {
+        message: {
+          id: 'msg_mock',
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: inputTokens, output_tokens: 1 },
+        },
+      }),
+    );
+    res.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+    const words = behavior.kind === 'streamError' ? behavior.words : pieces.length;
+    for (const piece of pieces.slice(0, words)) {
+      res.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } }));
+    }
+    if (behavior.kind === 'streamError') {
+      res.end(event('error', { error: { type: behavior.type, message: behavior.message } }));
+      return;
+    }
+    res.write(event('content_block_stop', { index: 0 }));
+    res.write(
+      event('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: pieces.length },
+      }),
+    );
+    res.end(event('message_stop', {}));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey,
+    requests,
+    queue: (...more) => behaviors.push(...more),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,206 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+
+import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
+import { sql } from '../../../shared/db/sql.ts';
+import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
+import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
+
+// A route of three providers speaking two real protocols: `alpha` (OpenAI-compatible) first,
+// `claude` (Anthropic Messages) second, `beta` (OpenAI-compatible) last. Each bills output tokens
+// at its own price (1, 2 and 3 minor units a token), so the balance shows which one answered.
+let t: TestContext;
+let tenant: Tenant;
+let alpha: OpenAiMock;
+let beta: OpenAiMock;
+let claude: AnthropicMock;
+let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+
+const perToken = (units: number) => ({ textInputPer1MTokens: 0, textOutputPer1MTokens: units * 1_000_000 });
+
+beforeAll(async () => {
+  [alpha, beta, claude] = await Promise.all([startOpenAiMock(), startOpenAiMock(), startAnthropicMock()]);
+  const providers = {
+    providers: {
+      // A breaker that never opens here: these tests are about one call's fallback (see generation.breaker).
+      alpha: {
+        type: 'openai',
+        baseUrl: alpha.baseUrl,
+        apiKeyEnv: 'ALPHA_KEY',
+        timeoutMs: 800,
+        breaker: { failures: 1000 },
+      },
+      claude: { type: 'anthropic', baseUrl: claude.baseUrl, apiKeyEnv: 'CLAUDE_KEY', timeoutMs: 5000 },
+      beta: { type: 'openai', baseUrl: beta.baseUrl, apiKeyEnv: 'BETA_KEY', timeoutMs: 5000 },
+    },
+    routes: {
+      text: ['alpha/gpt-alpha', 'claude/claude-mock-1', 'beta/gpt-beta'],
+      image: ['alpha/img-alpha', 'beta/img-beta'],
+    },
+    prices: {
+      'alpha/gpt-alpha': perToken(1),
+      'claude/claude-mock-1': perToken(2),
+      'beta/gpt-beta': perToken(3),
+      'alpha/img-alpha': { imagePerImage: 10 },
+      'beta/img-beta': { imagePerImage: 30 },
+    },
+  };
+  ({ t, tenant } = await contextWithTenant({
+    env: {
+      PROVIDERS: JSON.stringify(providers),
+      ALPHA_KEY: alpha.apiKey,
+      BETA_KEY: beta.apiKey,
+      CLAUDE_KEY: claude.apiKey,
+    },
+    credits: 1_000_000,
+    worker: true,
+  }));
+  server = await listenOnLoopback(t.app);
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+  await Promise.all([alpha.close(), beta.close(), claude.close()]);
+});
+
+/** Requests each provider received since the test began. */
+let seen: () => { alpha: number; claude: number; beta: number };
+beforeEach(() => {
+  const at = { alpha: alpha.requests.length, claude: claude.requests.length, beta: beta.requests.length };
+  seen = () => ({
+    alpha: alpha.requests.length - at.alpha,
+    claude: claude.requests.length - at.claude,
+    beta: beta.requests.length - at.beta,
+  });
+});
+
+const balance = async () => (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor;
+
+const jobRow = z.object({ status: z.string(), cost_minor: z.number().nullable() });
+const meteringRow = z.object({
+  provider: z.string().nullable(),
+  model: z.string().nullable(),
+  cost_minor: z.number(),
+});
+const meteringOf = (requestId: string) =>
+  t.deps.pool.any(
+    sql.type(
+      meteringRow,
+    )`select provider, model, cost_minor from metering_records where request_id = ${requestId}`,
+  );
+const jobOf = (requestId: string) =>
+  t.deps.pool.one(sql.type(jobRow)`select status, cost_minor from jobs where request_id = ${requestId}`);
+
+/** The model the request log recorded in the call's response. */
+const loggedModel = (requestId: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ model: z.string().nullable() }))`
+    select response_body->>'model' as model from request_logs where request_id = ${requestId}
+  `);
+
+async function postText(prompt: string) {
+  const before = await balance();
+  const res = await t.http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt });
+  return { res, spent: before - (await balance()), job: await jobOf(res.headers['x-request-id']!) };
+}
+
+describe('fallback inside one job attempt', () => {
+  it.each([
+    ['answers 503', { kind: 'status', status: 503, message: 'overloaded' }],
+    ['times out', { kind: 'stall' }],
+    ['drops the connection', { kind: 'drop' }],
+    [
+      'streams an error before any delta',
+      { kind: 'streamError', words: 0, error: { message: 'upstream down' } },
+    ],
+  ] as const)('when the first provider %s, the second answers, billed at its price', async (_name, fault) => {
+    alpha.queueChat(fault);
+    const { res, spent, job } = await postText('route me');
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ text: anthropicReply('route me'), model: 'claude/claude-mock-1' });
+    expect(seen()).toEqual({ alpha: 1, claude: 1, beta: 0 });
+    // One job attempt: a retry would have asked `alpha` again.
+    expect(job).toEqual({ status: 'succeeded', cost_minor: 2 * res.body.usage.outputTokens });
+    expect(res.body.cost.amount).toBe(2 * res.body.usage.outputTokens);
+    expect(spent).toBe(res.body.cost.amount);
+    expect(await meteringOf(res.headers['x-request-id']!)).toEqual([
+      { provider: 'claude', model: 'claude-mock-1', cost_minor: res.body.cost.amount },
+    ]);
+    await t.deps.requestLog.flush();
+    expect(await loggedModel(res.headers['x-request-id']!)).toBe('claude/claude-mock-1');
+  });
+
+  it('goes down the whole route: the last provider answers when the first two fail', async () => {
+    alpha.queueChat({ kind: 'status', status: 500, message: 'broken' });
+    claude.queue({ kind: 'status', status: 529, type: 'overloaded_error', message: 'Overloaded' });
+    const { res, spent } = await postText('third time');
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ text: mockReply('third time'), model: 'beta/gpt-beta' });
+    expect(seen()).toEqual({ alpha: 1, claude: 1, beta: 1 });
+    expect(spent).toBe(3 * res.body.usage.outputTokens);
+  });
+
+  it('does not send a request the first provider refused (400) anywhere else, and charges nothing', async () => {
+    alpha.queueChat({ kind: 'status', status: 400, message: 'context length exceeded' });
+    const { res, spent, job } = await postText('too long');
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('internal_error');
+    expect(seen()).toEqual({ alpha: 1, claude: 0, beta: 0 });
+    expect({ spent, status: job.status }).toEqual({ spent: 0, status: 'failed' });
+  });
+
+  it('does not send an Anthropic refusal streamed as an error event anywhere else', async () => {
+    alpha.queueChat({ kind: 'status', status: 502, message: 'bad gateway' });
+    claude.queue({ kind: 'streamError', words: 0, type: 'invalid_request_error', message: 'bad turn order' });
+    const { res } = await postText('refused');
+    expect(res.status).toBe(500);
+    expect(seen()).toEqual({ alpha: 1, claude: 1, beta: 0 });
+  });
+
+  it('falls back for a streamed call whose first provider failed before its first delta', async () => {
+    alpha.queueChat({ kind: 'streamError', words: 0, error: { message: 'upstream down' } });
+    const res = await fetch(`${server.origin}${api('/text')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
+      body: JSON.stringify({ prompt: 'stream me', stream: true }),
+    });
+    const events = await readEvents(res);
+    const deltas = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => (JSON.parse(e.data) as { text: string }).text);
+    expect(deltas.join('')).toBe(anthropicReply('stream me'));
+    expect(seen()).toEqual({ alpha: 1, claude: 1, beta: 0 });
+  });
+
+  it('does not continue elsewhere a stream that has sent a delta', async () => {
+    alpha.queueChat(
+      { kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } },
+      { kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } },
+      { kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } },
+    );
+    const res = await fetch(`${server.origin}${api('/text')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
+      body: JSON.stringify({ prompt: 'half an answer', stream: true }),
+    });
+    const events = await readEvents(res);
+    expect(events.some((e) => e.event === 'delta')).toBe(true);
+    // Neither other provider was asked: the text would have been stitched from two models.
+    expect(seen()).toMatchObject({ claude: 0, beta: 0 });
+  });
+
+  it('routes images too, billed at the image price of the provider that answered', async () => {
+    alpha.failNext('/images/generations', 503, 'busy');
+    const before = await balance();
+    const res = await t.http
+      .post(api('/images'))
+      .set(bearer(tenant.liveKey))
+      .send({ prompt: 'a cat' })
+      .expect(201);
+    expect(res.body.model).toBe('beta/img-beta');
+    expect(before - (await balance())).toBe(30);
+  });
+});

@@ -1,0 +1,109 @@
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+
+import { toStorableText } from '../../shared/primitives/storableText.ts';
+import { estimateTokens } from '../../shared/providers/tokens.ts';
+import {
+  type ChatProvider,
+  isRetryableStatus,
+  ProviderError,
+  retryAfterMs,
+  type TextGeneration,
+} from '../../shared/providers/types.ts';
+import { type OpenAiSettings, scrubSecrets } from './openaiHttp.ts';
+
+// Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no
+// provider will take it. Any other (overloaded_error, api_error, rate_limit_error) may pass later.
+const refusals = new Set([
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'request_too_large',
+  'billing_error',
+]);
+
+/** An SDK failure as the gateway understands it: retryable or not, with the provider's Retry-After. */
+export function anthropicFailure(error: unknown, apiKey: string | undefined): ProviderError {
+  const text = (what: string) => scrubSecrets(`anthropic /v1/messages ${what}`.slice(0, 400), apiKey);
+  if (error instanceof APIConnectionTimeoutError)
+    {return new ProviderError(text('timed out'), true, { cause: error });}
+  if (error instanceof APIConnectionError)
+    {return new ProviderError(text('request failed'), true, { cause: error });}
+  if (error instanceof APIError) {
+    if (typeof error.status === 'number') {
+      return new ProviderError(
+        text(`answered ${error.status}: ${error.message}`),
+        isRetryableStatus(error.status),
+        {
+          status: error.status,
+          retryAfterMs: retryAfterMs(error.headers?.get('retry-after') ?? null),
+        },
+      );
+    }
+    // Sent as an event inside a stream that began with 200.
+    const type = (error.error as { error?: { type?: unknown } } | undefined)?.error?.type;
+    return new ProviderError(text(`streamed an error: ${error.message}`), !refusals.has(String(type)));
+  }
+  return new ProviderError(text('answered something unreadable'), true, { cause: error });
+}
+
+/**
+ * Text from the Anthropic Messages API through its official SDK, always streamed: deltas reach
+ * `onDelta` as they arrive, usage comes from the message's own counts, and a cancellation still
+ * knows what was produced. The SDK's own retries are off: the gateway decides where a failed call goes.
+ */
+export function anthropicChat(settings: OpenAiSettings, model: string): ChatProvider {
+  const client = new Anthropic({
+    apiKey: settings.apiKey ?? null,
+    baseURL: settings.baseUrl,
+    timeout: settings.timeoutMs,
+    maxRetries: 0,
+  });
+  return {
+    async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
+      const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
+      const turns = messages.flatMap(({ role, content }) => (role === 'system' ? [] : [{ role, content }]));
+      let text = '';
+      let served = model;
+      let inputTokens = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+      let outputTokens: number | undefined;
+      let stop: string | null = null;
+      const generation = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
+        text,
+        model: served,
+        usage: { inputTokens, outputTokens: outputTokens ?? estimateTokens(text) },
+        finishReason,
+      });
+      try {
+        const stream = await client.messages.create(
+          {
+            model,
+            max_tokens: maxTokens,
+            messages: turns,
+            stream: true,
+            ...(system.length ? { system: system.join('\n\n') } : {}),
+          },
+          { signal },
+        );
+        for await (const event of stream) {
+          if (event.type === 'message_start') {
+            served = toStorableText(event.message.model);
+            inputTokens = event.message.usage.input_tokens;
+          } else if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
+            const piece = toStorableText(event.delta.text);
+            text += piece;
+            onDelta?.(piece);
+          } else if (event.type === 'message_delta') {
+            outputTokens = event.usage.output_tokens;
+            stop = event.delta.stop_reason;
+          }
+        }
+      } catch (error) {
+        if (signal.aborted) return generation('cancelled');
+        throw anthropicFailure(error, settings.apiKey);
+      }
+      if (signal.aborted) return generation('cancelled');
+      return generation(stop === 'max_tokens' ? 'length' : 'stop');
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import type { ProvidersConfig, RoutedCapability, RouteEntry } from '../../shared/config/providersConfig.ts';
+import type { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
+import {
+  type Answerer,
+  type ChatProvider,
+  type EmbeddingProvider,
+  type ImageProvider,
+  ProviderError,
+  type TranscriptionProvider,
+} from '../../shared/providers/types.ts';
+
+/** The routed capabilities' clients for one route entry (its provider's protocol, its model). */
+export type EntryClients = {
+  text: ChatProvider;
+  image: ImageProvider;
+  embedding: EmbeddingProvider;
+  transcription: TranscriptionProvider;
+};
+
+export type GatewayParts = {
+  config: ProvidersConfig;
+  breaker: CircuitBreaker;
+  /** The client of a capability for a route entry (built once per entry by the caller). */
+  clientFor<C extends RoutedCapability>(capability: C, entry: RouteEntry): EntryClients[C];
+  /** A circuit-breaker write that failed, for the worker's log. */
+  onBreakerError(error: unknown): void;
+  /** Each attempt that failed over, for the worker's log. */
+  onFallback(attempt: { capability: RoutedCapability; from: Answerer; error: ProviderError }): void;
+};
+
+/**
+ * Calls a capability's route in order inside one job attempt. A retryable failure (timeout,
+ * connection error, 408/409/425/429/5xx, an error event before the first delta) counts against the
+ * provider's circuit and moves on to the next entry at once; providers whose circuit is open or that
+ * asked for rest are skipped. Anything else (a request the provider refuses, a cancellation) ends the
+ * call where it is, as does a failure after a delta reached the caller: the text would otherwise be
+ * stitched from two models. When every entry failed or was skipped the last failure is thrown, so the
+ * job's own retries take over.
+ */
+export async function callRoute<T extends object>(
+  parts: GatewayParts,
+  capability: RoutedCapability,
+  call: (entry: RouteEntry, started: () => boolean) => Promise<T>,
+  streamed: { delivered: boolean } = { delivered: false },
+): Promise<T & { answeredBy: Answerer }> {
+  const route = parts.config.routes[capability];
+  let last: ProviderError | undefined;
+  for (const entry of route) {
+    if ((await parts.breaker.admit(entry.provider)) === 'skip') continue;
+    const answeredBy = { provider: entry.provider, model: entry.model };
+    try {
+      const value = await call(entry, () => streamed.delivered);
+      await parts.breaker.succeeded(entry.provider);
+      if (!parts.config.named || !('model' in value)) return { ...value, answeredBy };
+      // The model the provider says served the call, under the provider's name in PROVIDERS.
+      return { ...value, model: `${entry.provider}/${String(value.model)}`, answeredBy };
+    } catch (error) {
+      if (!(error instanceof ProviderError) || !error.retryable) throw error;
+      // Counted in the background: the next entry need not wait for the write (this process's
+      // breaker caches the new state when it lands; a failed write costs one count, not the call).
+      void parts.breaker.failed(entry.provider, error.retryAfterMs).catch(parts.onBreakerError);
+      if (streamed.delivered) throw error;
+      parts.onFallback({ capability, from: answeredBy, error });
+      last = error;
+    }
+  }
+  throw (
+    last ??
+    new ProviderError(
+      route.length === 0
+        ? `no provider is routed for ${capability} (PROVIDERS.routes.${capability})`
+        : `every provider routed for ${capability} is resting or its circuit is open`,
+      route.length > 0,
+    )
+  );
+}
+
+/** The routed capabilities as the worker's Providers see them: each call goes through its route. */
+export function makeGateway(parts: GatewayParts) {
+  const chat: ChatProvider = {
+    chat(request) {
+      const streamed = { delivered: false };
+      const onDelta = request.onDelta;
+      return callRoute(
+        parts,
+        'text',
+        (entry) =>
+          parts.clientFor('text', entry).chat({
+            ...request,
+            onDelta:
+              onDelta &&
+              ((text) => {
+                streamed.delivered = true;
+                onDelta(text);
+              }),
+          }),
+        streamed,
+      );
+    },
+  };
+  const images: ImageProvider = {
+    generate: (request) =>
+      callRoute(parts, 'image', (entry) => parts.clientFor('image', entry).generate(request)),
+  };
+  const embeddings: EmbeddingProvider = {
+    embed: (request) =>
+      callRoute(parts, 'embedding', (entry) => parts.clientFor('embedding', entry).embed(request)),
+  };
+  const transcription: TranscriptionProvider = {
+    transcribe: (request) =>
+      callRoute(parts, 'transcription', (entry) =>
+        parts.clientFor('transcription', entry).transcribe(request),
+      ),
+  };
+  return { chat, images, embeddings, transcription };
+}
