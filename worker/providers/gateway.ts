@@ -1,11 +1,14 @@
 import type { ProvidersConfig, RoutedCapability, RouteEntry } from '../../shared/config/providersConfig.ts';
 import type { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
+import { estimateTokens } from '../../shared/providers/tokens.ts';
 import {
   type Answerer,
   type ChatProvider,
+  type ChatRequest,
   type EmbeddingProvider,
   type ImageProvider,
   ProviderError,
+  type TextGeneration,
   type TranscriptionProvider,
 } from '../../shared/providers/types.ts';
 
@@ -33,14 +36,14 @@ export type GatewayParts = {
  * connection error, 408/409/425/429/5xx, an error event before the first delta) counts against the
  * provider's circuit and moves on to the next entry at once; providers whose circuit is open or that
  * asked for rest are skipped. Anything else (a request the provider refuses, a cancellation) ends the
- * call where it is, as does a failure after a delta reached the caller: the text would otherwise be
- * stitched from two models. When every entry failed or was skipped the last failure is thrown, so the
- * job's own retries take over.
+ * call where it is, as does a failure after a delta reached the caller (`streamed`): the text would
+ * otherwise be stitched from two models. When every entry failed or was skipped the last failure is
+ * thrown, so the job's own retries take over.
  */
 export async function callRoute<T extends object>(
   parts: GatewayParts,
   capability: RoutedCapability,
-  call: (entry: RouteEntry, started: () => boolean) => Promise<T>,
+  call: (entry: RouteEntry) => Promise<T>,
   streamed: { delivered: boolean } = { delivered: false },
 ): Promise<T & { answeredBy: Answerer }> {
   const route = parts.config.routes[capability];
@@ -49,7 +52,7 @@ export async function callRoute<T extends object>(
     if ((await parts.breaker.admit(entry.provider)) === 'skip') continue;
     const answeredBy = { provider: entry.provider, model: entry.model };
     try {
-      const value = await call(entry, () => streamed.delivered);
+      const value = await call(entry);
       await parts.breaker.succeeded(entry.provider);
       if (!parts.config.named || !('model' in value)) return { ...value, answeredBy };
       // The model the provider says served the call, under the provider's name in PROVIDERS.
@@ -75,27 +78,62 @@ export async function callRoute<T extends object>(
   );
 }
 
+type Streamed = { delivered: boolean; text: string; entry: RouteEntry | undefined };
+
+/**
+ * A streamed reply whose provider failed after the caller had text from it: it is not continued
+ * elsewhere, and it ends as a cut-off reply of what was delivered, billed for that (tokens
+ * estimated, the provider's count having never arrived) rather than retried, which would stream the
+ * answer again after the part already sent.
+ */
+function cutShort(
+  config: ProvidersConfig,
+  request: ChatRequest,
+  entry: RouteEntry,
+  text: string,
+): TextGeneration & { answeredBy: Answerer } {
+  const answeredBy = { provider: entry.provider, model: entry.model };
+  return {
+    text,
+    model: config.named ? `${entry.provider}/${entry.model}` : entry.model,
+    usage: {
+      inputTokens: request.messages.reduce((n, m) => n + estimateTokens(m.content), 0),
+      outputTokens: estimateTokens(text),
+    },
+    finishReason: 'cancelled',
+    answeredBy,
+  };
+}
+
 /** The routed capabilities as the worker's Providers see them: each call goes through its route. */
 export function makeGateway(parts: GatewayParts) {
   const chat: ChatProvider = {
-    chat(request) {
-      const streamed = { delivered: false };
+    async chat(request) {
+      const streamed: Streamed = { delivered: false, text: '', entry: undefined };
       const onDelta = request.onDelta;
-      return callRoute(
-        parts,
-        'text',
-        (entry) =>
-          parts.clientFor('text', entry).chat({
-            ...request,
-            onDelta:
-              onDelta &&
-              ((text) => {
-                streamed.delivered = true;
-                onDelta(text);
-              }),
-          }),
-        streamed,
-      );
+      try {
+        return await callRoute(
+          parts,
+          'text',
+          (entry) => {
+            streamed.entry = entry;
+            return parts.clientFor('text', entry).chat({
+              ...request,
+              onDelta:
+                onDelta &&
+                ((text) => {
+                  streamed.delivered = true;
+                  streamed.text += text;
+                  onDelta(text);
+                }),
+            });
+          },
+          streamed,
+        );
+      } catch (error) {
+        if (!(error instanceof ProviderError) || !streamed.delivered || !streamed.entry) throw error;
+        return cutShort(parts.config, request, streamed.entry, streamed.text);
+      }
     },
   };
   const images: ImageProvider = {

@@ -175,21 +175,32 @@ describe('fallback inside one job attempt', () => {
     expect(seen()).toEqual({ alpha: 1, claude: 1, beta: 0 });
   });
 
-  it('does not continue elsewhere a stream that has sent a delta', async () => {
-    alpha.queueChat(
-      { kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } },
-      { kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } },
-      { kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } },
-    );
+  it('does not continue elsewhere a stream that has sent a delta, and bills what it produced', async () => {
+    alpha.queueChat({ kind: 'streamError', words: 2, error: { message: 'upstream died mid-answer' } });
+    const before = await balance();
     const res = await fetch(`${server.origin}${api('/text')}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
       body: JSON.stringify({ prompt: 'half an answer', stream: true }),
     });
+    const requestId = res.headers.get('x-request-id')!;
     const events = await readEvents(res);
-    expect(events.some((e) => e.event === 'delta')).toBe(true);
-    // Neither other provider was asked: the text would have been stitched from two models.
-    expect(seen()).toMatchObject({ claude: 0, beta: 0 });
+    const deltas = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => (JSON.parse(e.data) as { text: string }).text);
+    expect(deltas.join('')).toBe('Mock reply ');
+    // The stream ends as a cut-off call does: with the error event, the text so far being all there is.
+    expect(events.at(-1)!.event).toBe('error');
+    // Neither other provider was asked (the text would have been stitched from two models), and the
+    // job was not retried (it would have streamed the answer again after the part already sent).
+    expect(seen()).toEqual({ alpha: 1, claude: 0, beta: 0 });
+    const [record] = await meteringOf(requestId);
+    // Billed at alpha's price (1 a token) for the two words it produced, not for the prompt's tokens.
+    expect(record).toEqual({ provider: 'alpha', model: 'gpt-alpha', cost_minor: expect.any(Number) });
+    expect(record!.cost_minor).toBeGreaterThanOrEqual(1);
+    expect(record!.cost_minor).toBeLessThanOrEqual(4);
+    expect(before - (await balance())).toBe(record!.cost_minor);
+    expect((await jobOf(requestId)).status).toBe('cancelled');
   });
 
   it('routes images too, billed at the image price of the provider that answered', async () => {
