@@ -195,7 +195,7 @@ describe('fallback inside one job attempt', () => {
     // job was not retried (it would have streamed the answer again after the part already sent).
     expect(seen()).toEqual({ alpha: 1, claude: 0, beta: 0 });
     const [record] = await meteringOf(requestId);
-    // Billed at alpha's price (1 a token) for the two words it produced, not for the prompt's tokens.
+    // Billed at alpha's price (prompt free, 1 an output token) for the two words it produced.
     expect(record).toEqual({ provider: 'alpha', model: 'gpt-alpha', cost_minor: expect.any(Number) });
     expect(record!.cost_minor).toBeGreaterThanOrEqual(1);
     expect(record!.cost_minor).toBeLessThanOrEqual(4);
