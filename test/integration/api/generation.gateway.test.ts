@@ -203,6 +203,21 @@ describe('fallback inside one job attempt', () => {
     expect((await jobOf(requestId)).status).toBe('cancelled');
   });
 
+  it("leaves test keys on their fixtures: no provider is asked, whatever the route's state", async () => {
+    alpha.queueChat({ kind: 'status', status: 503, message: 'down' });
+    const res = await t.http
+      .post(api('/text'))
+      .set(bearer(tenant.testKey))
+      .send({ prompt: 'fixture' })
+      .expect(201);
+    expect(res.body.cost.amount).toBe(0);
+    expect(res.body.model).not.toContain('/');
+    expect(seen()).toEqual({ alpha: 0, claude: 0, beta: 0 });
+    // The queued 503 is still there for the next live call: alpha answers it, claude takes over.
+    const live = await postText('after the fixture');
+    expect(live.res.body.model).toBe('claude/claude-mock-1');
+  });
+
   it('routes images too, billed at the image price of the provider that answered', async () => {
     alpha.failNext('/images/generations', 503, 'busy');
     const before = await balance();

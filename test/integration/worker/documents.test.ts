@@ -57,7 +57,6 @@ describe('files__parse', () => {
   });
 });
 
-
 const waitForJob = (id: string) => waitForJobOf(t, id, tenant.testKey, 60_000);
 
 const render = (fileId: string) => t.http.post(api(`/files/${fileId}/render`)).set(bearer(tenant.testKey));
@@ -87,6 +86,16 @@ describe('deck__export', () => {
       .expect(200);
     expect(exported.headers['content-type']).toBe('application/pdf');
     expect(exported.headers['content-disposition']).toContain("filename*=UTF-8''Review.pdf");
+    // The faces Chromium embedded: the slides' DejaVu Sans and, for the Nepali line, Noto Sans
+    // Devanagari, never a fallback (fontconfig aliases every generic family to these).
+    const embedded = new Set(
+      [
+        ...(exported.body as Buffer)
+          .toString('latin1')
+          .matchAll(/\/BaseFont\s*\/(?:[A-Z]{6}\+)?([A-Za-z-]+)/g),
+      ].map((m) => m[1]!.replace(/-.*$/, '')),
+    );
+    expect([...embedded].sort()).toEqual(['DejaVuSans', 'NotoSansDevanagari']);
     const pdf = await getDocumentProxy(new Uint8Array(exported.body as Buffer));
     const { totalPages, text } = await extractText(pdf, { mergePages: false });
     expect(totalPages).toBe(3);
