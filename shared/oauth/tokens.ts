@@ -1,6 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-
 import { randomBase62, sha256 } from '../primitives/ids.ts';
+import { openJson, sealJson } from '../primitives/sealedBox.ts';
 
 /** Token formats of the spec ("OAuth 2.1 apps"): codes, access and refresh tokens, client secrets. */
 export const tokenPrefix = {
@@ -50,26 +49,17 @@ export type SealedPair = {
 
 // The key comes from the old refresh token itself: only a caller holding it can open the successor,
 // and the database alone holds nothing usable.
-function sealKey(refreshToken: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', refreshToken, 'svc-oauth', 'successor pair v1', 32));
-}
+const boxKey = (refreshToken: string) => ({
+  secret: refreshToken,
+  salt: 'svc-oauth',
+  info: 'successor pair v1',
+});
 
-/** AES-256-GCM: iv (12) + tag (16) + ciphertext. */
 export function sealSuccessor(oldRefreshToken: string, pair: SealedPair): Buffer {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealKey(oldRefreshToken), iv);
-  const body = Buffer.concat([cipher.update(JSON.stringify(pair), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+  return sealJson(boxKey(oldRefreshToken), pair);
 }
 
 /** @returns the pair, or null when the box was not sealed for this token. */
 export function openSuccessor(oldRefreshToken: string, sealed: Buffer): SealedPair | null {
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', sealKey(oldRefreshToken), sealed.subarray(0, 12));
-    decipher.setAuthTag(sealed.subarray(12, 28));
-    const text = Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
-    return JSON.parse(text) as SealedPair;
-  } catch {
-    return null;
-  }
+  return openJson<SealedPair>(boxKey(oldRefreshToken), sealed);
 }

@@ -1,10 +1,9 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-
 import type { Request } from 'express';
 
 import { insertSecretReveal, takeSecretReveal } from '../../../shared/db/queries/secretReveals.ts';
 import { isoAt } from '../../../shared/primitives/clock.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
+import { openJson, sealJson } from '../../../shared/primitives/sealedBox.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { formCookie } from '../csrf.ts';
 import type { ConsoleContext } from './consoleContextType.ts';
@@ -23,27 +22,9 @@ export type Reveal = {
 const revealLifetimeMs = 5 * 60_000;
 
 // The key comes from the browser's form cookie and the reveal's id: the row alone opens nothing.
-const sealKey = (cookie: string, id: string) =>
-  Buffer.from(hkdfSync('sha256', cookie, id, 'svc console reveal v1', 32));
-
-function seal(cookie: string, id: string, reveal: Reveal): Buffer {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealKey(cookie, id), iv);
-  const body = Buffer.concat([cipher.update(JSON.stringify(reveal), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]);
-}
-
-function open(cookie: string, id: string, sealed: Buffer): Reveal | null {
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', sealKey(cookie, id), sealed.subarray(0, 12));
-    decipher.setAuthTag(sealed.subarray(12, 28));
-    return JSON.parse(
-      Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8'),
-    ) as Reveal;
-  } catch {
-    return null;
-  }
-}
+const boxKey = (cookie: string, id: string) => ({ secret: cookie, salt: id, info: 'svc console reveal v1' });
+const seal = (cookie: string, id: string, reveal: Reveal) => sealJson(boxKey(cookie, id), reveal);
+const open = (cookie: string, id: string, sealed: Buffer) => openJson<Reveal>(boxKey(cookie, id), sealed);
 
 /**
  * Keeps a secret for the one page that shows it and returns that page's address, for the form's
