@@ -5,7 +5,7 @@ import { upsertGrant } from '../../../shared/db/queries/oauthGrants.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { createWebhookEndpoint } from '../../../shared/webhooks/endpoints.ts';
-import { FormClient, type Harness, inputValue, signInWith, startHarness } from '../oauth/harness.ts';
+import { type FormClient, type Harness, inputValue, signedInConsole } from '../oauth/harness.ts';
 
 // Every destructive action (revoke, roll, rotate, disable, cut off) posted without its confirmation
 // page's field changes nothing and leads to that page; confirmed, it acts and the page it returns
@@ -25,11 +25,7 @@ const endpointState = (id: string) =>
   `);
 
 beforeAll(async () => {
-  h = await startHarness({}, { WEBHOOK_ALLOW_PRIVATE: 'true' });
-  client = new FormClient(h.base);
-  const signedIn = await signInWith(client, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
-  base = `/console/${h.tenant.memberId}`;
+  ({ h, client, base } = await signedInConsole({ WEBHOOK_ALLOW_PRIVATE: 'true' }));
 });
 afterAll(() => h.close());
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { FormClient, type Harness, signInWith, startHarness } from '../oauth/harness.ts';
+import { type FormClient, type Harness, signedInConsole } from '../oauth/harness.ts';
 
 // The lists name things (keys, apps, scopes), filters say what is wrong with them, tasks say where
 // they stand; and the pages stay fast.
@@ -11,11 +11,7 @@ let client: FormClient;
 let base: string;
 
 beforeAll(async () => {
-  h = await startHarness();
-  client = new FormClient(h.base);
-  const signedIn = await signInWith(client, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
-  base = `/console/${h.tenant.memberId}`;
+  ({ h, client, base } = await signedInConsole());
 });
 afterAll(() => h.close());
 

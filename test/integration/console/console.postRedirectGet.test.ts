@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { FormClient, type Harness, inputValue, signInWith, startHarness } from '../oauth/harness.ts';
+import { FormClient, type Harness, inputValue, signedInConsole, signInWith } from '../oauth/harness.ts';
 
 // Every console form that creates something answers 303; its secret is shown once by a reveal page,
 // and loading that page again (a reload) says "already shown" and creates nothing.
@@ -27,11 +27,7 @@ async function createThenReload(path: string, fields: Record<string, string>) {
 }
 
 beforeAll(async () => {
-  h = await startHarness({}, { WEBHOOK_ALLOW_PRIVATE: 'true' });
-  client = new FormClient(h.base);
-  const signedIn = await signInWith(client, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
-  base = `/console/${h.tenant.memberId}`;
+  ({ h, client, base } = await signedInConsole({ WEBHOOK_ALLOW_PRIVATE: 'true' }));
 });
 afterAll(() => h.close());
 

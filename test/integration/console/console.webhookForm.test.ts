@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { FormClient, type Harness, inputValue, signInWith, startHarness } from '../oauth/harness.ts';
+import { type FormClient, type Harness, inputValue, signedInConsole } from '../oauth/harness.ts';
 
 // Without WEBHOOK_ALLOW_PRIVATE: localhost and names resolving to private addresses are refused as
 // 127.0.0.1 is, in words for a member; the form keeps what was typed; unknown console URLs are HTML.
@@ -9,11 +9,7 @@ let client: FormClient;
 let base: string;
 
 beforeAll(async () => {
-  h = await startHarness();
-  client = new FormClient(h.base);
-  const signedIn = await signInWith(client, h.email);
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
-  base = `/console/${h.tenant.memberId}`;
+  ({ h, client, base } = await signedInConsole());
 });
 afterAll(() => h.close());
 

@@ -232,3 +232,14 @@ export async function authorize(
   if (second.status !== 303) throw new Error(`consent answered ${second.status}: ${second.text}`);
   return new URL(second.location!);
 }
+
+/** A harness with its member signed in to the console in one browser, and that console's root path. */
+export async function signedInConsole(
+  env: Record<string, string> = {},
+): Promise<{ h: Harness; client: FormClient; base: string }> {
+  const h = await startHarness({}, env);
+  const client = new FormClient(h.base);
+  const signedIn = await signInWith(client, h.email);
+  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  return { h, client, base: `/console/${h.tenant.memberId}` };
+}
