@@ -6,6 +6,7 @@ import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { alphaThenBetaEnv } from '../../helpers/providerRoutes.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 // `alpha` first, `beta` behind it; alpha's circuit opens after 2 failures in a row, for 2 s.
@@ -17,20 +18,12 @@ const cooldownMs = 2000;
 
 beforeAll(async () => {
   [alpha, beta] = await Promise.all([startOpenAiMock(), startOpenAiMock()]);
-  const providers = {
-    providers: {
-      alpha: {
-        type: 'openai',
-        baseUrl: alpha.baseUrl,
-        apiKeyEnv: 'ALPHA_KEY',
-        breaker: { failures: 2, windowSeconds: 60, cooldownSeconds: cooldownMs / 1000 },
-      },
-      beta: { type: 'openai', baseUrl: beta.baseUrl, apiKeyEnv: 'BETA_KEY' },
-    },
-    routes: { text: ['alpha/gpt-alpha', 'beta/gpt-beta'] },
-  };
   ({ t, tenant } = await contextWithTenant({
-    env: { PROVIDERS: JSON.stringify(providers), ALPHA_KEY: alpha.apiKey, BETA_KEY: beta.apiKey },
+    env: alphaThenBetaEnv(alpha, beta, {
+      failures: 2,
+      windowSeconds: 60,
+      cooldownSeconds: cooldownMs / 1000,
+    }),
     credits: 1_000_000,
     worker: true,
   }));

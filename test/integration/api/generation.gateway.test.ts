@@ -7,6 +7,7 @@ import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../he
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { mockProvidersEnv } from '../../helpers/providerRoutes.ts';
 import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -24,38 +25,29 @@ const perToken = (units: number) => ({ textInputPer1MTokens: 0, textOutputPer1MT
 
 beforeAll(async () => {
   [alpha, beta, claude] = await Promise.all([startOpenAiMock(), startOpenAiMock(), startAnthropicMock()]);
-  const providers = {
-    providers: {
+  const env = mockProvidersEnv(
+    {
       // A breaker that never opens here: these tests are about one call's fallback (see generation.breaker).
-      alpha: {
-        type: 'openai',
-        baseUrl: alpha.baseUrl,
-        apiKeyEnv: 'ALPHA_KEY',
-        timeoutMs: 800,
-        breaker: { failures: 1000 },
+      alpha: { mock: alpha, timeoutMs: 800, breaker: { failures: 1000 } },
+      claude: { mock: claude, type: 'anthropic', timeoutMs: 5000 },
+      beta: { mock: beta, timeoutMs: 5000 },
+    },
+    {
+      routes: {
+        text: ['alpha/gpt-alpha', 'claude/claude-mock-1', 'beta/gpt-beta'],
+        image: ['alpha/img-alpha', 'beta/img-beta'],
       },
-      claude: { type: 'anthropic', baseUrl: claude.baseUrl, apiKeyEnv: 'CLAUDE_KEY', timeoutMs: 5000 },
-      beta: { type: 'openai', baseUrl: beta.baseUrl, apiKeyEnv: 'BETA_KEY', timeoutMs: 5000 },
+      prices: {
+        'alpha/gpt-alpha': perToken(1),
+        'claude/claude-mock-1': perToken(2),
+        'beta/gpt-beta': perToken(3),
+        'alpha/img-alpha': { imagePerImage: 10 },
+        'beta/img-beta': { imagePerImage: 30 },
+      },
     },
-    routes: {
-      text: ['alpha/gpt-alpha', 'claude/claude-mock-1', 'beta/gpt-beta'],
-      image: ['alpha/img-alpha', 'beta/img-beta'],
-    },
-    prices: {
-      'alpha/gpt-alpha': perToken(1),
-      'claude/claude-mock-1': perToken(2),
-      'beta/gpt-beta': perToken(3),
-      'alpha/img-alpha': { imagePerImage: 10 },
-      'beta/img-beta': { imagePerImage: 30 },
-    },
-  };
+  );
   ({ t, tenant } = await contextWithTenant({
-    env: {
-      PROVIDERS: JSON.stringify(providers),
-      ALPHA_KEY: alpha.apiKey,
-      BETA_KEY: beta.apiKey,
-      CLAUDE_KEY: claude.apiKey,
-    },
+    env,
     credits: 1_000_000,
     worker: true,
   }));

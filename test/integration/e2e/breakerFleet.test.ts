@@ -6,6 +6,7 @@ import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { alphaThenBetaEnv } from '../../helpers/providerRoutes.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
@@ -24,19 +25,7 @@ const circuitCacheMs = 2000;
 
 beforeAll(async () => {
   [alpha, beta] = await Promise.all([startOpenAiMock(), startOpenAiMock()]);
-  const providers = {
-    providers: {
-      alpha: {
-        type: 'openai',
-        baseUrl: alpha.baseUrl,
-        apiKeyEnv: 'ALPHA_KEY',
-        breaker: { failures: 2, windowSeconds: 60, cooldownSeconds: 3 },
-      },
-      beta: { type: 'openai', baseUrl: beta.baseUrl, apiKeyEnv: 'BETA_KEY' },
-    },
-    routes: { text: ['alpha/gpt-alpha', 'beta/gpt-beta'] },
-  };
-  const env = { PROVIDERS: JSON.stringify(providers), ALPHA_KEY: alpha.apiKey, BETA_KEY: beta.apiKey };
+  const env = alphaThenBetaEnv(alpha, beta, { failures: 2, windowSeconds: 60, cooldownSeconds: 3 });
   ({ t, tenant } = await contextWithTenant({ env, credits: 1_000_000 }));
   const workerEnv = {
     ...env,
