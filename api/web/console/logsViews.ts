@@ -24,36 +24,36 @@ type LogsPage = {
 
 const statusClasses = ['2xx', '3xx', '4xx', '5xx'];
 
-function choice(name: string, selected: string, options: readonly { id: string; label: string }[]) {
-  return html`<option value="">Any</option>
-    ${options.map(
-      (o) => html`<option value="${o.id}" ${selected === o.id ? html`selected` : ''}>${o.label}</option>`,
-    )}`;
+type Option = { id: string; label: string };
+
+/** A labelled <select> whose first option, "Any", leaves the filter off. */
+function selectField(id: string, label: string, name: string, selected: string, options: readonly Option[]) {
+  return html`<div>
+    <label for="${id}">${label}</label>
+    <select id="${id}" name="${name}">
+      <option value="">Any</option>
+      ${options.map(
+        (o) => html`<option value="${o.id}" ${selected === o.id ? html`selected` : ''}>${o.label}</option>`,
+      )}
+    </select>
+  </div>`;
+}
+
+function dateField(id: string, label: string, name: string, value: string) {
+  return html`<div>
+    <label for="${id}">${label}</label
+    ><input id="${id}" type="datetime-local" name="${name}" value="${value}" />
+  </div>`;
 }
 
 function filterForm(c: ConsoleContext, doc: ApiDocument, p: LogsPage): SafeHtml {
   const { query, choices } = p;
+  const keys = choices.keys.map((k) => ({ id: k.id, label: k.revoked ? `${k.name} (revoked)` : k.name }));
+  const apps = choices.apps.map((a) => ({ id: a.id, label: a.name }));
+  const operations = doc.operations.map((o) => ({ id: o.id, label: `${o.title || o.id} (${o.id})` }));
   return html`<form class="filters" method="get" action="${c.base}/logs">
-    <div>
-      <label for="f-key">Key</label>
-      <select id="f-key" name="key">
-        ${choice(
-          'key',
-          query('key'),
-          choices.keys.map((k) => ({ id: k.id, label: k.revoked ? `${k.name} (revoked)` : k.name })),
-        )}
-      </select>
-    </div>
-    <div>
-      <label for="f-app">OAuth app</label>
-      <select id="f-app" name="app">
-        ${choice(
-          'app',
-          query('app'),
-          choices.apps.map((a) => ({ id: a.id, label: a.name })),
-        )}
-      </select>
-    </div>
+    ${selectField('f-key', 'Key', 'key', query('key'), keys)}
+    ${selectField('f-app', 'OAuth app', 'app', query('app'), apps)}
     <div>
       <label for="f-status">Status (a code, or a class)</label
       ><input id="f-status" type="text" name="status" list="f-status-classes" value="${query('status')}" />
@@ -61,24 +61,9 @@ function filterForm(c: ConsoleContext, doc: ApiDocument, p: LogsPage): SafeHtml 
         ${statusClasses.map((s) => html`<option value="${s}"></option>`)}
       </datalist>
     </div>
-    <div>
-      <label for="f-op">Operation</label>
-      <select id="f-op" name="operation">
-        ${choice(
-          'operation',
-          query('operation'),
-          doc.operations.map((o) => ({ id: o.id, label: `${o.title || o.id} (${o.id})` })),
-        )}
-      </select>
-    </div>
-    <div>
-      <label for="f-since">From (UTC)</label
-      ><input id="f-since" type="datetime-local" name="since" value="${query('since')}" />
-    </div>
-    <div>
-      <label for="f-until">Until (UTC)</label
-      ><input id="f-until" type="datetime-local" name="until" value="${query('until')}" />
-    </div>
+    ${selectField('f-op', 'Operation', 'operation', query('operation'), operations)}
+    ${dateField('f-since', 'From (UTC)', 'since', query('since'))}
+    ${dateField('f-until', 'Until (UTC)', 'until', query('until'))}
     <div><button type="submit" class="primary">Filter</button> <a href="${c.base}/logs">Clear</a></div>
   </form>`;
 }
