@@ -4,7 +4,7 @@ import { HttpMetrics } from '../../api/metrics/httpMetrics.ts';
 import type { RequestLogEntry } from '../../shared/db/queries/requestLogs.ts';
 import { type BenchContext, type LoadResult, medianResult, type Platform } from './harness.ts';
 
-// Even: within a round the second run tends to be the faster one, and each side goes second as often.
+// A multiple of three: each of the three apis runs first, second and third as often.
 const rounds = 6;
 
 /**
@@ -41,6 +41,9 @@ async function scrapeAfter(platform: Platform, ms: number): Promise<number> {
 export default async function metricsBench(ctx: BenchContext): Promise<void> {
   const on = await ctx.startPlatform({ worker: false });
   const off = await ctx.startPlatform({ worker: false, env: { METRICS: 'off' } });
+  // A second METRICS=off api measured the same way: its ratio to `off` is what the set-up alone
+  // makes of two identical servers, the error bar of the on/off figure.
+  const control = await ctx.startPlatform({ worker: false, env: { METRICS: 'off' } });
   const run = (platform: Platform, seconds: number) =>
     ctx.load({
       url: `${platform.baseUrl}/me`,
@@ -52,30 +55,39 @@ export default async function metricsBench(ctx: BenchContext): Promise<void> {
     if ((await fetch(`${off.origin}/metrics`)).status !== 404) {
       throw new Error('METRICS=off still serves /metrics');
     }
-    // Warm both (JIT, pool connections, validators) before measuring.
-    await run(on, 2);
-    await run(off, 2);
-    const onRuns: LoadResult[] = [];
-    const offRuns: LoadResult[] = [];
+    // Warm all three (JIT, pool connections, validators) before measuring.
+    for (const platform of [on, off, control]) await run(platform, 2);
+    const runs = new Map<Platform, LoadResult[]>([
+      [on, []],
+      [off, []],
+      [control, []],
+    ]);
     let scrapeBytes = 0;
     for (let round = 0; round < rounds; round++) {
-      // Which goes first alternates too: neither always follows the other's garbage collection.
-      if (round % 2 === 1) offRuns.push(await run(off, 6));
-      const scrape = scrapeAfter(on, 3000);
-      onRuns.push(await run(on, 6));
-      scrapeBytes = await scrape;
-      if (round % 2 === 0) offRuns.push(await run(off, 6));
+      // The order rotates: each api runs first, second and third equally often.
+      const order = [on, off, control].map((_, i, all) => all[(i + round) % all.length]!);
+      for (const platform of order) {
+        const scrape = platform === on ? scrapeAfter(on, 3000) : undefined;
+        runs.get(platform)!.push(await run(platform, 6));
+        if (scrape) scrapeBytes = await scrape;
+      }
     }
+    const [onRuns, offRuns, controlRuns] = [on, off, control].map((p) => runs.get(p)!) as [
+      LoadResult[],
+      LoadResult[],
+      LoadResult[],
+    ];
     const a = medianResult(onRuns);
     const b = medianResult(offRuns);
     const ratio = a.requestsPerSecond / b.requestsPerSecond;
+    const controlRatio = medianResult(controlRuns).requestsPerSecond / b.requestsPerSecond;
     // Each round's own ratio, on over off: a change of the host's load between rounds falls on both.
     const roundRatios = onRuns.map((r, i) => r.requestsPerSecond / offRuns[i]!.requestsPerSecond);
     const roundRatio = [...roundRatios].sort((x, y) => x - y)[Math.floor(rounds / 2)]!;
     const observeNs = observationNs();
     const share = observeNs / 1e6 / Math.max(0.001, b.serverCpuMsPerCall);
     ctx.report(
-      `GET /me, metrics on vs METRICS=off (medians of ${rounds} alternating 6 s runs each, 32 connections)`,
+      `GET /me, metrics on vs METRICS=off (medians of ${rounds} rotating 6 s runs each, 32 connections)`,
       {
         'metrics off requests/s': b.requestsPerSecond,
         'metrics off p50 / p99 ms': `${b.p50Ms} / ${b.p99Ms}`,
@@ -86,14 +98,17 @@ export default async function metricsBench(ctx: BenchContext): Promise<void> {
         'steal % on / off': `${a.stealPercent} / ${b.stealPercent}`,
         'per-run requests/s on': onRuns.map((r) => r.requestsPerSecond).join(', '),
         'per-run requests/s off': offRuns.map((r) => r.requestsPerSecond).join(', '),
+        'per-run requests/s control (off again)': controlRuns.map((r) => r.requestsPerSecond).join(', '),
         'one scrape, bytes': scrapeBytes,
         'one observation alone, ns (share of off CPU/call)': `${observeNs} (${(100 * share).toFixed(2)} %)`,
         'per-round ratios on/off': roundRatios.map((r) => r.toFixed(2)).join(', '),
         'median of per-round ratios': roundRatio.toFixed(3),
+        "control ratio off again/off (the set-up's own error)": controlRatio.toFixed(3),
         'throughput ratio on/off (target ≥ 0.97)': `${ratio.toFixed(3)} ${ratio >= 0.97 ? 'PASS' : 'FAIL'}`,
       },
     );
   } finally {
+    await control.stop();
     await off.stop();
     await on.stop();
   }
