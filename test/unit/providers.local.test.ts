@@ -6,7 +6,7 @@ import { audioDurationSeconds, isAudioUpload, wavDurationSeconds } from '../../s
 import { renderDigitsPng } from '../../worker/providers/bitmapText.ts';
 import { hashEmbedding, localChat } from '../../worker/providers/local.ts';
 import { imageSize } from '../../worker/providers/openai.ts';
-import { scrubSecrets } from '../../worker/providers/openaiHttp.ts';
+import { scrubSecrets } from '../../worker/providers/providerErrors.ts';
 import { resolveOcrLanguages } from '../../worker/providers/tesseract.ts';
 import { makeWav } from '../helpers/audio.ts';
 

@@ -9,7 +9,8 @@ import {
   retryAfterMs,
   type TextGeneration,
 } from '../../shared/providers/types.ts';
-import { type OpenAiSettings, scrubSecrets } from './openaiHttp.ts';
+import type { ProviderSettings } from './gateway.ts';
+import { scrubSecrets } from './providerErrors.ts';
 
 // Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no
 // provider will take it. Any other (overloaded_error, api_error, rate_limit_error) may pass later.
@@ -52,7 +53,7 @@ export function anthropicFailure(error: unknown, apiKey: string | undefined): Pr
  * `onDelta` as they arrive, usage comes from the message's own counts, and a cancellation still
  * knows what was produced. The SDK's own retries are off: the gateway decides where a failed call goes.
  */
-export function anthropicChat(settings: OpenAiSettings, model: string): ChatProvider {
+export function anthropicChat(settings: ProviderSettings, model: string): ChatProvider {
   const client = new Anthropic({
     apiKey: settings.apiKey ?? null,
     baseURL: settings.baseUrl,

@@ -20,6 +20,9 @@ export type EntryClients = {
   transcription: TranscriptionProvider;
 };
 
+/** What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless server) and timeout. */
+export type ProviderSettings = { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
+
 export type GatewayParts = {
   config: ProvidersConfig;
   breaker: CircuitBreaker;

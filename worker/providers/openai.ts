@@ -1,148 +1,59 @@
+import OpenAI from 'openai';
 import { z } from 'zod';
 
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { audioDurationSeconds } from '../../shared/providers/audio.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import {
-  type ChatProvider,
   type EmbeddingProvider,
   type ImageProvider,
   ProviderError,
-  type TextGeneration,
   type TranscriptionProvider,
   type VideoProvider,
 } from '../../shared/providers/types.ts';
-import type { EntryClients } from './gateway.ts';
-import {
-  failure,
-  openaiRequest,
-  type OpenAiSettings,
-  ProviderAborted,
-  readEventStream,
-  readJson,
-  streamedError,
-} from './openaiHttp.ts';
-
-/** A response that does not have the shape the protocol promises: maybe a proxy glitch, so retryable. */
-function parse<T>(schema: z.ZodType<T>, value: unknown, path: string): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ProviderError(`openai ${path} answered an unexpected shape`, true);
-  return parsed.data;
-}
+import type { EntryClients, ProviderSettings } from './gateway.ts';
+import { openAiChat } from './openaiChat.ts';
+import { callBounds, openAiFailure, parseAnswer } from './openaiFailure.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
 const storableString = z.string().transform(toStorableText);
 
-const chatChunk = z.object({
-  model: storableString.optional(),
-  choices: z
-    .array(
-      z.object({
-        delta: z.object({ content: storableString.nullish() }).nullish(),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .optional(),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
-});
-
-type BudgetField = 'max_completion_tokens' | 'max_tokens';
-
-/** A 400 that names the budget field: a server that does not know max_completion_tokens. */
-function rejectsBudgetField(error: unknown, field: BudgetField): boolean {
-  return error instanceof ProviderError && error.status === 400 && error.message.includes(field);
+/**
+ * The official SDK's client for one route entry. Its retries are off (the gateway decides where a
+ * failed call goes), its logging too (failures reach the worker's log as ProviderErrors; the SDK
+ * would print to the console), and it takes nothing from OPENAI_* variables meant for another
+ * provider: the key is the entry's own, and a server without one (a local vLLM or Ollama) gets no
+ * Authorization header at all rather than OPENAI_API_KEY.
+ */
+function sdkClient(settings: ProviderSettings): OpenAI {
+  return new OpenAI({
+    // The SDK refuses to start without a key: a keyless server's placeholder never leaves (see below).
+    apiKey: settings.apiKey ?? 'unused',
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    baseURL: settings.baseUrl,
+    timeout: settings.timeoutMs,
+    maxRetries: 0,
+    logLevel: 'off',
+    ...(settings.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
+  });
 }
 
-/**
- * Chat completions, always streamed from the provider: deltas reach `onDelta` as they arrive, and a
- * cancellation mid-reply still knows what was produced, so it can be billed for exactly that.
- * The output budget goes as max_completion_tokens (OpenAI's name; its reasoning models refuse
- * max_tokens); a compatible server that refuses that name gets max_tokens from then on.
- */
-function makeChat(settings: OpenAiSettings, model: string): ChatProvider {
-  const path = '/chat/completions';
-  let budgetField: BudgetField = 'max_completion_tokens';
-  const request = (messages: unknown, maxTokens: number, signal: AbortSignal) => {
-    const body = {
-      model,
-      messages,
-      [budgetField]: maxTokens,
-      stream: true,
-      stream_options: { include_usage: true },
-    };
-    return openaiRequest(settings, path, body, signal);
-  };
-  const start = async (messages: unknown, maxTokens: number, signal: AbortSignal) => {
-    try {
-      return await request(messages, maxTokens, signal);
-    } catch (error) {
-      if (budgetField !== 'max_completion_tokens' || !rejectsBudgetField(error, budgetField)) throw error;
-      budgetField = 'max_tokens';
-      return request(messages, maxTokens, signal);
-    }
-  };
-  return {
-    async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
-      const estimatedInput = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
-      let text = '';
-      let served = model;
-      let finish: string | undefined;
-      let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
-      const partial = (): TextGeneration => ({
-        text,
-        model: served,
-        usage: { inputTokens: usage?.prompt_tokens ?? estimatedInput, outputTokens: estimateTokens(text) },
-        finishReason: 'cancelled',
-      });
-      let call: Awaited<ReturnType<typeof openaiRequest>>;
-      try {
-        // The wire format is role and content only (requesterText is for the offline stand-ins).
-        const wire = messages.map(({ role, content }) => ({ role, content }));
-        call = await start(wire, maxTokens, signal);
-      } catch (error) {
-        if (error instanceof ProviderAborted) return partial();
-        throw error;
-      }
-      try {
-        await readEventStream(call.res, (data) => {
-          if (data === '[DONE]') return;
-          let json: unknown;
-          try {
-            json = JSON.parse(data);
-          } catch {
-            throw new ProviderError(`openai ${path} streamed malformed JSON`, true);
-          }
-          const streamed = streamedError(json, path, settings.apiKey);
-          if (streamed) throw streamed;
-          const chunk = parse(chatChunk, json, path);
-          if (chunk.model) served = chunk.model;
-          if (chunk.usage) usage = chunk.usage;
-          for (const choice of chunk.choices ?? []) {
-            if (choice.finish_reason) finish = choice.finish_reason;
-            const piece = choice.delta?.content;
-            if (piece) {
-              text += piece;
-              onDelta?.(piece);
-            }
-          }
-        });
-      } catch (error) {
-        const classified = failure(error, signal, call.timeout, path, settings);
-        if (classified instanceof ProviderAborted) return partial();
-        throw classified;
-      }
-      if (signal.aborted) return partial();
-      return {
-        text,
-        model: served,
-        usage: {
-          inputTokens: usage?.prompt_tokens ?? estimatedInput,
-          outputTokens: usage?.completion_tokens ?? estimateTokens(text),
-        },
-        finishReason: finish === 'length' ? 'length' : 'stop',
-      };
-    },
-  };
+/** Runs one SDK request under the call's bounds; its failure as the gateway understands it. */
+async function sdkCall<T>(
+  settings: ProviderSettings,
+  path: string,
+  signal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const bounds = callBounds(signal, settings.timeoutMs);
+  try {
+    return await run(bounds.combined);
+  } catch (error) {
+    throw openAiFailure(error, { path, apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, ...bounds });
+  }
 }
 
 const embeddingResponse = z.object({
@@ -151,12 +62,14 @@ const embeddingResponse = z.object({
   usage: z.object({ prompt_tokens: z.number() }).optional(),
 });
 
-function makeEmbeddings(settings: OpenAiSettings, model: string): EmbeddingProvider {
+function makeEmbeddings(client: OpenAI, settings: ProviderSettings, model: string): EmbeddingProvider {
   const path = '/embeddings';
   return {
     async embed({ input, signal }) {
-      const call = await openaiRequest(settings, path, { model, input, encoding_format: 'float' }, signal);
-      const body = parse(embeddingResponse, await readJson(call, path, settings, signal), path);
+      const answer = await sdkCall(settings, path, signal, (combined) =>
+        client.embeddings.create({ model, input, encoding_format: 'float' }, { signal: combined }),
+      );
+      const body = parseAnswer(embeddingResponse, answer, path);
       if (body.data.length !== input.length) {
         throw new ProviderError(
           `openai ${path} returned ${body.data.length} of ${input.length} vectors`,
@@ -190,15 +103,17 @@ const imageResponse = z.object({
   usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
 });
 
-function makeImages(settings: OpenAiSettings, model: string): ImageProvider {
+function makeImages(client: OpenAI, settings: ProviderSettings, model: string): ImageProvider {
   const path = '/images/generations';
   return {
     async generate({ prompt, aspectRatio, signal }) {
+      const size = imageSize(model, aspectRatio);
       // dall-e models answer with a URL unless asked for base64; gpt-image models only speak base64.
-      const request: Record<string, unknown> = { model, prompt, n: 1, size: imageSize(model, aspectRatio) };
-      if (model.startsWith('dall-e')) request.response_format = 'b64_json';
-      const call = await openaiRequest(settings, path, request, signal);
-      const body = parse(imageResponse, await readJson(call, path, settings, signal), path);
+      const format = model.startsWith('dall-e') ? { response_format: 'b64_json' as const } : {};
+      const answer = await sdkCall(settings, path, signal, (combined) =>
+        client.images.generate({ model, prompt, n: 1, size, ...format }, { signal: combined }),
+      );
+      const body = parseAnswer(imageResponse, answer, path);
       const first = body.data[0]!;
       let b64 = first.b64_json ?? undefined;
       let mimeType = `image/${body.output_format ?? 'png'}`;
@@ -221,51 +136,60 @@ function makeImages(settings: OpenAiSettings, model: string): ImageProvider {
   };
 }
 
-async function fetchImage(
+/** An image a provider answered with as a URL: a plain download, outside the SDK (not its API). */
+function fetchImage(
   url: string,
-  settings: OpenAiSettings,
+  settings: ProviderSettings,
   signal: AbortSignal,
 ): Promise<{ bytes: Buffer; mimeType: string }> {
-  const timeout = AbortSignal.timeout(settings.timeoutMs);
-  try {
-    const res = await fetch(url, { signal: AbortSignal.any([signal, timeout]) });
+  return sdkCall(settings, 'image download', signal, async (combined) => {
+    const res = await fetch(url, { signal: combined });
     if (!res.ok) throw new ProviderError(`image download answered ${res.status}`, res.status >= 500);
     return {
       bytes: Buffer.from(await res.arrayBuffer()),
       mimeType: res.headers.get('content-type') ?? 'image/png',
     };
-  } catch (error) {
-    throw failure(error, signal, timeout, 'image download', settings);
-  }
+  });
 }
 
 const transcriptionResponse = z.object({ text: storableString, duration: z.number().optional() });
 
-function makeTranscription(settings: OpenAiSettings, model: string): TranscriptionProvider {
+function makeTranscription(client: OpenAI, settings: ProviderSettings, model: string): TranscriptionProvider {
   const path = '/audio/transcriptions';
   return {
     async transcribe({ audio, mimeType, filename, prompt, language, signal }) {
-      const form = new FormData();
-      form.append('file', new Blob([new Uint8Array(audio)], { type: mimeType }), filename);
-      form.append('model', model);
+      const file = new File([new Uint8Array(audio)], filename, { type: mimeType });
       // whisper reports the clip's duration in verbose_json; newer models only speak json.
-      form.append('response_format', model.startsWith('whisper') ? 'verbose_json' : 'json');
-      if (prompt) form.append('prompt', prompt);
-      if (language) form.append('language', language);
-      const call = await openaiRequest(settings, path, form, signal);
-      const body = parse(transcriptionResponse, await readJson(call, path, settings, signal), path);
+      const format = model.startsWith('whisper') ? 'verbose_json' : 'json';
+      const answer = await sdkCall(settings, path, signal, (combined) =>
+        client.audio.transcriptions.create(
+          {
+            file,
+            model,
+            response_format: format,
+            ...(prompt ? { prompt } : {}),
+            ...(language ? { language } : {}),
+          },
+          { signal: combined },
+        ),
+      );
+      const body = parseAnswer(transcriptionResponse, answer, path);
       return { text: body.text, model, durationSeconds: body.duration ?? audioDurationSeconds(audio) };
     },
   };
 }
 
-/** The clients of one route entry on an OpenAI-compatible HTTP API: its base URL and key, one model. */
-export function openAiEntryClients(settings: OpenAiSettings, model: string): EntryClients {
+/**
+ * The clients of one route entry on an OpenAI-compatible HTTP API (its base URL and key, one
+ * model), sharing one SDK client.
+ */
+export function openAiEntryClients(settings: ProviderSettings, model: string): EntryClients {
+  const client = sdkClient(settings);
   return {
-    text: makeChat(settings, model),
-    image: makeImages(settings, model),
-    embedding: makeEmbeddings(settings, model),
-    transcription: makeTranscription(settings, model),
+    text: openAiChat(client, settings, model),
+    image: makeImages(client, settings, model),
+    embedding: makeEmbeddings(client, settings, model),
+    transcription: makeTranscription(client, settings, model),
   };
 }
 

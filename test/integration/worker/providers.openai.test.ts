@@ -1,6 +1,9 @@
+import http from 'node:http';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { loadConfig } from '../../../shared/config/config.ts';
+import { encodePng } from '../../../shared/providers/png.ts';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { openAiEntryClients } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';
@@ -142,6 +145,18 @@ describe('openai provider: chat', () => {
     expect((error as Error).message).toMatch(/timed out/);
   });
 
+  it('bounds the whole streamed call by the timeout, not only the wait for its headers', async () => {
+    mock.queueChat({ kind: 'ok', delayMs: 200 });
+    const fast = providersFor({ PROVIDER_TIMEOUT_MS: '300' });
+    const error = await thrown(
+      fast.chat.chat({ messages: [{ role: 'user', content: 'slow' }], maxTokens: 5, signal: never() }),
+    );
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(true);
+    expect((error as Error).message).toMatch(/timed out/);
+    await mock.requests.at(-1)!.closed;
+  });
+
   it('never puts the provider key in an error', async () => {
     const wrongKey = 'sk-wrong-key-abcdef0123456789';
     const wrong = providersFor({ OPENAI_API_KEY: wrongKey });
@@ -202,5 +217,59 @@ describe('openai provider: embeddings, images, transcriptions', () => {
       language: 'en',
     });
     expect(sent.file).toEqual({ filename: 'clip.mp3', mimeType: 'audio/mpeg', bytes: 3000 });
+  });
+});
+
+describe('openai provider: a plain OpenAI-compatible server', () => {
+  let server: http.Server;
+  let baseUrl: string;
+  const seen: http.IncomingHttpHeaders[] = [];
+  const png = encodePng(2, 2, () => [1, 2, 3]);
+
+  // Answers images with a URL to download (as dall-e does unless asked for base64), and takes no key.
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume();
+      if (req.url === '/v1/images/generations') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ created: 0, data: [{ url: `${baseUrl}/files/cat.png` }] }));
+      } else if (req.url === '/v1/files/cat.png') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(png);
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('sends no key of the environment to a server configured without one, and downloads an image URL', async () => {
+    const leaks = {
+      OPENAI_API_KEY: 'sk-env-key-0123456789',
+      OPENAI_ORG_ID: 'org-env',
+      OPENAI_PROJECT_ID: 'proj-env',
+    };
+    const saved = Object.fromEntries(Object.keys(leaks).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, leaks);
+    try {
+      const { image } = openAiEntryClients({ baseUrl, apiKey: undefined, timeoutMs: 2000 }, 'local-image-1');
+      const out = await image.generate({ prompt: 'a cat', aspectRatio: '1:1', signal: never() });
+      expect(out).toMatchObject({
+        b64: png.toString('base64'),
+        mimeType: 'image/png',
+        model: 'local-image-1',
+      });
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    const call = seen.at(-2)!;
+    expect(call).not.toHaveProperty('authorization');
+    expect(call).not.toHaveProperty('openai-organization');
+    expect(call).not.toHaveProperty('openai-project');
+    expect(JSON.stringify(seen)).not.toContain('sk-env-key');
   });
 });

@@ -1,0 +1,125 @@
+import type OpenAI from 'openai';
+import { z } from 'zod';
+
+import { toStorableText } from '../../shared/primitives/storableText.ts';
+import { estimateTokens } from '../../shared/providers/tokens.ts';
+import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
+import type { ProviderSettings } from './gateway.ts';
+import { callBounds, openAiFailure, parseAnswer } from './openaiFailure.ts';
+import { ProviderAborted } from './providerErrors.ts';
+
+// Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
+const storableString = z.string().transform(toStorableText);
+
+const chatChunk = z.object({
+  model: storableString.optional(),
+  choices: z
+    .array(
+      z.object({
+        delta: z.object({ content: storableString.nullish() }).nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .optional(),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+});
+
+type BudgetField = 'max_completion_tokens' | 'max_tokens';
+type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
+
+/** A 400 that names the budget field: a server that does not know max_completion_tokens. */
+function rejectsBudgetField(error: Error, field: BudgetField): boolean {
+  return error instanceof ProviderError && error.status === 400 && error.message.includes(field);
+}
+
+/**
+ * Chat completions through the official SDK, always streamed from the provider: deltas reach
+ * `onDelta` as they arrive, and a cancellation mid-reply still knows what was produced, so it can be
+ * billed for exactly that. The output budget goes as max_completion_tokens (OpenAI's name; its
+ * reasoning models refuse max_tokens); a compatible server that refuses that name gets max_tokens
+ * from then on.
+ */
+export function openAiChat(client: OpenAI, settings: ProviderSettings, model: string): ChatProvider {
+  const path = '/chat/completions';
+  let budgetField: BudgetField = 'max_completion_tokens';
+  const request = (messages: WireMessage[], maxTokens: number, signal: AbortSignal) =>
+    client.chat.completions.create(
+      {
+        model,
+        messages,
+        ...(budgetField === 'max_tokens' ? { max_tokens: maxTokens } : { max_completion_tokens: maxTokens }),
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal },
+    );
+  const start = async (
+    messages: WireMessage[],
+    maxTokens: number,
+    signal: AbortSignal,
+    fail: (error: unknown) => Error,
+  ) => {
+    try {
+      return await request(messages, maxTokens, signal);
+    } catch (error) {
+      const failure = fail(error);
+      if (budgetField !== 'max_completion_tokens' || !rejectsBudgetField(failure, budgetField)) throw failure;
+      budgetField = 'max_tokens';
+      return request(messages, maxTokens, signal);
+    }
+  };
+  return {
+    async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
+      const bounds = callBounds(signal, settings.timeoutMs);
+      const fail = (error: unknown) =>
+        openAiFailure(error, { path, apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, ...bounds });
+      const estimatedInput = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+      let text = '';
+      let served = model;
+      let finish: string | undefined;
+      let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
+      const partial = (): TextGeneration => ({
+        text,
+        model: served,
+        usage: { inputTokens: usage?.prompt_tokens ?? estimatedInput, outputTokens: estimateTokens(text) },
+        finishReason: 'cancelled',
+      });
+      try {
+        // The wire format is role and content only (requesterText is for the offline stand-ins).
+        const wire = messages.map(({ role, content }): WireMessage => ({ role, content }));
+        const stream = await start(wire, maxTokens, bounds.combined, fail);
+        // The SDK raises an error event (`data: {"error": …}`) as an APIError without a status, and
+        // leaving the loop early (a malformed chunk) closes the provider's connection.
+        for await (const raw of stream) {
+          const chunk = parseAnswer(chatChunk, raw, path);
+          if (chunk.model) served = chunk.model;
+          if (chunk.usage) usage = chunk.usage;
+          for (const choice of chunk.choices ?? []) {
+            if (choice.finish_reason) finish = choice.finish_reason;
+            const piece = choice.delta?.content;
+            if (piece) {
+              text += piece;
+              onDelta?.(piece);
+            }
+          }
+        }
+      } catch (error) {
+        const failure = fail(error);
+        if (failure instanceof ProviderAborted) return partial();
+        throw failure;
+      }
+      if (signal.aborted) return partial();
+      // A stream its deadline cut ends quietly inside the SDK, as if it were complete.
+      if (bounds.deadline.aborted) throw fail(bounds.deadline.reason);
+      return {
+        text,
+        model: served,
+        usage: {
+          inputTokens: usage?.prompt_tokens ?? estimatedInput,
+          outputTokens: usage?.completion_tokens ?? estimateTokens(text),
+        },
+        finishReason: finish === 'length' ? 'length' : 'stop',
+      };
+    },
+  };
+}
