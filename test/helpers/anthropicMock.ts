@@ -11,6 +11,8 @@ export type MessageBehavior =
   | { kind: 'stall' }
   /** Closes the connection without an answer. */
   | { kind: 'drop' }
+  /** Streams `words` words, then holds the stream open until the client goes away (a stalled answer). */
+  | { kind: 'hang'; words: number }
   /** Streams `words` words, then an `error` event (Anthropic's overloaded or api errors mid-answer). */
   | { kind: 'streamError'; words: number; type: string; message: string };
 
@@ -48,13 +50,15 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify({ type: 'error', error: { type, message } }));
     };
-    if (req.method !== 'POST' || req.url !== '/v1/messages')
-      {return fail(404, 'not_found_error', 'no such route');}
+    if (req.method !== 'POST' || req.url !== '/v1/messages') {
+      return fail(404, 'not_found_error', 'no such route');
+    }
     // The API takes the key as x-api-key or (as the current SDK sends it) a bearer token.
     const given = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (given !== apiKey) return fail(401, 'authentication_error', 'invalid x-api-key');
-    if (!req.headers['anthropic-version'])
-      {return fail(400, 'invalid_request_error', 'anthropic-version missing');}
+    if (!req.headers['anthropic-version']) {
+      return fail(400, 'invalid_request_error', 'anthropic-version missing');
+    }
     const behavior = behaviors.shift() ?? { kind: 'ok' };
     if (behavior.kind === 'stall') return;
     if (behavior.kind === 'drop') return req.socket.destroy();
@@ -87,10 +91,12 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
       }),
     );
     res.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
-    const words = behavior.kind === 'streamError' ? behavior.words : pieces.length;
+    const words =
+      behavior.kind === 'streamError' || behavior.kind === 'hang' ? behavior.words : pieces.length;
     for (const piece of pieces.slice(0, words)) {
       res.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } }));
     }
+    if (behavior.kind === 'hang') return;
     if (behavior.kind === 'streamError') {
       res.end(event('error', { error: { type: behavior.type, message: behavior.message } }));
       return;

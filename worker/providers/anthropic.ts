@@ -10,7 +10,7 @@ import {
   type TextGeneration,
 } from '../../shared/providers/types.ts';
 import type { ProviderSettings } from './gateway.ts';
-import { scrubSecrets } from './providerErrors.ts';
+import { callBounds, scrubSecrets } from './providerErrors.ts';
 
 // Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no
 // provider will take it. Any other (overloaded_error, api_error, rate_limit_error) may pass later.
@@ -26,10 +26,12 @@ const refusals = new Set([
 /** An SDK failure as the gateway understands it: retryable or not, with the provider's Retry-After. */
 export function anthropicFailure(error: unknown, apiKey: string | undefined): ProviderError {
   const text = (what: string) => scrubSecrets(`anthropic /v1/messages ${what}`.slice(0, 400), apiKey);
-  if (error instanceof APIConnectionTimeoutError)
-    {return new ProviderError(text('timed out'), true, { cause: error });}
-  if (error instanceof APIConnectionError)
-    {return new ProviderError(text('request failed'), true, { cause: error });}
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ProviderError(text('timed out'), true, { cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    return new ProviderError(text('request failed'), true, { cause: error });
+  }
   if (error instanceof APIError) {
     if (typeof error.status === 'number') {
       return new ProviderError(
@@ -62,6 +64,9 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
   });
   return {
     async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
+      const bounds = callBounds(signal, settings.timeoutMs);
+      const timedOut = (cause: unknown) =>
+        new ProviderError(`anthropic /v1/messages timed out after ${settings.timeoutMs} ms`, true, { cause });
       const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
       const turns = messages.flatMap(({ role, content }) => (role === 'system' ? [] : [{ role, content }]));
       let text = '';
@@ -84,7 +89,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
             stream: true,
             ...(system.length ? { system: system.join('\n\n') } : {}),
           },
-          { signal },
+          { signal: bounds.combined },
         );
         for await (const event of stream) {
           if (event.type === 'message_start') {
@@ -101,9 +106,11 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
         }
       } catch (error) {
         if (signal.aborted) return generation('cancelled');
-        throw anthropicFailure(error, settings.apiKey);
+        throw bounds.deadline.aborted ? timedOut(error) : anthropicFailure(error, settings.apiKey);
       }
       if (signal.aborted) return generation('cancelled');
+      // A stream its deadline cut may end quietly inside the SDK, as if it were complete.
+      if (bounds.deadline.aborted) throw timedOut(bounds.deadline.reason);
       return generation(stop === 'max_tokens' ? 'length' : 'stop');
     },
   };

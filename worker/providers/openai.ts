@@ -13,7 +13,8 @@ import {
 } from '../../shared/providers/types.ts';
 import type { EntryClients, ProviderSettings } from './gateway.ts';
 import { openAiChat } from './openaiChat.ts';
-import { callBounds, openAiFailure, parseAnswer } from './openaiFailure.ts';
+import { openAiFailure, parseAnswer } from './openaiFailure.ts';
+import { callBounds } from './providerErrors.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
 const storableString = z.string().transform(toStorableText);

@@ -5,8 +5,8 @@ import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
 import type { ProviderSettings } from './gateway.ts';
-import { callBounds, openAiFailure, parseAnswer } from './openaiFailure.ts';
-import { ProviderAborted } from './providerErrors.ts';
+import { openAiFailure, parseAnswer } from './openaiFailure.ts';
+import { callBounds, ProviderAborted } from './providerErrors.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
 const storableString = z.string().transform(toStorableText);

@@ -11,19 +11,9 @@ export type FailureContext = {
   timeoutMs: number;
   /** The job's signal: its abort is a cancellation, never a provider failure. */
   signal?: AbortSignal;
-  /** The call's own deadline (see callBounds). */
+  /** The call's own deadline (see callBounds in providerErrors.ts). */
   deadline?: AbortSignal;
 };
-
-/**
- * The signal one provider call runs under: the job's, and the provider's timeout over the whole
- * call. The SDK's own timeout bounds a streamed answer only until its headers arrive, and a stream
- * cut by its signal ends as if it had finished: readers check `deadline` once the stream ends.
- */
-export function callBounds(signal: AbortSignal, timeoutMs: number) {
-  const deadline = AbortSignal.timeout(timeoutMs);
-  return { signal, deadline, combined: AbortSignal.any([signal, deadline]) };
-}
 
 /**
  * An answer read against the shape the protocol promises. The SDK checks none: one without that

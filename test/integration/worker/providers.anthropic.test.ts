@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { ProviderError } from '../../../shared/providers/types.ts';
+import { anthropicChat } from '../../../worker/providers/anthropic.ts';
+import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
+
+let mock: AnthropicMock;
+beforeAll(async () => {
+  mock = await startAnthropicMock();
+});
+afterAll(() => mock.close());
+
+const never = () => new AbortController().signal;
+const chatWith = (timeoutMs: number) =>
+  anthropicChat({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, timeoutMs }, 'claude-mock-1');
+const ask = (content: string, signal = never(), timeoutMs = 5000) =>
+  chatWith(timeoutMs).chat({ messages: [{ role: 'user', content }], maxTokens: 50, signal });
+
+async function thrown(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('anthropic provider', () => {
+  it('streams the reply with the model served and the usage the stream reports', async () => {
+    const deltas: string[] = [];
+    const out = await chatWith(5000).chat({
+      messages: [{ role: 'user', content: 'hello there' }],
+      maxTokens: 50,
+      signal: never(),
+      onDelta: (piece) => deltas.push(piece),
+    });
+    expect(out.text).toBe(anthropicReply('hello there'));
+    expect(deltas.join('')).toBe(out.text);
+    expect(out).toMatchObject({ model: 'claude-mock-1', finishReason: 'stop' });
+    expect(out.usage).toEqual({ inputTokens: 2, outputTokens: deltas.length });
+  });
+
+  it('times out a provider that never answers, as a retryable error', async () => {
+    mock.queue({ kind: 'stall' });
+    const error = await thrown(ask('stuck', never(), 300));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(true);
+    expect((error as Error).message).toMatch(/timed out after 300 ms/);
+  });
+
+  it('bounds the whole stream by the timeout: a stalled answer fails, it is not taken as complete', async () => {
+    mock.queue({ kind: 'hang', words: 2 });
+    const error = await thrown(ask('stalls midway', never(), 300));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(true);
+    expect((error as Error).message).toMatch(/timed out after 300 ms/);
+  });
+
+  it('ends a cancelled call with what it produced, billed as cancelled', async () => {
+    mock.queue({ kind: 'hang', words: 2 });
+    const controller = new AbortController();
+    const chat = chatWith(5000).chat({
+      messages: [{ role: 'user', content: 'cancel me' }],
+      maxTokens: 50,
+      signal: controller.signal,
+      onDelta: () => {
+        controller.abort(new Error('job cancelled'));
+      },
+    });
+    const out = await chat;
+    expect(out.finishReason).toBe('cancelled');
+    expect(anthropicReply('cancel me').startsWith(out.text)).toBe(true);
+    expect(out.text.length).toBeGreaterThan(0);
+  });
+});
