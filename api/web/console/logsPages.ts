@@ -6,12 +6,21 @@ import { findWorkspaceRequestLog, listFilteredRequestLogs } from '../../../share
 import type { BrowserContext } from '../browserContext.ts';
 import { consoleContext, param } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
-import { readLogFilter } from './logFilter.ts';
+import { type LogChoices, readLogFilter } from './logFilter.ts';
 import { logDetailView, logsView } from './logsViews.ts';
 import { decodePageCursor, readPage } from './pageCursor.ts';
 
 // The console shows what the log keeps (DESIGN.md: 30 days).
 const retentionDays = 30;
+
+/** The workspace's keys and apps by name: what the filters offer and how calls name their caller. */
+async function logChoices(web: BrowserContext, workspaceId: string): Promise<LogChoices> {
+  const [keys, apps] = await Promise.all([
+    listWorkspaceKeyNames(web.pool, workspaceId),
+    listWorkspaceAppNames(web.pool, workspaceId),
+  ]);
+  return { keys, apps };
+}
 
 /** GET /console/:memberId/logs */
 export function showLogs(web: BrowserContext): RequestHandler {
@@ -19,11 +28,7 @@ export function showLogs(web: BrowserContext): RequestHandler {
     const c = await consoleContext(web, req, res);
     if (!c) return;
     const query = (name: string) => param(req, name);
-    const [keys, apps] = await Promise.all([
-      listWorkspaceKeyNames(web.pool, c.member.workspace_id),
-      listWorkspaceAppNames(web.pool, c.member.workspace_id),
-    ]);
-    const choices = { keys, apps };
+    const choices = await logChoices(web, c.member.workspace_id);
     const { filter, problems } = readLogFilter(web.doc, choices, query);
     // A request log's id is a number: a cursor with any other id is the first page. A filter that
     // cannot be applied lists nothing and says why.
@@ -57,6 +62,7 @@ export function showLog(web: BrowserContext): RequestHandler {
         ? await findWorkspaceRequestLog(web.pool, c.member.workspace_id, at.at, Number(at.id))
         : null;
     if (!call) return sendConsoleError(res, c, 404, 'Not found', 'No such call in this workspace.');
-    sendConsolePage(res, 200, 'Call', c, 'logs', logDetailView(c, call), { wide: true });
+    const view = logDetailView(c, call, await logChoices(web, c.member.workspace_id));
+    sendConsolePage(res, 200, 'Call', c, 'logs', view, { wide: true });
   };
 }

@@ -69,9 +69,9 @@ function filterForm(c: ConsoleContext, doc: ApiDocument, p: LogsPage): SafeHtml 
 }
 
 /** Who made a call: the key's or app's name first, its id beside it. */
-function caller(p: LogsPage, l: Call): SafeHtml {
-  const app = l.oauth_app_id ? p.choices.apps.find((a) => a.id === l.oauth_app_id) : undefined;
-  const key = l.key_id ? p.choices.keys.find((k) => k.id === l.key_id) : undefined;
+function caller(choices: LogChoices, l: Pick<Call, 'key_id' | 'oauth_app_id'>): SafeHtml {
+  const app = l.oauth_app_id ? choices.apps.find((a) => a.id === l.oauth_app_id) : undefined;
+  const key = l.key_id ? choices.keys.find((k) => k.id === l.key_id) : undefined;
   const name = app ? `${app.name} (OAuth app)` : (key?.name ?? '');
   return html`${name} <code class="muted">${l.key_id ?? ''}</code>`;
 }
@@ -106,7 +106,7 @@ export function logsView(c: ConsoleContext, doc: ApiDocument, p: LogsPage): Safe
           <td>${l.status}</td>
           <td class="num">${l.latency_ms} ms</td>
           <td class="num">${money(l.cost_minor, c.member.currency)}</td>
-          <td>${caller(p, l)}</td>
+          <td>${caller(p.choices, l)}</td>
         </tr>`,
     )}
     ${listEnd(p.calls.length, p.problems.length > 0 ? 'Fix the filters above to see calls.' : 'No calls match.', p.next && `${c.base}/logs?${nextParams.toString()}`, 'Older calls')}`;
@@ -115,7 +115,7 @@ export function logsView(c: ConsoleContext, doc: ApiDocument, p: LogsPage): Safe
 const pretty = (body: unknown) =>
   body === null || body === undefined ? '(none)' : JSON.stringify(body, null, 2);
 
-export function logDetailView(c: ConsoleContext, call: FullCall): SafeHtml {
+export function logDetailView(c: ConsoleContext, call: FullCall, choices: LogChoices): SafeHtml {
   return html`<h1>${call.method} <code>${call.path}</code></h1>
     <dl>
       <dt>Status</dt>
@@ -126,8 +126,8 @@ export function logDetailView(c: ConsoleContext, call: FullCall): SafeHtml {
       <dd>${money(call.cost_minor, c.member.currency)}</dd>
       <dt>Request id</dt>
       <dd><code>${call.request_id}</code></dd>
-      <dt>Key</dt>
-      <dd><code>${call.key_id ?? '—'}</code></dd>
+      <dt>Key or app</dt>
+      <dd>${call.key_id || call.oauth_app_id ? caller(choices, call) : '—'}</dd>
       <dt>Time</dt>
       <dd>${call.created_at}</dd>
     </dl>

@@ -24,6 +24,11 @@ describe('console lists', () => {
     expect(log.status).toBe(200);
     expect(log.text).toMatch(/Billing service <code class="muted">key_/);
     expect(log.text).toContain(`<option value="${key.id}" >Billing service</option>`);
+    // The call's own page names its caller the same way.
+    const detail = log.text.match(/href="([^"]*\/logs\/[^"?]+)"/)?.[1];
+    const call = await client.get(detail!);
+    expect(call.status).toBe(200);
+    expect(call.text).toContain(`Billing service <code class="muted">${key.id}</code>`);
     const bad = await client.get(`${base}/logs?status=abc&since=yesterday&key=key_elsewhere`);
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('Status “abc” is not a code such as 404 or a class such as 4xx.');
