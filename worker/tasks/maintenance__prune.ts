@@ -13,6 +13,7 @@ import {
   deleteRequestLogsBefore,
   dropRequestLogPartitionsBefore,
 } from '../../shared/db/queries/requestLogs.ts';
+import { deleteExpiredSecretReveals } from '../../shared/db/queries/secretReveals.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
 import { jobSpecs } from '../../shared/jobs/specs.ts';
 import type { WorkerContext } from '../context.ts';
@@ -61,6 +62,7 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await step('idempotency keys', () => deleteExpiredIdempotencyKeys(ctx.pool));
     await step('rate limit windows', () => deleteOldRateLimitWindows(ctx.pool));
     await step('oauth codes, tokens, consents and sessions', () => deleteExpiredOauthRows(ctx.pool));
+    await step('console secret reveals past expiry', () => deleteExpiredSecretReveals(ctx.pool));
     // Job queues without jobs (every task's reply queue lives only while it has work). Not
     // GC_TASK_IDENTIFIERS: our identifiers are a small fixed set, and deleting one that a running
     // worker has cached would strand that task's new jobs until the worker restarts.

@@ -4,19 +4,28 @@ import { type Db, sql } from '../sql.ts';
 
 /**
  * Stores a sealed secret for one session and member until `expiresAt`; the session's reveals that
- * expired go at the same time (the table holds minutes of rows, not history).
+ * expired go at the same time (the table holds minutes of rows, not history), and the hourly
+ * maintenance removes the rest (deleteExpiredSecretReveals).
  */
 export async function insertSecretReveal(
   db: Db,
   r: { id: string; sessionId: string; memberId: string; sealed: Buffer; expiresAt: string },
 ): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    delete from secret_reveals where session_id = ${r.sessionId} and expires_at < now()
-  `);
-  await db.query(sql.typeAlias('void')`
+    with expired as (
+      delete from secret_reveals where session_id = ${r.sessionId} and expires_at < now()
+    )
     insert into secret_reveals (id, session_id, member_id, sealed, expires_at)
     values (${r.id}, ${r.sessionId}, ${r.memberId}, ${sql.binary(r.sealed)}, ${r.expiresAt})
   `);
+}
+
+/** Every reveal past its expiry, shown or not: a browser that never came back leaves its row behind. */
+export async function deleteExpiredSecretReveals(db: Db): Promise<number> {
+  const result = await db.query(sql.typeAlias('void')`
+    delete from secret_reveals where expires_at < now()
+  `);
+  return result.rowCount;
 }
 
 /**

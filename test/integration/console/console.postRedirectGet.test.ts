@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
+import { enqueue } from '../../../shared/queue/enqueue.ts';
+import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
+import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 import { FormClient, type Harness, inputValue, signedInConsole, signInWith } from '../oauth/harness.ts';
 
 // Every console form that creates something answers 303; its secret is shown once by a reveal page,
@@ -87,5 +90,31 @@ describe('post/redirect/get in the console', () => {
     const elsewhere = await other.get(posted.location!);
     expect(elsewhere.status).toBe(410);
     expect(elsewhere.text).not.toMatch(/svc_sk_/);
+  });
+
+  it('leaves no sealed secret behind once a reveal expired, shown or never opened', async () => {
+    const post = async () =>
+      client.post(`${base}/keys`, {
+        _csrf: await csrf(`${base}/keys`),
+        name: 'Expiring reveal',
+        projects: h.tenant.projectId,
+        mode: 'test',
+        scope_level: 'app',
+      });
+    const [shown, unopened] = [await post(), await post()];
+    expect((await client.get(shown.location!)).status).toBe(200);
+    const ids = [shown, unopened].map((p) => p.location!.split('/').at(-1)!);
+    const reveals = () =>
+      h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from secret_reveals where id = any(${sql.array(ids, 'text')})
+      `);
+    expect(await reveals()).toBe(2);
+    await h.t.deps.pool.query(sql.typeAlias('void')`
+      update secret_reveals set expires_at = now() - interval '1 second'
+      where id = any(${sql.array(ids, 'text')})
+    `);
+    await h.t.deps.pool.transaction((tx) => enqueue(tx, 'maintenance__prune', {}));
+    await runDueJobs(h.t, { maintenance__prune: maintenancePrune(workerContextFor(h.t)) });
+    expect(await reveals()).toBe(0);
   });
 });
