@@ -24,12 +24,12 @@ export const webhookCommands: CommandTable = {
         description: `Comma-separated event types: ${webhookEventTypes.join(', ')}.`,
       },
     },
-    run: async (pool, v) => {
+    run: async (pool, v, config) => {
       const created = await createWebhookEndpoint(pool, {
         projectId: requireFlag(v, 'project'),
         url: requireFlag(v, 'url'),
         events: listFlag(v, 'events') ?? [],
-        allowPrivate: loadConfig().webhookAllowPrivate,
+        allowPrivate: (config ?? loadConfig()).webhookAllowPrivate,
       });
       if ('problem' in created) {
         const { code, message } = created.problem;

@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Json = Record<string, Record<string, unknown>>;
-// The CLI writes from its own process: wait until the api has heard of the change.
+// The CLI writes through its own pool: wait until the api has heard of the change.
 const authChange = <T>(change: () => Promise<T>) => afterNotification(t.deps.hub, 'auth:changed', change);
 
 describe('operator CLI', () => {

@@ -47,7 +47,12 @@ const tableExists = async (database: string, table: string) => {
 describe('the operator CLI and the schema', () => {
   it('refuses an unmigrated database with a clear error, and does not migrate it', async () => {
     const files = (await readMigrationFiles()).map((f) => f.file);
-    const out = await admin(['workspace', 'create', '--name', 'Acme'], { DATABASE_URL: urlFor(empty) });
+    // A process of its own: the exit code and stderr as operators (and release scripts) see them.
+    const out = await admin(
+      ['workspace', 'create', '--name', 'Acme'],
+      { DATABASE_URL: urlFor(empty) },
+      { process: true },
+    );
     expect(out.code).toBe(1);
     expect(out.stdout).toBeNull();
     const { error } = out.stderr as { error: { code: string; message: string } };

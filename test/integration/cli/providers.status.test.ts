@@ -45,7 +45,7 @@ describe('admin -- providers status', () => {
     await breaker.failed('primary');
     await breaker.failed('primary');
     await breaker.failed('claude', 30_000);
-    const result = await admin(['providers', 'status'], env, { viaNpm: true });
+    const result = await admin(['providers', 'status'], env);
     expect(result).toMatchObject({ code: 0, stderr: null });
     const printed = (result.stdout as { providers: Record<string, unknown>[] }).providers;
     expect(printed).toEqual([

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger, run, type Runner } from 'graphile-worker';
+import { z } from 'zod';
 
 import { commands } from '../../../cli/admin.ts';
 import { beatWorkers } from '../../../shared/db/queries/workerHeartbeats.ts';
@@ -8,6 +9,7 @@ import { staleAfterSeconds } from '../../../shared/queue/liveness.ts';
 import { admin } from '../../helpers/cli.ts';
 import type { TestContext } from '../../helpers/context.ts';
 import { contextForCli } from '../../helpers/tenantContext.ts';
+import { waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
 let env: Record<string, string>;
@@ -25,7 +27,7 @@ type LaneStats = {
   workersAlive: number;
 };
 
-/** The command as the CLI runs it (the process itself is run once, below: each start costs seconds). */
+/** The command as the CLI runs it (the whole CLI, argument parsing and output, is run once, below). */
 async function stats(values: Record<string, string> = {}): Promise<Record<string, LaneStats>> {
   const { lanes } = (await commands['queue stats']!.run(t.deps.pool, values)) as { lanes: LaneStats[] };
   return Object.fromEntries(lanes.map((lane) => [lane.lane, lane]));
@@ -39,9 +41,15 @@ function addJob(task: string, dueSecondsAgo: number) {
   `);
 }
 
+/** webhook__deliver jobs in graphile-worker's table, done or not: a finished job's row is deleted. */
+const deliveriesInQueue = () =>
+  t.deps.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
+    select count(*)::int from graphile_worker.jobs where task_identifier = 'webhook__deliver'
+  `);
+
 describe('admin queue stats', () => {
   it('prints every lane at zero for an empty queue, as one JSON object on stdout', async () => {
-    const result = await admin(['queue', 'stats'], env, { viaNpm: true });
+    const result = await admin(['queue', 'stats'], env);
     expect(result).toMatchObject({ code: 0, stderr: null });
     const { lanes } = result.stdout as { lanes: LaneStats[] };
     expect(lanes.map((lane) => lane.lane)).toEqual(['main', 'webhooks', 'ocr', 'video']);
@@ -95,7 +103,9 @@ describe('admin queue stats', () => {
       release();
       await runner.stop();
     }
-    // Done: the delivery left the queue.
+    // Done: the delivery left the queue. runner.stop() resolves before graphile-worker's completion
+    // of the job is written (not awaited, nor is the end of its pool): wait for that write first.
+    await waitUntil(async () => ((await deliveriesInQueue()) === 0 ? true : undefined), 10_000, 20);
     expect((await stats()).webhooks).toMatchObject({ queued: 0, running: 0 });
     // One lane alone, as an autoscaler of that lane's dynos reads it.
     expect(Object.keys(await stats({ lane: 'ocr' }))).toEqual(['ocr']);
