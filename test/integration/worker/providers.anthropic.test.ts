@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ProviderError } from '../../../shared/providers/types.ts';
 import { anthropicChat } from '../../../worker/providers/anthropic.ts';
 import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
+import { thrown } from '../../helpers/thrown.ts';
 
 let mock: AnthropicMock;
 beforeAll(async () => {
@@ -15,15 +16,6 @@ const chatWith = (timeoutMs: number) =>
   anthropicChat({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, timeoutMs }, 'claude-mock-1');
 const ask = (content: string, signal = never(), timeoutMs = 5000) =>
   chatWith(timeoutMs).chat({ messages: [{ role: 'user', content }], maxTokens: 50, signal });
-
-async function thrown(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('anthropic provider', () => {
   it('streams the reply with the model served and the usage the stream reports', async () => {

@@ -8,6 +8,7 @@ import { ProviderError } from '../../../shared/providers/types.ts';
 import { openAiEntryClients } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { thrown } from '../../helpers/thrown.ts';
 
 let mock: OpenAiMock;
 let providers: ReturnType<typeof providersFor>;
@@ -32,15 +33,6 @@ function providersFor(overrides: Record<string, string>) {
     embeddings: openAiEntryClients(settings, o.embeddingModel).embedding,
     transcription: openAiEntryClients(settings, o.transcriptionModel).transcription,
   };
-}
-
-async function thrown(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeAll(async () => {
