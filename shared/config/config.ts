@@ -8,8 +8,11 @@ import { parsePrices, type Prices } from './prices.ts';
 import {
   parseProvidersConfig,
   type ProvidersConfig,
+  routedCapabilities,
+  type RoutedCapability,
   type SingleProviderSettings,
 } from './providersConfig.ts';
+import { reservationPrices } from './routePrices.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -211,6 +214,8 @@ export type Config = Readonly<{
   prices: Prices;
   /** Named providers and each capability's route (PROVIDERS, or the one PROVIDER names). */
   providers: ProvidersConfig;
+  /** What a call of each routed capability is reserved at: its route's dearest prices (routePrices.ts). */
+  reservationPrices: Record<RoutedCapability, Prices>;
   rateLimitPerMinute: number;
   streamsPerWorkspace: number;
   authFailuresPerMinute: number;
@@ -300,6 +305,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     prices,
     providers,
+    reservationPrices: Object.fromEntries(
+      routedCapabilities.map((c) => [c, reservationPrices(providers, c, prices)]),
+    ) as Record<RoutedCapability, Prices>,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,

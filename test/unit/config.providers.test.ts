@@ -87,6 +87,9 @@ describe('PROVIDERS', () => {
     expect(routes.image[0]!.prices.imagePerImage).toBe(7);
     // A capability without a route has none: calls for it fail rather than go somewhere unnamed.
     expect(routes.embedding).toEqual([]);
+    // Reserved at the route's dearest entry (here the ones at PRICES, not the free local model).
+    expect(config.reservationPrices.text).toEqual({ ...defaultPrices, imagePerImage: 7 });
+    expect(config.reservationPrices.embedding).toEqual(config.prices);
     expect(configSecrets(config)).toEqual(expect.arrayContaining(Object.values(keys)));
   });
 

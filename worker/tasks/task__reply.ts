@@ -1,7 +1,6 @@
 import { enqueueBrainSynthesis } from '../../shared/brain/synthesis.ts';
 import { maxTextCost, textCost } from '../../shared/config/prices.ts';
 import { routeTimeoutMs } from '../../shared/config/providersConfig.ts';
-import { reservationPrices } from '../../shared/config/routePrices.ts';
 import type { JobRow } from '../../shared/db/queries/jobs.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import { newId } from '../../shared/primitives/ids.ts';
@@ -49,9 +48,8 @@ type Prepared = { input: ReplyJobInput; messages: ChatMessage[] };
 export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): JobDefinition<Prepared> {
   const chatFor = options.chatProvider ?? ((livemode: boolean) => ctx.providers(livemode).chat);
   const maxOutputTokens = options.maxOutputTokens ?? 2048;
-  const { prices } = ctx.config;
   // Reserved at the route's dearest entry, billed at the one that answered; bounded by the whole route.
-  const reserved = reservationPrices(ctx.config.providers, 'text', prices);
+  const { text: reserved } = ctx.config.reservationPrices;
   const timeoutMs = routeTimeoutMs(ctx.config.providers, 'text');
   return {
     prepare: async (job) => {

@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
 
 import { maxEmbeddingCost } from '../../../shared/config/prices.ts';
-import { reservationPrices } from '../../../shared/config/routePrices.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/jobs/generationInputs.ts';
 import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
@@ -16,7 +15,7 @@ type EmbeddingsBody = { input: string[]; projectId?: string };
 
 /** POST /embeddings: one vector per input text, in input order, computed by a worker. */
 export function postEmbeddings(deps: AppDeps): RequestHandler {
-  const prices = reservationPrices(deps.config.providers, 'embedding', deps.config.prices);
+  const { embedding: prices } = deps.config.reservationPrices;
   return async (req, res) => {
     const body = req.body as EmbeddingsBody; // shape (1 to 100 texts) enforced by the OpenAPI validator
     const issues = body.input.flatMap((text, i) =>

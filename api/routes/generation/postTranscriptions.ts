@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
 
 import { maxTranscriptionCost } from '../../../shared/config/prices.ts';
-import { reservationPrices } from '../../../shared/config/routePrices.ts';
 import { transcriptionInputOf } from '../../../shared/generation/transcriptionInput.ts';
 import { startBilledJob } from '../../../shared/jobs/billedJob.ts';
 import { newJobId } from '../../../shared/jobs/createJob.ts';
@@ -19,9 +18,8 @@ import { uploadSummary } from '../../uploads/uploadSummary.ts';
 
 /** POST /transcriptions: the upload streams to object storage, a worker transcribes it, the request waits. */
 export function postTranscriptions(deps: AppDeps): RequestHandler {
-  const maxCostMinor = maxTranscriptionCost(
-    reservationPrices(deps.config.providers, 'transcription', deps.config.prices),
-  );
+  const { transcription: prices } = deps.config.reservationPrices;
+  const maxCostMinor = maxTranscriptionCost(prices);
   return async (req, res) => {
     const received = await receiveAudio(req, res, deps, inputObjectKey('audio', newId('aud')));
     // What the request log and resolveProject read for JSON bodies.
