@@ -31,6 +31,7 @@ import { workerMetrics } from './metrics/workerMetrics.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
+import { mainRunnerPreset, sideRunnerPreset } from './runnerPresets.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
 const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
@@ -88,28 +89,6 @@ export function makeWorkerContext(
   };
   return ctx;
 }
-
-/**
- * The main runner fetches and locks jobs in batches and completes them in batches: about a third
- * less database work per job under load. Jobs are locked by the pool's id, which heartbeats like
- * each worker's (see liveness.ts).
- */
-function mainFetching(concurrency: number) {
-  return { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0 };
-}
-
-/**
- * The webhook, OCR and video runners: graphile-worker announces every new job to every runner, so without
- * this each of their idle runners would look for a job on every insert and almost always find none
- * (on the POST /text bench, one empty fetch per call and runner: a fifth of PostgreSQL's work per
- * call). After an empty fetch a side runner ignores announcements for about half a second, so a
- * delivery or OCR job that arrives meanwhile can wait that long; with jobs in hand it fetches as
- * usual. One job per fetch: a batch would keep only one job of each named queue (each webhook
- * endpoint has its own) and leave other endpoints' jobs behind it until the next poll.
- */
-const sideFetching = {
-  localQueue: { size: 1, refetchDelay: { durationMs: 500, threshold: 0, maxAbortThreshold: Infinity } },
-};
 
 type RunnerPool = { pgPool: pg.Pool; end(): Promise<void> };
 
@@ -216,7 +195,7 @@ export async function startWorker(
         concurrency: lane.concurrency,
         noHandleSignals: true,
         pollInterval: 2000,
-        preset: { worker: main ? mainFetching(lane.concurrency) : sideFetching },
+        preset: { worker: main ? mainRunnerPreset(lane.concurrency) : sideRunnerPreset },
         logger: graphileLogger(logger),
       });
     }

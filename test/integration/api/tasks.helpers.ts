@@ -4,6 +4,7 @@ import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import { makePool } from '../../../shared/db/pool.ts';
 import { NotificationHub } from '../../../shared/realtime/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
+import { mainRunnerPreset } from '../../../worker/runnerPresets.ts';
 import { makeWorkerContext } from '../../../worker/startWorker.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { workerUtilsFor } from '../../helpers/workerContext.ts';
@@ -141,6 +142,8 @@ export async function startStandaloneWorker(
     concurrency: 2,
     noHandleSignals: true,
     pollInterval: 100,
+    // As the worker runs it: a stop writes what the last jobs ended with before the pool ends.
+    preset: { worker: mainRunnerPreset(2) },
     logger: new Logger(() => () => {}),
   });
   return {

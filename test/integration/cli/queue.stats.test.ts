@@ -99,13 +99,14 @@ describe('admin queue stats', () => {
       expect(lanes.ocr!.latencySeconds).toBeGreaterThanOrEqual(12);
       expect(lanes.webhooks).toMatchObject({ queued: 0, latencySeconds: 0, running: 1, workersAlive: 2 });
       expect(lanes.video).toMatchObject({ queued: 0, latencySeconds: 0, running: 0, workersAlive: 2 });
+      // Done: the delivery leaves the queue. Wait for the runner to write that while it still runs:
+      // its stop() does not await a completion in flight, which could then be lost with its pool.
+      release();
+      await waitUntil(async () => ((await deliveriesInQueue()) === 0 ? true : undefined), 10_000, 20);
     } finally {
       release();
       await runner.stop();
     }
-    // Done: the delivery left the queue. runner.stop() resolves before graphile-worker's completion
-    // of the job is written (not awaited, nor is the end of its pool): wait for that write first.
-    await waitUntil(async () => ((await deliveriesInQueue()) === 0 ? true : undefined), 10_000, 20);
     expect((await stats()).webhooks).toMatchObject({ queued: 0, running: 0 });
     // One lane alone, as an autoscaler of that lane's dynos reads it.
     expect(Object.keys(await stats({ lane: 'ocr' }))).toEqual(['ocr']);
