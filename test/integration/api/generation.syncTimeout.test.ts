@@ -17,7 +17,7 @@ beforeAll(async () => {
     ...openaiEnv(mock),
     // The request gives up long before the provider call would time out.
     SYNC_TIMEOUT_MS: '1000',
-    PROVIDER_TIMEOUT_MS: '30000',
+    PROVIDER_TIMEOUT_MS: '120000',
   });
   tenant = await createTenant(t.deps.pool, { credits: 1_000_000 });
   await t.startWorker();
@@ -55,7 +55,8 @@ describe('a synchronous call that outlives SYNC_TIMEOUT_MS', () => {
       .set('x-request-id', 'req_sync_timeout_1')
       .send({ prompt: 'take your time' })
       .expect(500);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Long before the provider call's own timeout, even on a busy machine.
+    expect(Date.now() - started).toBeLessThan(45_000);
     expect(res.body.error).toMatchObject({
       code: 'internal_error',
       message: expect.stringMatching(/retry/),
