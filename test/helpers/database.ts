@@ -1,7 +1,9 @@
 import pg from 'pg';
 
 import { randomBase62 } from '../../shared/primitives/ids.ts';
-import { templateDatabase } from './globalSetup.ts';
+
+/** The migrated database every test file's own is cloned from (made once by globalSetup.ts). */
+export const templateDatabase = 'svc_test_template';
 
 function adminUrl(): string {
   const url = process.env.SVC_TEST_ADMIN_URL;

@@ -8,8 +8,7 @@ import { migrate } from '../../db/migrate.ts';
 import { startEmbeddedPostgres } from '../../shared/embedded/postgres.ts';
 import { startEmbeddedS3 } from '../../shared/embedded/s3.ts';
 import { ensureChromium } from '../../worker/render/chromium.ts';
-
-export const templateDatabase = 'svc_test_template';
+import { templateDatabase } from './database.ts';
 
 /**
  * Once per run: a PostgreSQL server (DATABASE_URL's, or an embedded one in a temp dir), a template

@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { dumpSchema } from '../../../db/dumpSchema.ts';
 import { urlFor } from '../../helpers/database.ts';
-import { templateDatabase } from '../../helpers/globalSetup.ts';
+import { templateDatabase } from '../../helpers/database.ts';
 
 const schemaPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../db/schema.sql');
 
