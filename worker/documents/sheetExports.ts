@@ -1,5 +1,4 @@
 import { stringify } from 'csv-stringify/sync';
-import ExcelJS from 'exceljs';
 
 import type { ParsedSheet, SheetCell } from './types.ts';
 
@@ -27,6 +26,8 @@ function sheetName(name: string): string {
 
 /** Every worksheet as an xlsx workbook. */
 export async function sheetToXlsx(sheet: ParsedSheet): Promise<Buffer> {
+  // Loaded when a sheet is exported, as parseSheet.ts loads it: a large module most workers never need.
+  const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
   const used = new Set<string>();
   for (const [i, { name, rows }] of sheet.sheets.entries()) {

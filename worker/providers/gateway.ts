@@ -27,7 +27,7 @@ export type GatewayParts = {
   config: ProvidersConfig;
   breaker: CircuitBreaker;
   /** The client of a capability for a route entry (built once per entry by the caller). */
-  clientFor<C extends RoutedCapability>(capability: C, entry: RouteEntry): EntryClients[C];
+  clientFor<C extends RoutedCapability>(capability: C, entry: RouteEntry): Promise<EntryClients[C]>;
   /** A circuit-breaker write that failed, for the worker's log. */
   onBreakerError(error: unknown): void;
   /** Each attempt that failed over, for the worker's log. */
@@ -118,9 +118,9 @@ export function makeGateway(parts: GatewayParts) {
         return await callRoute(
           parts,
           'text',
-          (entry) => {
+          async (entry) => {
             streamed.entry = entry;
-            return parts.clientFor('text', entry).chat({
+            return (await parts.clientFor('text', entry)).chat({
               ...request,
               onDelta:
                 onDelta &&
@@ -141,16 +141,18 @@ export function makeGateway(parts: GatewayParts) {
   };
   const images: ImageProvider = {
     generate: (request) =>
-      callRoute(parts, 'image', (entry) => parts.clientFor('image', entry).generate(request)),
+      callRoute(parts, 'image', async (entry) => (await parts.clientFor('image', entry)).generate(request)),
   };
   const embeddings: EmbeddingProvider = {
     embed: (request) =>
-      callRoute(parts, 'embedding', (entry) => parts.clientFor('embedding', entry).embed(request)),
+      callRoute(parts, 'embedding', async (entry) =>
+        (await parts.clientFor('embedding', entry)).embed(request),
+      ),
   };
   const transcription: TranscriptionProvider = {
     transcribe: (request) =>
-      callRoute(parts, 'transcription', (entry) =>
-        parts.clientFor('transcription', entry).transcribe(request),
+      callRoute(parts, 'transcription', async (entry) =>
+        (await parts.clientFor('transcription', entry)).transcribe(request),
       ),
   };
   return { chat, images, embeddings, transcription };

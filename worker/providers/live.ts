@@ -3,13 +3,12 @@ import type { RoutedCapability, RouteEntry } from '../../shared/config/providers
 import type { Db } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
-import { ProviderError, type Providers } from '../../shared/providers/types.ts';
+import { ProviderError, type Providers, type VideoProvider } from '../../shared/providers/types.ts';
 import type { ProviderMetrics } from '../metrics/providerMetrics.ts';
 import { entryClients } from './entryClients.ts';
 import { localVideo } from './ffmpegVideo.ts';
 import { type EntryClients, makeGateway } from './gateway.ts';
 import { instrumentEntryClients, instrumentLocalWork } from './instrumented.ts';
-import { videoUnsupported } from './openai.ts';
 import { makeTesseractOcr } from './tesseract.ts';
 
 /**
@@ -29,19 +28,24 @@ export function makeLiveProviders(
     const spec = providers[name]!;
     return { ...spec.breaker, trialMs: spec.timeoutMs };
   });
-  const built = new Map<string, Partial<EntryClients>>();
-  const clientFor = <C extends RoutedCapability>(capability: C, entry: RouteEntry): EntryClients[C] => {
+  // Every route entry's clients (one per provider and model), loading from the start so the first
+  // call finds them ready: a protocol's module and its SDK load only when a route names its type.
+  const built = new Map<string, Promise<Partial<EntryClients>>>();
+  for (const entry of Object.values(config.providers.routes).flat()) {
     const key = `${entry.provider}/${entry.model}`;
-    let clients = built.get(key);
-    if (!clients) {
-      clients = instrumentEntryClients(
-        entryClients(providers[entry.provider]!, entry.model),
-        entry,
-        observers,
-      );
-      built.set(key, clients);
-    }
-    const client = clients[capability];
+    if (built.has(key)) continue;
+    const loading = entryClients(providers[entry.provider]!, entry.model).then((clients) =>
+      instrumentEntryClients(clients, entry, observers),
+    );
+    // A failed load is thrown by the call that needs it, not as an unhandled rejection now.
+    loading.catch(() => {});
+    built.set(key, loading);
+  }
+  const clientFor = async <C extends RoutedCapability>(
+    capability: C,
+    entry: RouteEntry,
+  ): Promise<EntryClients[C]> => {
+    const client = (await built.get(`${entry.provider}/${entry.model}`))?.[capability];
     if (!client) throw new ProviderError(`provider ${entry.provider} does not serve ${capability}`, false);
     return client;
   };
@@ -63,3 +67,14 @@ export function makeLiveProviders(
     close: () => ocr.close(),
   };
 }
+
+/**
+ * The OpenAI-compatible protocol has no video generation endpoint that such servers share, so a live
+ * key under PROVIDER=openai cannot render: the refusal is not retryable (trying again sends the same
+ * request), which fails the job at once and marks the video failed. PROVIDER=local renders with ffmpeg.
+ */
+const videoUnsupported: VideoProvider = {
+  render() {
+    return Promise.reject(new ProviderError('the openai provider does not support video generation', false));
+  },
+};

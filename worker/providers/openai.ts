@@ -9,7 +9,6 @@ import {
   type ImageProvider,
   ProviderError,
   type TranscriptionProvider,
-  type VideoProvider,
 } from '../../shared/providers/types.ts';
 import type { EntryClients, ProviderSettings } from './gateway.ts';
 import { openAiChat } from './openaiChat.ts';
@@ -193,14 +192,3 @@ export function openAiEntryClients(settings: ProviderSettings, model: string): E
     transcription: makeTranscription(client, settings, model),
   };
 }
-
-/**
- * The OpenAI-compatible protocol has no video generation endpoint that such servers share, so a live
- * key under PROVIDER=openai cannot render: the refusal is not retryable (trying again sends the same
- * request), which fails the job at once and marks the video failed. PROVIDER=local renders with ffmpeg.
- */
-export const videoUnsupported: VideoProvider = {
-  render() {
-    return Promise.reject(new ProviderError('the openai provider does not support video generation', false));
-  },
-};

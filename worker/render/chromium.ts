@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { createBrotliDecompress } from 'node:zlib';
 
 import chromium from '@sparticuz/chromium';
-import { type Browser, chromium as playwright, errors } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import tar from 'tar-fs';
 
 import { ensureSystemUser, letOthersTraverse, type SystemUser } from '../../shared/embedded/systemUser.ts';
@@ -351,6 +351,7 @@ async function renderSomething(browser: Browser): Promise<void> {
  */
 async function chooseSandbox(
   start: (sandbox: boolean) => Promise<Browser>,
+  isTimeout: (error: unknown) => boolean,
   logger: Logger,
 ): Promise<{ browser: Browser; choice: SandboxChoice }> {
   let failure: unknown;
@@ -366,7 +367,7 @@ async function chooseSandbox(
       throw error;
     }
   } catch (error) {
-    if (error instanceof errors.TimeoutError) throw error;
+    if (isTimeout(error)) throw error;
     failure = error;
   }
   const browser = await start(false);
@@ -398,6 +399,8 @@ export async function launchChromium(options: {
   timeoutMs?: number;
 }): Promise<{ browser: Browser; isolation: ChromiumIsolation }> {
   const install = await ensureChromium();
+  // Loaded on the first render, not with the worker: a worker that renders no deck never needs it.
+  const { chromium: playwright, errors } = await import('playwright-core');
   const privateNetwork = !options.network && install.sharedNetworkReason === undefined;
   const executablePath = await writeLauncher(install, privateNetwork);
   const start = (sandbox: boolean) =>
@@ -423,7 +426,7 @@ export async function launchChromium(options: {
     const choice = await sandboxChoice;
     return { browser: await start(choice.sandbox), isolation: isolationWith(choice) };
   }
-  const first = chooseSandbox(start, options.logger);
+  const first = chooseSandbox(start, (error) => error instanceof errors.TimeoutError, options.logger);
   const choosing = first.then(({ choice }) => choice);
   sandboxChoice = choosing;
   choosing.catch(() => {
