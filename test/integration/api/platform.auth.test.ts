@@ -7,8 +7,8 @@ import { sql } from '../../../shared/db/sql.ts';
 import type { CreateKeyInput } from '../../../shared/keys/mintKeys.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;

@@ -5,7 +5,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 type Answer = { error?: { issues?: unknown } };

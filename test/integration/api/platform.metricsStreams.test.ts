@@ -4,8 +4,9 @@ import { makeApp } from '../../../api/app.ts';
 import type { StreamKind } from '../../../api/sse/openStreams.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
-import { listenOnLoopback, openRawSse } from '../../helpers/sse.ts';
+import { openRawSse } from '../../helpers/sse.ts';
 
 let t: TestContext;
 let tenant: Tenant;

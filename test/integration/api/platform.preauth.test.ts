@@ -12,7 +12,7 @@ import { KeyCache } from '../../../api/auth/keyCache.ts';
 import { makePool } from '../../../shared/db/pool.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;

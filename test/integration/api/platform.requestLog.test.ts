@@ -16,8 +16,8 @@ import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { secretSamples } from '../../helpers/secretSamples.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 

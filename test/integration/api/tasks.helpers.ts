@@ -9,7 +9,7 @@ import { makeWorkerContext } from '../../../worker/startWorker.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { workerUtilsFor } from '../../helpers/workerContext.ts';
 
-export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
+export { listenOnLoopback as listenApp } from '../../helpers/loopbackServer.ts';
 
 export type StreamEvent = { event: string; id: string | undefined; data: unknown };
 

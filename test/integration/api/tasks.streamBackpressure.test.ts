@@ -8,13 +8,8 @@ import { newId } from '../../../shared/primitives/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
-import {
-  listenOnLoopback,
-  nextServerResponse,
-  openRawSse,
-  type RawSse,
-  type RawSseEvent,
-} from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import { nextServerResponse, openRawSse, type RawSse, type RawSseEvent } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 

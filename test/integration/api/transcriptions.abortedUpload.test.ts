@@ -12,8 +12,8 @@ import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { wavOfBytes } from '../../helpers/audio.ts';
 import { api, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 
 // This file's own S3 server: nothing else writes to it, so "nothing left" means exactly that.
 const bucket = 'svc-aborted-uploads';

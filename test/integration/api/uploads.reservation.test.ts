@@ -19,9 +19,9 @@ import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded
 import { AppError } from '../../../shared/errors/appError.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
 import { startS3Proxy } from '../../helpers/s3Proxy.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 
 const bucket = 'svc-upload-reservations';
 const MiB = 1024 * 1024;
