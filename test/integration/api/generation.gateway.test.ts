@@ -6,7 +6,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { mockProvidersEnv } from '../../helpers/providerRoutes.ts';
 import { readEvents } from '../../helpers/sse.ts';
@@ -20,7 +20,7 @@ let tenant: Tenant;
 let alpha: OpenAiMock;
 let beta: OpenAiMock;
 let claude: AnthropicMock;
-let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let server: LoopbackServer;
 
 const perToken = (units: number) => ({ textInputPer1MTokens: 0, textOutputPer1MTokens: units * 1_000_000 });
 
@@ -52,10 +52,9 @@ beforeAll(async () => {
     credits: 1_000_000,
     worker: true,
   }));
-  server = await listenOnLoopback(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
   await Promise.all([alpha.close(), beta.close(), claude.close()]);
 });

@@ -7,7 +7,7 @@ import { makeWav } from '../../helpers/audio.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
@@ -15,7 +15,7 @@ import { contextWithTenant } from '../../helpers/tenantContext.ts';
 let t: TestContext;
 let tenant: Tenant;
 let mock: OpenAiMock;
-let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let server: LoopbackServer;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
@@ -29,10 +29,9 @@ beforeAll(async () => {
     credits: 1_000_000,
     worker: true,
   }));
-  server = await listenOnLoopback(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
   await mock.close();
 });

@@ -5,20 +5,19 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
-let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let server: LoopbackServer;
 
 beforeAll(async () => {
   ({ t, tenant } = await contextWithTenant({ credits: 100_000, worker: true }));
-  server = await listenOnLoopback(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
 });
 

@@ -4,21 +4,20 @@ import { makeApp } from '../../../api/app.ts';
 import type { StreamKind } from '../../../api/sse/openStreams.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { openRawSse } from '../../helpers/sse.ts';
 
 let t: TestContext;
 let tenant: Tenant;
-let web: Awaited<ReturnType<typeof listenOnLoopback>>;
+let web: LoopbackServer;
 
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool);
-  web = await listenOnLoopback(t.app);
+  web = await t.listen();
 });
 afterAll(async () => {
-  await web?.close();
   await t.close();
 });
 
