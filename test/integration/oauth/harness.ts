@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 
+import { afterAll, beforeAll } from '@jest/globals';
+
 import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { findMember, insertMember } from '../../../shared/db/queries/members.ts';
 import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
@@ -234,12 +236,25 @@ export async function authorize(
 }
 
 /** A harness with its member signed in to the console in one browser, and that console's root path. */
-export async function signedInConsole(
-  env: Record<string, string> = {},
-): Promise<{ h: Harness; client: FormClient; base: string }> {
+type SignedInConsole = { h: Harness; client: FormClient; base: string };
+
+export async function signedInConsole(env: Record<string, string> = {}): Promise<SignedInConsole> {
   const h = await startHarness({}, env);
   const client = new FormClient(h.base);
   const signedIn = await signInWith(client, h.email);
   if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
   return { h, client, base: `/console/${h.tenant.memberId}` };
+}
+
+/**
+ * signedInConsole for a whole test file: set up before its tests and closed after them. The returned
+ * object is filled in by then; read its fields inside the tests.
+ */
+export function signedInConsoleForFile(env: Record<string, string> = {}): SignedInConsole {
+  const session = {} as SignedInConsole;
+  beforeAll(async () => {
+    Object.assign(session, await signedInConsole(env));
+  });
+  afterAll(() => session.h.close());
+  return session;
 }
