@@ -105,3 +105,7 @@ export async function setupTestContext(
 
 export const api = (path: string) => `/api/pub/v1${path}`;
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** A POST to the public API's `path` as the holder of `key`; chain .send() and .expect() as with supertest. */
+export const postAs = (http: ReturnType<typeof supertest>, key: string, path: string) =>
+  http.post(api(path)).set(bearer(key));

@@ -10,7 +10,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { sweepExpiredUploads } from '../../../worker/tasks/uploads__sweep.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type S3Proxy, startS3Proxy } from '../../helpers/s3Proxy.ts';
 import { uploadedFile } from '../../helpers/uploadedFile.ts';
@@ -59,7 +59,7 @@ function patterned(bytes: number, seed = 1): Buffer {
 }
 
 async function start(body: Record<string, unknown>, key = tenant.liveKey) {
-  return t.http.post(api('/files/uploads')).set(bearer(key)).send(body);
+  return postAs(t.http, key, '/files/uploads').send(body);
 }
 
 async function startSession(data: Buffer, mimeType = 'application/octet-stream', key = tenant.liveKey) {
@@ -82,10 +82,7 @@ async function putParts(session: Session, data: Buffer, only?: number[]) {
 }
 
 const complete = (sessionId: string, parts: unknown, key = tenant.liveKey) =>
-  t.http
-    .post(api(`/files/uploads/${sessionId}/complete`))
-    .set(bearer(key))
-    .send({ parts });
+  postAs(t.http, key, `/files/uploads/${sessionId}/complete`).send({ parts });
 
 const holdsOf = (workspaceId: string) =>
   t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { histogramCount, parseMetrics } from '../../helpers/metrics.ts';
@@ -47,10 +47,10 @@ describe('svc_provider_request_duration_seconds', () => {
   it('counts a live call to the configured provider, and none for a test key', async () => {
     const text = { provider: 'local', capability: 'text', outcome: 'ok' };
     const before = await providerCalls(text);
-    await t.http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt: 'counted' }).expect(201);
+    await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'counted' }).expect(201);
     expect(await providerCalls(text)).toBe(before + 1);
     // A test key's fixture is not a provider call.
-    await t.http.post(api('/text')).set(bearer(tenant.testKey)).send({ prompt: 'fixture' }).expect(201);
+    await postAs(t.http, tenant.testKey, '/text').send({ prompt: 'fixture' }).expect(201);
     expect(await providerCalls(text)).toBe(before + 1);
   });
 

@@ -2,7 +2,7 @@ import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import type { ChatProvider, TextGeneration, TokenUsage } from '../../../shared/providers/types.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { createTask, type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 /** A finished answer of the in-process live model: `text`, billed as `usage`. */
@@ -35,11 +35,7 @@ export type Msg = { id: string; role: string; text: string };
 /** A task created with "First." and sent "Second." straight after, as `key`: its id. */
 export async function postFirstThenSecond(t: TestContext, key: string): Promise<string> {
   const taskId = await createTask(t, key, { input: 'First.' });
-  await t.http
-    .post(api(`/tasks/${taskId}/messages`))
-    .set(bearer(key))
-    .send({ input: 'Second.' })
-    .expect(202);
+  await postAs(t.http, key, `/tasks/${taskId}/messages`).send({ input: 'Second.' }).expect(202);
   return taskId;
 }
 

@@ -10,7 +10,7 @@ import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
@@ -190,11 +190,7 @@ describe('webhook deliveries', () => {
       other.projectId,
       other.workspaceId,
     );
-    await t.http
-      .post(api('/tasks'))
-      .set(bearer(other.testKey))
-      .send({ input: 'Nobody listens.' })
-      .expect(202);
+    await postAs(t.http, other.testKey, '/tasks').send({ input: 'Nobody listens.' }).expect(202);
     const failed = await waitUntil(
       async () => {
         const rows = await listEndpointDeliveries(t.deps.pool, endpoint.id, 10);
