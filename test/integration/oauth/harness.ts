@@ -235,6 +235,40 @@ export async function authorize(
   return new URL(second.location!);
 }
 
+/** POSTs `fields` as a form to the token endpoint at `issuer`, as an OAuth client does; `headers` add to it. */
+export function postTokenForm(
+  issuer: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+/**
+ * The token form that trades an authorization code (PKCE) for tokens. A client that authenticates
+ * with a header, or a public one, leaves out what it does not send.
+ */
+export function codeExchange(c: {
+  code: string;
+  redirectUri: string;
+  verifier: string;
+  clientId?: string;
+  clientSecret?: string;
+}): Record<string, string> {
+  return {
+    grant_type: 'authorization_code',
+    code: c.code,
+    redirect_uri: c.redirectUri,
+    code_verifier: c.verifier,
+    ...(c.clientId !== undefined && { client_id: c.clientId }),
+    ...(c.clientSecret !== undefined && { client_secret: c.clientSecret }),
+  };
+}
+
 /** A harness with its member signed in to the console in one browser, and that console's root path. */
 type SignedInConsole = { h: Harness; client: FormClient; base: string };
 
