@@ -6,15 +6,15 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { type ChatMessage, type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { waitUntil } from '../api/tasks.helpers.ts';
 import {
   liveGeneration,
   messagesOnceThere,
   type Msg,
   postFirstThenSecond,
-  startReplyWorker,
+  replyContext,
 } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it records what it was sent and answers as scripted. */
@@ -30,16 +30,10 @@ const liveModel: ChatProvider = {
 };
 
 let t: TestContext;
-let worker: StandaloneWorker;
+let close: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  worker = await startReplyWorker(t, liveModel, 1000);
-});
-afterAll(async () => {
-  await worker.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, close } = await replyContext(liveModel, 1000)));
+afterAll(() => close());
 beforeEach(() => {
   calls.length = 0;
   script = [];
