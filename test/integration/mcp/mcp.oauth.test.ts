@@ -19,7 +19,7 @@ import {
 } from '../../../shared/oauth/clientMetadataDocument.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
-import { codeExchange, type Harness, password, postTokenForm, startHarness } from '../oauth/harness.ts';
+import { codeExchange, type Harness, password, startHarness } from '../oauth/harness.ts';
 
 // An MCP client that knows nothing but the server's URL: the 401 leads it to the protected resource
 // metadata, then the authorization server's metadata, dynamic registration and PKCE; the person
@@ -121,8 +121,7 @@ async function redeemCode(
   landedOn: string,
   app: { redirectUri: string; verifier: string; clientId: string },
 ): Promise<string> {
-  const res = await postTokenForm(
-    h.issuer,
+  const res = await h.postToken(
     codeExchange({
       code: new URL(landedOn).searchParams.get('code')!,
       redirectUri: app.redirectUri,
@@ -229,7 +228,7 @@ describe('an MCP client authorizing itself', () => {
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('issued for');
     // Its refresh token cannot be turned into a token for another resource.
-    const refresh = await postTokenForm(h.issuer, {
+    const refresh = await h.postToken({
       grant_type: 'refresh_token',
       refresh_token: mcpBoundToken.refresh,
       client_id: mcpBoundToken.clientId,

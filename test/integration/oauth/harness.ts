@@ -45,6 +45,8 @@ export type Harness = {
   authorizeUrl(app: RegisteredApp, scope: string, verifier: string, extra?: Record<string, string>): URL;
   /** A browser signed in as the person; a refused sign-in stops the file's setup. */
   signIn(): Promise<FormClient>;
+  /** POSTs `fields` as a form to the token endpoint, as an OAuth client does; `headers` add to it. */
+  postToken(fields: Record<string, string>, headers?: Record<string, string>): Promise<Response>;
   close(): Promise<void>;
 };
 
@@ -124,6 +126,12 @@ export async function startHarness(
       if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
       return browser;
     },
+    postToken: (fields, headers = {}) =>
+      fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      }),
     close: async () => {
       server.closeAllConnections();
       server.close();
@@ -233,19 +241,6 @@ export async function authorize(
   const second = await client.post('/oauth/authorize', fields);
   if (second.status !== 303) throw new Error(`consent answered ${second.status}: ${second.text}`);
   return new URL(second.location!);
-}
-
-/** POSTs `fields` as a form to the token endpoint at `issuer`, as an OAuth client does; `headers` add to it. */
-export function postTokenForm(
-  issuer: string,
-  fields: Record<string, string>,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
 }
 
 /**

@@ -9,7 +9,6 @@ import {
   type FormClient,
   type Harness,
   inputValue,
-  postTokenForm,
   type RegisteredApp,
   startHarness,
 } from './harness.ts';
@@ -43,7 +42,7 @@ async function approve(app: RegisteredApp, scope: string): Promise<Code> {
 }
 
 async function token(app: RegisteredApp, fields: Record<string, string>) {
-  const res = await postTokenForm(h.issuer, {
+  const res = await h.postToken({
     ...fields,
     client_id: app.clientId,
     client_secret: app.clientSecret!,

@@ -7,14 +7,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import {
-  authorize,
-  codeExchange,
-  type FormClient,
-  type Harness,
-  postTokenForm,
-  startHarness,
-} from './harness.ts';
+import { authorize, codeExchange, type FormClient, type Harness, startHarness } from './harness.ts';
 
 // Client ID Metadata Documents served by a local server that counts what it was asked for: the
 // authorization endpoint's outbound fetches are observed where they land.
@@ -172,8 +165,7 @@ describe("a metadata-document app's row", () => {
       project_id: null,
     });
 
-    const token = await postTokenForm(
-      h.issuer,
+    const token = await h.postToken(
       codeExchange({
         code: approved.searchParams.get('code')!,
         redirectUri: `${docsBase}${redirectPath}`,

@@ -9,7 +9,6 @@ import {
   codeExchange,
   type FormClient,
   type Harness,
-  postTokenForm,
   type RegisteredApp,
   startHarness,
 } from './harness.ts';
@@ -33,8 +32,7 @@ async function tokenFor(memberId: string, scope: string): Promise<string> {
   const verifier = randomBytes(32).toString('base64url');
   const url = h.authorizeUrl(app, scope, verifier, { prompt: 'consent' });
   const back = await authorize(browser, url, { member: memberId });
-  const res = await postTokenForm(
-    h.issuer,
+  const res = await h.postToken(
     codeExchange({
       code: back.searchParams.get('code')!,
       redirectUri: app.redirectUri,

@@ -4,14 +4,7 @@ import { z } from 'zod';
 
 import { deleteExpiredOauthRows } from '../../../shared/db/queries/oauthTokens.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import {
-  authorize,
-  type FormClient,
-  type Harness,
-  postTokenForm,
-  type RegisteredApp,
-  startHarness,
-} from './harness.ts';
+import { authorize, type FormClient, type Harness, type RegisteredApp, startHarness } from './harness.ts';
 
 let h: Harness;
 let now = Date.now();
@@ -99,7 +92,7 @@ const me = (token: string) =>
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
 async function postToken(body: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await postTokenForm(h.issuer, body, headers);
+  const res = await h.postToken(body, headers);
   return {
     status: res.status,
     headers: res.headers,
