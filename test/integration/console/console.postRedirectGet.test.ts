@@ -27,56 +27,73 @@ async function createThenReload(path: string, fields: Record<string, string>) {
   return { shown, reloaded };
 }
 
+/**
+ * createThenReload, checked: the reveal shows the `secret`, the reload is refused (410), and `table`
+ * holds one row more.
+ */
+async function expectCreatedOnce(
+  table: 'api_keys' | 'webhook_endpoints' | 'oauth_apps',
+  path: string,
+  fields: Record<string, string>,
+  secret: RegExp,
+) {
+  const before = await count(table);
+  const { shown, reloaded } = await createThenReload(path, fields);
+  expect(shown.text).toMatch(secret);
+  expect(reloaded.status).toBe(410);
+  expect(await count(table)).toBe(before + 1);
+  return { shown, reloaded };
+}
+
+/** The key form's fields for a test-mode, app-wide key of the tenant's project. */
+const testKeyFields = (name: string) => ({
+  name,
+  projects: session.h.tenant.projectId,
+  mode: 'test',
+  scope_level: 'app',
+});
+
 describe('post/redirect/get in the console', () => {
   it('creates a key once: the secret is shown once, a reload says so and creates nothing', async () => {
-    const before = await count('api_keys');
-    const { shown, reloaded } = await createThenReload(`${session.base}/keys`, {
-      name: 'Reload test',
-      projects: session.h.tenant.projectId,
-      mode: 'test',
-      scope_level: 'app',
-    });
+    const { shown, reloaded } = await expectCreatedOnce(
+      'api_keys',
+      `${session.base}/keys`,
+      testKeyFields('Reload test'),
+      /id="secret"[^>]* value="svc_sk_test_/,
+    );
     expect(shown.status).toBe(200);
-    expect(shown.text).toMatch(/id="secret"[^>]* value="svc_sk_test_/);
-    expect(reloaded.status).toBe(410);
     expect(reloaded.text).toContain('Already shown');
     expect(reloaded.text).not.toMatch(/svc_sk_/);
-    expect(await count('api_keys')).toBe(before + 1);
   });
 
   it('adds a webhook endpoint once', async () => {
-    const before = await count('webhook_endpoints');
-    const { shown, reloaded } = await createThenReload(`${session.base}/webhooks`, {
-      url: 'https://hooks.example.com/in',
-      project: session.h.tenant.projectId,
-      events: 'job.failed',
-    });
-    expect(shown.text).toMatch(/value="whsec_/);
-    expect(reloaded.status).toBe(410);
-    expect(await count('webhook_endpoints')).toBe(before + 1);
+    await expectCreatedOnce(
+      'webhook_endpoints',
+      `${session.base}/webhooks`,
+      { url: 'https://hooks.example.com/in', project: session.h.tenant.projectId, events: 'job.failed' },
+      /value="whsec_/,
+    );
   });
 
   it('registers an OAuth app once', async () => {
-    const before = await count('oauth_apps');
-    const { shown, reloaded } = await createThenReload(`${session.base}/apps`, {
-      name: 'Reload app',
-      project: session.h.tenant.projectId,
-      type: 'server',
-      redirect_uris: 'https://app.example/cb',
-      scopes: 'tasks.read',
-    });
-    expect(shown.text).toMatch(/value="svc_ocs_/);
-    expect(reloaded.status).toBe(410);
-    expect(await count('oauth_apps')).toBe(before + 1);
+    await expectCreatedOnce(
+      'oauth_apps',
+      `${session.base}/apps`,
+      {
+        name: 'Reload app',
+        project: session.h.tenant.projectId,
+        type: 'server',
+        redirect_uris: 'https://app.example/cb',
+        scopes: 'tasks.read',
+      },
+      /value="svc_ocs_/,
+    );
   });
 
   it('shows a reveal only to the browser that posted the form', async () => {
     const posted = await session.client.post(`${session.base}/keys`, {
       _csrf: await csrf(`${session.base}/keys`),
-      name: 'Other browser',
-      projects: session.h.tenant.projectId,
-      mode: 'test',
-      scope_level: 'app',
+      ...testKeyFields('Other browser'),
     });
     const other = new FormClient(session.h.base);
     await signInWith(other, session.h.email);
@@ -89,10 +106,7 @@ describe('post/redirect/get in the console', () => {
     const post = async () =>
       session.client.post(`${session.base}/keys`, {
         _csrf: await csrf(`${session.base}/keys`),
-        name: 'Expiring reveal',
-        projects: session.h.tenant.projectId,
-        mode: 'test',
-        scope_level: 'app',
+        ...testKeyFields('Expiring reveal'),
       });
     const [shown, unopened] = [await post(), await post()];
     expect((await session.client.get(shown.location!)).status).toBe(200);
