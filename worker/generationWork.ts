@@ -130,11 +130,21 @@ export async function removeJobInput(
  * input budget, hands its bytes to the provider, turns the answer into the job's outcome, and deletes
  * the upload once the job has finished (not before: a retry after a crash reads it again).
  */
-export function uploadedInputJob<I extends { objectKey: string; sizeBytes: number }, R>(
+type UploadedInput = { objectKey: string; sizeBytes: number; mimeType: string; filename?: string };
+
+/** An uploaded input as a provider call takes it: its bytes, type and name, and the job's signal. */
+export type UploadedFile<I extends UploadedInput> = {
+  data: Buffer;
+  mimeType: string;
+  filename: I['filename'];
+  signal: AbortSignal;
+};
+
+export function uploadedInputJob<I extends UploadedInput, R>(
   ctx: WorkerContext,
   work: {
     parse: (input: unknown) => I;
-    call: (providers: Providers, input: I, data: Buffer, signal: AbortSignal) => Promise<R>;
+    call: (providers: Providers, input: I, file: UploadedFile<I>) => Promise<R>;
     outcome: (answer: R, livemode: boolean) => JobOutcome;
   },
 ): InlineJobDefinition {
@@ -143,7 +153,9 @@ export function uploadedInputJob<I extends { objectKey: string; sizeBytes: numbe
       const input = work.parse(job.input);
       const providers = ctx.providers(job.livemode);
       const answer = await withInputObject(ctx, input, (data) =>
-        callProvider(helpers, signal, () => work.call(providers, input, data, signal)),
+        callProvider(helpers, signal, () =>
+          work.call(providers, input, { data, mimeType: input.mimeType, filename: input.filename, signal }),
+        ),
       );
       return answer === 'cancelled' ? cancelledOutcome : work.outcome(answer, job.livemode);
     },

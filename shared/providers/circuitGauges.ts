@@ -1,7 +1,8 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 
 import type { Db } from '../db/sql.ts';
 import type { Logger } from '../observability/logger.ts';
+import { readingGauges, scrapeReading } from '../observability/scrapeReading.ts';
 import { CircuitBreaker, type CircuitStatus } from './circuitBreaker.ts';
 
 const states: CircuitStatus['state'][] = ['closed', 'open', 'half-open'];
@@ -14,40 +15,30 @@ const states: CircuitStatus['state'][] = ['closed', 'open', 'half-open'];
  */
 export function registerCircuitGauges(registry: Registry, db: Db, logger: Logger, providers: string[]): void {
   const breaker = new CircuitBreaker(db, () => ({ failures: 1, windowMs: 0, cooldownMs: 0, trialMs: 0 }));
-  let reading: { at: number; circuits: Promise<CircuitStatus[] | undefined> } | undefined;
-  const read = () => {
-    if (!reading || Date.now() - reading.at >= 2000) {
-      const circuits = breaker.status(providers).catch((error: unknown) => {
-        logger.warn({ err: error }, 'reading provider circuits for metrics failed');
-        reading = undefined;
-        return undefined;
-      });
-      reading = { at: Date.now(), circuits };
-    }
-    return reading.circuits;
-  };
-  new Gauge({
-    name: 'svc_provider_circuit_state',
-    help: "A model provider's circuit (1 for its current state): closed takes calls, open skips it, half-open lets one trial through.",
-    labelNames: ['provider', 'state'],
-    registers: [registry],
-    async collect() {
-      const circuits = await read();
-      this.reset();
-      for (const c of circuits ?? []) {
-        for (const state of states) this.set({ provider: c.name, state }, c.state === state ? 1 : 0);
+  const gauge = readingGauges(
+    registry,
+    scrapeReading(() => breaker.status(providers), {
+      maxAgeMs: 2000,
+      logger,
+      failure: 'reading provider circuits for metrics failed',
+    }),
+  );
+  gauge(
+    'svc_provider_circuit_state',
+    "A model provider's circuit (1 for its current state): closed takes calls, open skips it, half-open lets one trial through.",
+    ['provider', 'state'],
+    (set, circuits) => {
+      for (const c of circuits) {
+        for (const state of states) set({ provider: c.name, state }, c.state === state ? 1 : 0);
       }
     },
-  });
-  new Gauge({
-    name: 'svc_provider_circuit_failures',
-    help: "A model provider's retryable failures in a row within its breaker's window.",
-    labelNames: ['provider'],
-    registers: [registry],
-    async collect() {
-      const circuits = await read();
-      this.reset();
-      for (const c of circuits ?? []) this.set({ provider: c.name }, c.failures);
+  );
+  gauge(
+    'svc_provider_circuit_failures',
+    "A model provider's retryable failures in a row within its breaker's window.",
+    ['provider'],
+    (set, circuits) => {
+      for (const c of circuits) set({ provider: c.name }, c.failures);
     },
-  });
+  );
 }

@@ -1,8 +1,9 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 
-import { type TaskQueueRow, taskQueues } from '../db/queries/queueStats.ts';
+import { taskQueues } from '../db/queries/queueStats.ts';
 import type { Db } from '../db/sql.ts';
 import type { Logger } from '../observability/logger.ts';
+import { readingGauges, scrapeReading } from '../observability/scrapeReading.ts';
 import { laneOfTask } from './lanes.ts';
 import { byLane } from './queueStats.ts';
 
@@ -16,43 +17,26 @@ const maxAgeMs = 5000;
  * out of that scrape rather than failing it.
  */
 export function registerQueueGauges(registry: Registry, db: Db, logger: Logger, now = Date.now): void {
-  let cached: { at: number; rows: Promise<readonly TaskQueueRow[] | undefined> } | undefined;
-  const read = () => {
-    if (!cached || now() - cached.at >= maxAgeMs) {
-      const rows = taskQueues(db).then(
-        (found) => found,
-        (error: unknown) => {
-          logger.warn({ err: error }, 'reading the queue for metrics failed');
-          cached = undefined;
-          return undefined;
-        },
-      );
-      cached = { at: now(), rows };
-    }
-    return cached.rows;
-  };
-  new Gauge({
-    name: 'svc_jobs_queued',
-    help: 'Jobs due now that no worker holds, fleet-wide.',
-    labelNames: ['lane', 'task'],
-    registers: [registry],
-    async collect() {
-      const rows = await read();
-      this.reset();
-      for (const row of rows ?? []) this.set({ lane: laneOfTask(row.task), task: row.task }, row.queued);
+  const gauge = readingGauges(
+    registry,
+    scrapeReading(() => taskQueues(db), {
+      maxAgeMs,
+      logger,
+      failure: 'reading the queue for metrics failed',
+      now,
+    }),
+  );
+  gauge(
+    'svc_jobs_queued',
+    'Jobs due now that no worker holds, fleet-wide.',
+    ['lane', 'task'],
+    (set, rows) => {
+      for (const row of rows) set({ lane: laneOfTask(row.task), task: row.task }, row.queued);
     },
-  });
+  );
   const perLane = (name: string, help: string, value: (lane: ReturnType<typeof byLane>[number]) => number) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['lane'],
-      registers: [registry],
-      async collect() {
-        const rows = await read();
-        this.reset();
-        if (rows) for (const lane of byLane(rows)) this.set({ lane: lane.lane }, value(lane));
-      },
+    gauge(name, help, ['lane'], (set, rows) => {
+      for (const lane of byLane(rows)) set({ lane: lane.lane }, value(lane));
     });
   perLane(
     'svc_job_queue_latency_seconds',

@@ -6,7 +6,7 @@ import { sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { spawnNode } from '../helpers/processes.ts';
-import { type BenchContext, type Platform } from './harness.ts';
+import { apiProcessEnv, type BenchContext, type Platform } from './harness.ts';
 
 const MiB = 1024 * 1024;
 const size = 1024 * MiB;
@@ -51,12 +51,8 @@ async function peakRssGrowth<T>(pid: number, work: () => Promise<T>): Promise<{ 
 async function spawnApi(ctx: BenchContext): Promise<{ baseUrl: string; pid: number; stop(): Promise<unknown> }> {
   const port = await freePort();
   const api = spawnNode('api/server.ts', {
-    PORT: String(port),
+    ...apiProcessEnv(ctx, port),
     LOG_LEVEL: 'warn',
-    DATABASE_URL: ctx.databaseUrl,
-    S3_ENDPOINT: ctx.s3.endpoint,
-    S3_BUCKET: ctx.s3.bucket,
-    RATE_LIMIT_PER_MINUTE: '100000000',
     // The direct limit (100 MiB by default) raised for the run: the target is set for 1 GiB.
     FILES_DIRECT_MAX_BYTES: String(2 * size),
   });

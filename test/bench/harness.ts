@@ -62,6 +62,18 @@ export type Platform = {
   stop(): Promise<void>;
 };
 
+/**
+ * The environment of an api process of a scenario's own (its RSS or its tracing its own): the bench's
+ * database and store, listening on `port`, with the rate limit out of the way of the load.
+ */
+export const apiProcessEnv = (ctx: BenchContext, port: number): Record<string, string> => ({
+  PORT: String(port),
+  DATABASE_URL: ctx.databaseUrl,
+  S3_ENDPOINT: ctx.s3.endpoint,
+  S3_BUCKET: ctx.s3.bucket,
+  RATE_LIMIT_PER_MINUTE: '100000000',
+});
+
 /** What a bench scenario gets: real services on loopback, a load generator and a place to report. */
 export type BenchContext = {
   databaseUrl: string;

@@ -3,22 +3,14 @@ import { freePort } from '../../shared/embedded/freePort.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import { startOtlpReceiver } from '../helpers/otlpReceiver.ts';
 import { spawnNode } from '../helpers/processes.ts';
-import { type BenchContext, type LoadResult, medianResult } from './harness.ts';
+import { apiProcessEnv, type BenchContext, type LoadResult, medianResult } from './harness.ts';
 
 const rounds = 3;
 
 /** An api process of its own (tracing is decided when a process starts); logs nothing per request. */
 async function spawnApi(ctx: BenchContext, env: Record<string, string>) {
   const port = await freePort();
-  const api = spawnNode('api/server.ts', {
-    PORT: String(port),
-    LOG_LEVEL: 'info',
-    DATABASE_URL: ctx.databaseUrl,
-    S3_ENDPOINT: ctx.s3.endpoint,
-    S3_BUCKET: ctx.s3.bucket,
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    ...env,
-  });
+  const api = spawnNode('api/server.ts', { ...apiProcessEnv(ctx, port), LOG_LEVEL: 'info', ...env });
   await api.waitFor(/api listening/);
   return { url: `http://127.0.0.1:${port}/api/pub/v1/me`, stop: () => api.stop() };
 }

@@ -11,6 +11,7 @@ import { createLogger } from '../../shared/observability/logger.ts';
 import { ObjectStore, type ObjectStoreConfig } from '../../shared/storage/objectStore.ts';
 import { startWorker, type WorkerHandle } from '../../worker/startWorker.ts';
 import { createTestDatabase, dropTestDatabase } from './database.ts';
+import { listenOnLoopback, type LoopbackServer } from './loopbackServer.ts';
 
 export type TestContext = {
   config: Config;
@@ -22,6 +23,8 @@ export type TestContext = {
   /** Another api instance on the same database, as a second web dyno would be. */
   secondApp(): Promise<{ app: Express; http: ReturnType<typeof supertest>; deps: AppDeps }>;
   startWorker(): Promise<WorkerHandle>;
+  /** The app on a loopback port, for clients that need a real connection; closed with the context. */
+  listen(): Promise<LoopbackServer>;
   close(): Promise<void>;
 };
 
@@ -87,6 +90,11 @@ export async function setupTestContext(
       closers.push(() => worker.stop());
       return worker;
     },
+    listen: async () => {
+      const server = await listenOnLoopback(appOf());
+      closers.push(() => server.close());
+      return server;
+    },
     close: async () => {
       for (const close of closers.reverse()) await close();
       await deps.close();
@@ -97,3 +105,7 @@ export async function setupTestContext(
 
 export const api = (path: string) => `/api/pub/v1${path}`;
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** A POST to the public API's `path` as the holder of `key`; chain .send() and .expect() as with supertest. */
+export const postAs = (http: ReturnType<typeof supertest>, key: string, path: string) =>
+  http.post(api(path)).set(bearer(key));

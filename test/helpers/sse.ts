@@ -1,28 +1,6 @@
 import http from 'node:http';
 
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Express } from 'express';
-
-/**
- * The app on a loopback port, for clients that need a real connection (streams, disconnects).
- * `server` lets a test watch the server side of a connection (its responses, their buffers).
- */
-export async function listenOnLoopback(
-  app: Express,
-): Promise<{ origin: string; server: http.Server; close(): Promise<void> }> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /**
  * Reads a server-sent-event response with a spec-compliant parser. `onEvent` may return true to

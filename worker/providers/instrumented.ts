@@ -105,68 +105,51 @@ export function instrumentEntryClients(
   observers: ProviderObservers,
 ): Partial<EntryClients> {
   const { provider, model: requestModel, prices } = entry;
-  const shape = { provider, requestModel };
+  const observe = <Request extends { signal: AbortSignal }, Answer>(
+    call: (request: Request) => Promise<Answer>,
+    how: Omit<CallShape<Answer>, 'provider' | 'requestModel'>,
+  ) => observed(call, { provider, requestModel, ...how }, observers);
   const { text, image, embedding, transcription } = clients;
   return {
     ...(text && {
       text: {
-        chat: observed(
-          text.chat.bind(text),
-          {
-            ...shape,
-            capability: 'text',
-            operation: 'chat',
-            describe: (a) => ({ model: a.model, usage: a.usage, costMinor: textCost(prices, a.usage) }),
-            outcome: (a) => (a.finishReason === 'cancelled' ? 'cancelled' : 'ok'),
-          },
-          observers,
-        ),
+        chat: observe(text.chat.bind(text), {
+          capability: 'text',
+          operation: 'chat',
+          describe: (a) => ({ model: a.model, usage: a.usage, costMinor: textCost(prices, a.usage) }),
+          outcome: (a) => (a.finishReason === 'cancelled' ? 'cancelled' : 'ok'),
+        }),
       },
     }),
     ...(image && {
       image: {
-        generate: observed(
-          image.generate.bind(image),
-          {
-            ...shape,
-            capability: 'image',
-            operation: 'generate_content',
-            describe: (a) => ({ model: a.model, usage: a.usage, costMinor: imageCost(prices, 1) }),
-          },
-          observers,
-        ),
+        generate: observe(image.generate.bind(image), {
+          capability: 'image',
+          operation: 'generate_content',
+          describe: (a) => ({ model: a.model, usage: a.usage, costMinor: imageCost(prices, 1) }),
+        }),
       },
     }),
     ...(embedding && {
       embedding: {
-        embed: observed(
-          embedding.embed.bind(embedding),
-          {
-            ...shape,
-            capability: 'embedding',
-            operation: 'embeddings',
-            describe: (a) => ({
-              model: a.model,
-              usage: a.usage,
-              costMinor: embeddingCost(prices, a.usage.inputTokens),
-            }),
-          },
-          observers,
-        ),
+        embed: observe(embedding.embed.bind(embedding), {
+          capability: 'embedding',
+          operation: 'embeddings',
+          describe: (a) => ({
+            model: a.model,
+            usage: a.usage,
+            costMinor: embeddingCost(prices, a.usage.inputTokens),
+          }),
+        }),
       },
     }),
     ...(transcription && {
       transcription: {
-        transcribe: observed(
-          transcription.transcribe.bind(transcription),
-          {
-            ...shape,
-            capability: 'transcription',
-            operation: 'generate_content',
-            describe: (a) => ({ model: a.model, costMinor: transcriptionCost(prices, a.durationSeconds) }),
-          },
-          observers,
-        ),
+        transcribe: observe(transcription.transcribe.bind(transcription), {
+          capability: 'transcription',
+          operation: 'generate_content',
+          describe: (a) => ({ model: a.model, costMinor: transcriptionCost(prices, a.durationSeconds) }),
+        }),
       },
     }),
   };
@@ -181,32 +164,25 @@ export function instrumentLocalWork(
   prices: Prices,
   observers: ProviderObservers,
 ): Pick<Providers, 'ocr' | 'video'> {
+  // No GenAI operation names these capabilities, so each is its own operation; no model is asked for.
+  const observe = <Request extends { signal: AbortSignal }, Answer>(
+    call: (request: Request) => Promise<Answer>,
+    how: Pick<CallShape<Answer>, 'capability' | 'provider' | 'describe'>,
+  ) => observed(call, { ...how, operation: how.capability, requestModel: undefined }, observers);
   return {
     ocr: {
-      extract: observed(
-        work.ocr.extract.bind(work.ocr),
-        {
-          capability: 'ocr',
-          operation: 'ocr',
-          provider: 'tesseract',
-          requestModel: undefined,
-          describe: (a) => ({ model: a.model, costMinor: ocrCost(prices, a.pages) }),
-        },
-        observers,
-      ),
+      extract: observe(work.ocr.extract.bind(work.ocr), {
+        capability: 'ocr',
+        provider: 'tesseract',
+        describe: (a) => ({ model: a.model, costMinor: ocrCost(prices, a.pages) }),
+      }),
     },
     video: {
-      render: observed(
-        work.video.render.bind(work.video),
-        {
-          capability: 'video',
-          operation: 'video',
-          provider: 'local',
-          requestModel: undefined,
-          describe: (a) => ({ model: a.model, costMinor: videoCost(prices, a.durationSeconds) }),
-        },
-        observers,
-      ),
+      render: observe(work.video.render.bind(work.video), {
+        capability: 'video',
+        provider: 'local',
+        describe: (a) => ({ model: a.model, costMinor: videoCost(prices, a.durationSeconds) }),
+      }),
     },
   };
 }

@@ -15,14 +15,7 @@ export function ocrExtract(ctx: WorkerContext): JobDefinition {
   const { prices } = ctx.config;
   return uploadedInputJob(ctx, {
     parse: (input) => ocrJobInput.parse(input),
-    call: (providers, input, data, signal) =>
-      providers.ocr.extract({
-        data,
-        mimeType: input.mimeType,
-        filename: input.filename,
-        languageHint: input.languageHint,
-        signal,
-      }),
+    call: (providers, input, file) => providers.ocr.extract({ ...file, languageHint: input.languageHint }),
     outcome: (out, livemode) => ({
       result: {
         text: out.text,

@@ -11,14 +11,12 @@ import type { InlineJobDefinition } from '../jobEngine.ts';
 export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
   return uploadedInputJob(ctx, {
     parse: (input) => transcriptionJobInput.parse(input),
-    call: (providers, input, audio, signal) =>
+    call: (providers, input, { data, ...file }) =>
       providers.transcription.transcribe({
-        audio,
-        mimeType: input.mimeType,
-        filename: input.filename,
+        ...file,
+        audio: data,
         prompt: input.prompt,
         language: input.language,
-        signal,
       }),
     outcome: (out, livemode) => ({
       result: { text: out.text, model: out.model, durationSeconds: out.durationSeconds },

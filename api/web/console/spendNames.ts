@@ -20,42 +20,29 @@ export async function namesFor(
   return nameSpendParts(web.pool, c.member.workspace_id, split, ids);
 }
 
+/** What of a metering record names something. */
+type NamedRecord = {
+  project_id: string;
+  key_id: string | null;
+  oauth_app_id: string | null;
+  operation: string;
+};
+
+const recordParts: [SpendSplit, (r: NamedRecord) => string | null][] = [
+  ['project', (r) => r.project_id],
+  ['key', (r) => r.key_id],
+  ['app', (r) => r.oauth_app_id],
+  ['operation', (r) => r.operation],
+];
+
 /** Every name a list of metering records refers to: projects, keys, apps and operations. */
 export async function recordNames(
   web: BrowserContext,
   c: ConsoleContext,
-  records: readonly {
-    project_id: string;
-    key_id: string | null;
-    oauth_app_id: string | null;
-    operation: string;
-  }[],
+  records: readonly NamedRecord[],
 ): Promise<Map<string, string>> {
-  const [projects, keys, apps, operations] = await Promise.all([
-    namesFor(
-      web,
-      c,
-      'project',
-      records.map((r) => r.project_id),
-    ),
-    namesFor(
-      web,
-      c,
-      'key',
-      records.map((r) => r.key_id),
-    ),
-    namesFor(
-      web,
-      c,
-      'app',
-      records.map((r) => r.oauth_app_id),
-    ),
-    namesFor(
-      web,
-      c,
-      'operation',
-      records.map((r) => r.operation),
-    ),
-  ]);
-  return new Map([...projects, ...keys, ...apps, ...operations]);
+  const named = await Promise.all(
+    recordParts.map(([split, part]) => namesFor(web, c, split, records.map(part))),
+  );
+  return new Map(named.flatMap((names) => [...names]));
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
@@ -29,7 +29,7 @@ async function addPage(
 
 /** POST /brain/search with `body`, as `key`. */
 const postSearch = (key: string, body: Record<string, unknown>) =>
-  t.http.post(api('/brain/search')).set(bearer(key)).send(body);
+  postAs(t.http, key, '/brain/search').send(body);
 
 beforeAll(async () => ({ t, tenant, env } = await contextWithTenantForCli()));
 afterAll(() => t.close());

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express from 'express';
 
 import { sendStoredObject } from '../../../api/downloads/sendStoredObject.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 
 // An object far larger than any socket buffer, produced a chunk at a time as storage would.
 const size = 512 * 1024 * 1024;

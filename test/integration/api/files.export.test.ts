@@ -4,7 +4,7 @@ import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import type { Response } from 'supertest';
 
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { binary, kindAfterParse, makeDeckPptx, makeXlsx, storeFile } from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 
@@ -147,19 +147,13 @@ describe('GET /files/{fileId}/export', () => {
 describe('POST /files/{fileId}/render', () => {
   it('renders only decks', async () => {
     for (const fileId of [ids.page, ids.csv, ids.xlsx, ids.plain]) {
-      const res = await t.http
-        .post(api(`/files/${fileId}/render`))
-        .set(bearer(tenant.testKey))
-        .expect(422);
+      const res = await postAs(t.http, tenant.testKey, `/files/${fileId}/render`).expect(422);
       expect(res.body.error.code).toBe('unsupported_export_format');
     }
   });
 
   it("answers not_found for another workspace's deck", async () => {
-    const res = await t.http
-      .post(api(`/files/${ids.deck}/render`))
-      .set(bearer(stranger.testKey))
-      .expect(404);
+    const res = await postAs(t.http, stranger.testKey, `/files/${ids.deck}/render`).expect(404);
     expect(res.body.error.code).toBe('not_found');
   });
 });

@@ -1,24 +1,21 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
+import type { EmbeddedS3Handle } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { sweepExpiredUploads } from '../../../worker/tasks/uploads__sweep.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type S3Proxy, startS3Proxy } from '../../helpers/s3Proxy.ts';
+import { startScratchS3 } from '../../helpers/scratchS3.ts';
 import { uploadedFile } from '../../helpers/uploadedFile.ts';
 
 const MiB = 1024 * 1024;
 const bucket = 'svc-presigned';
 
-let directory: string;
 let s3: EmbeddedS3Handle;
 let proxy: S3Proxy;
 let store: ObjectStore;
@@ -26,8 +23,7 @@ let t: TestContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'svc-presigned-'));
-  s3 = await startEmbeddedS3(directory, bucket);
+  s3 = await startScratchS3('presigned', bucket);
   proxy = await startS3Proxy(s3.endpoint);
   t = await setupTestContext({
     S3_ENDPOINT: s3.endpoint,
@@ -41,7 +37,6 @@ afterAll(async () => {
   await t.close();
   await proxy.close();
   await s3.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 type Session = {
@@ -59,7 +54,7 @@ function patterned(bytes: number, seed = 1): Buffer {
 }
 
 async function start(body: Record<string, unknown>, key = tenant.liveKey) {
-  return t.http.post(api('/files/uploads')).set(bearer(key)).send(body);
+  return postAs(t.http, key, '/files/uploads').send(body);
 }
 
 async function startSession(data: Buffer, mimeType = 'application/octet-stream', key = tenant.liveKey) {
@@ -82,10 +77,7 @@ async function putParts(session: Session, data: Buffer, only?: number[]) {
 }
 
 const complete = (sessionId: string, parts: unknown, key = tenant.liveKey) =>
-  t.http
-    .post(api(`/files/uploads/${sessionId}/complete`))
-    .set(bearer(key))
-    .send({ parts });
+  postAs(t.http, key, `/files/uploads/${sessionId}/complete`).send({ parts });
 
 const holdsOf = (workspaceId: string) =>
   t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`

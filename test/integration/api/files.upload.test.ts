@@ -7,10 +7,10 @@ import { makeApp } from '../../../api/app.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { multipartBody, sendPartially } from '../../helpers/rawHttp.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { uploadedFile } from '../../helpers/uploadedFile.ts';
 
@@ -65,7 +65,7 @@ const binaryFileBody = (filename: string, data: Buffer) =>
   multipartBody([{ name: 'file', filename, contentType: 'application/octet-stream', data }]);
 
 const upload = (data: Buffer, filename: string, contentType: string, key = tenant.liveKey) =>
-  t.http.post(api('/files')).set(bearer(key)).attach('file', data, { filename, contentType });
+  postAs(t.http, key, '/files').attach('file', data, { filename, contentType });
 
 describe('POST /files', () => {
   it('stores the bytes in the drive of the key creator and counts them against the quota', async () => {
@@ -122,18 +122,14 @@ describe('POST /files', () => {
   });
 
   it('answers invalid_request_body without a file or outside multipart/form-data', async () => {
-    const none = await t.http
-      .post(api('/files'))
-      .set(bearer(tenant.liveKey))
-      .field('note', 'no file here')
-      .expect(422);
+    const none = await postAs(t.http, tenant.liveKey, '/files').field('note', 'no file here').expect(422);
     expect(none.body.error.issues).toEqual(
       expect.arrayContaining([
         { path: 'note', message: 'unknown field' },
         { path: 'file', message: 'is required' },
       ]),
     );
-    const json = await t.http.post(api('/files')).set(bearer(tenant.liveKey)).send({ file: 'x' }).expect(422);
+    const json = await postAs(t.http, tenant.liveKey, '/files').send({ file: 'x' }).expect(422);
     expect(json.body.error.code).toBe('invalid_request_body');
   });
 
@@ -219,9 +215,7 @@ describe('POST /files', () => {
   it('replays an Idempotency-Key with the same bytes, storing and counting the file once', async () => {
     const other = await createTenant(t.deps.pool);
     const send = (data: Buffer) =>
-      t.http
-        .post(api('/files'))
-        .set(bearer(other.liveKey))
+      postAs(t.http, other.liveKey, '/files')
         .set('Idempotency-Key', 'upload-once')
         .attach('file', data, { filename: 'once.txt', contentType: 'text/plain' });
     const data = Buffer.from('the same bytes twice');

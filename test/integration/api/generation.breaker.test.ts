@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
@@ -40,7 +40,7 @@ beforeEach(() => {
 const alphaCalls = () => alpha.requests.length - alphaAt;
 
 async function answeredBy(prompt: string): Promise<string> {
-  const res = await t.http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt }).expect(201);
+  const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt }).expect(201);
   return String(res.body.model).split('/')[0]!;
 }
 

@@ -5,7 +5,7 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -50,9 +50,7 @@ const pngMagic = (b64: string) => Buffer.from(b64, 'base64').subarray(0, 8).toSt
 
 describe('POST /images', () => {
   it('answers a test key with a fixture PNG of the asked aspect ratio at no cost', async () => {
-    const res = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/images')
       .send({ prompt: 'a red fox', aspectRatio: '16:9' })
       .expect(201);
     expect(res.body).toEqual({
@@ -68,11 +66,7 @@ describe('POST /images', () => {
 
   it('answers a live key with the local stand-in (default aspect 1:1), billed per image', async () => {
     const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor;
-    const res = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'a red fox' })
-      .expect(201);
+    const res = await postAs(t.http, tenant.liveKey, '/images').send({ prompt: 'a red fox' }).expect(201);
     expect(res.body).toMatchObject({
       model: 'local-pattern-image-1',
       image: { mimeType: 'image/png' },
@@ -94,16 +88,14 @@ describe('POST /images', () => {
     ['a numeric aspect ratio', 'invalid_request_body', { prompt: 'x', aspectRatio: 16 }],
     ['a missing prompt', 'invalid_request_body', {}],
   ])('rejects %s with %s', async (_name, code, body) => {
-    const res = await t.http.post(api('/images')).set(bearer(tenant.testKey)).send(body).expect(422);
+    const res = await postAs(t.http, tenant.testKey, '/images').send(body).expect(422);
     expect(res.body.error.code).toBe(code);
   });
 });
 
 describe('POST /embeddings', () => {
   it('answers a test key with 8-dimensional fixture vectors in input order at no cost', async () => {
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/embeddings')
       .send({ input: ['alpha', 'beta', 'alpha'] })
       .expect(201);
     expect(res.body).toMatchObject({
@@ -115,9 +107,7 @@ describe('POST /embeddings', () => {
     expect(a).toHaveLength(8);
     expect(a2).toEqual(a);
     expect(b).not.toEqual(a);
-    const swapped = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
+    const swapped = await postAs(t.http, tenant.testKey, '/embeddings')
       .send({ input: ['beta', 'alpha'] })
       .expect(201);
     expect(swapped.body.embeddings).toEqual([b, a]);
@@ -125,7 +115,7 @@ describe('POST /embeddings', () => {
 
   it('answers a live key with the local hashing stand-in, billed by input tokens', async () => {
     const input = ['the cat sat on the mat', 'the cat sat', 'quarterly revenue grew'];
-    const res = await t.http.post(api('/embeddings')).set(bearer(tenant.liveKey)).send({ input }).expect(201);
+    const res = await postAs(t.http, tenant.liveKey, '/embeddings').send({ input }).expect(201);
     expect(res.body).toMatchObject({
       model: 'local-hash-embedding-1',
       usage: { inputTokens: 15 },
@@ -141,14 +131,10 @@ describe('POST /embeddings', () => {
   });
 
   it('accepts 100 inputs and refuses 101', async () => {
-    await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
+    await postAs(t.http, tenant.testKey, '/embeddings')
       .send({ input: Array(100).fill('x') })
       .expect(201);
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/embeddings')
       .send({ input: Array(101).fill('x') })
       .expect(422);
     expect(res.body.error).toMatchObject({
@@ -164,15 +150,13 @@ describe('POST /embeddings', () => {
     ['an empty text', 'invalid_generation_prompt', { input: ['ok', ''] }],
     ['a text over 50000 characters', 'invalid_generation_prompt', { input: ['y'.repeat(50_001)] }],
   ])('rejects %s with %s', async (_name, code, body) => {
-    const res = await t.http.post(api('/embeddings')).set(bearer(tenant.testKey)).send(body).expect(422);
+    const res = await postAs(t.http, tenant.testKey, '/embeddings').send(body).expect(422);
     expect(res.body.error.code).toBe(code);
   });
 
   it('answers insufficient_credits for a live key of an empty workspace', async () => {
     const broke = await createTenant(t.deps.pool, { credits: 0 });
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(broke.liveKey))
+    const res = await postAs(t.http, broke.liveKey, '/embeddings')
       .send({ input: ['x'] })
       .expect(402);
     expect(res.body.error.code).toBe('insufficient_credits');
@@ -188,25 +172,23 @@ describe('POST /images and /embeddings: project and money errors', () => {
     async (path, body) => {
       const other = await tenant.addProject(`Second ${path}`);
       const multi = await tenant.key({ projectIds: [tenant.projectId, other] });
-      const noProject = await t.http.post(api(path)).set(bearer(multi.secret)).send(body).expect(422);
+      const noProject = await postAs(t.http, multi.secret, path).send(body).expect(422);
       expect(noProject.body.error.code).toBe('project_id_required');
-      await t.http
-        .post(api(path))
-        .set(bearer(multi.secret))
+      await postAs(t.http, multi.secret, path)
         .send({ ...body, projectId: other })
         .expect(201);
       const capped = await tenant.key({ monthlySpendCapMinor: 0 });
-      const overCap = await t.http.post(api(path)).set(bearer(capped.secret)).send(body).expect(402);
+      const overCap = await postAs(t.http, capped.secret, path).send(body).expect(402);
       expect(overCap.body.error.code).toBe('key_spend_limit_reached');
       const broke = await createTenant(t.deps.pool, { credits: 0 });
-      const noCredit = await t.http.post(api(path)).set(bearer(broke.liveKey)).send(body).expect(402);
+      const noCredit = await postAs(t.http, broke.liveKey, path).send(body).expect(402);
       expect(noCredit.body.error.code).toBe('insufficient_credits');
     },
   );
 });
 
 describe('POST /transcriptions', () => {
-  const upload = (key: string) => t.http.post(api('/transcriptions')).set(bearer(key));
+  const upload = (key: string) => postAs(t.http, key, '/transcriptions');
 
   it('answers a test key with the fixture transcript at no cost, and removes the upload', async () => {
     const res = await upload(tenant.testKey)

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { mockProvidersEnv } from '../../helpers/providerRoutes.ts';
-import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 // A route of three providers speaking two real protocols: `alpha` (OpenAI-compatible) first,
@@ -19,7 +20,7 @@ let tenant: Tenant;
 let alpha: OpenAiMock;
 let beta: OpenAiMock;
 let claude: AnthropicMock;
-let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let server: LoopbackServer;
 
 const perToken = (units: number) => ({ textInputPer1MTokens: 0, textOutputPer1MTokens: units * 1_000_000 });
 
@@ -51,10 +52,9 @@ beforeAll(async () => {
     credits: 1_000_000,
     worker: true,
   }));
-  server = await listenOnLoopback(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
   await Promise.all([alpha.close(), beta.close(), claude.close()]);
 });
@@ -95,7 +95,7 @@ const loggedModel = (requestId: string) =>
 
 async function postText(prompt: string) {
   const before = await balance();
-  const res = await t.http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt });
+  const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt });
   return { res, spent: before - (await balance()), job: await jobOf(res.headers['x-request-id']!) };
 }
 
@@ -197,11 +197,7 @@ describe('fallback inside one job attempt', () => {
 
   it("leaves test keys on their fixtures: no provider is asked, whatever the route's state", async () => {
     alpha.queueChat({ kind: 'status', status: 503, message: 'down' });
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.testKey))
-      .send({ prompt: 'fixture' })
-      .expect(201);
+    const res = await postAs(t.http, tenant.testKey, '/text').send({ prompt: 'fixture' }).expect(201);
     expect(res.body.cost.amount).toBe(0);
     expect(res.body.model).not.toContain('/');
     expect(seen()).toEqual({ alpha: 0, claude: 0, beta: 0 });
@@ -213,11 +209,7 @@ describe('fallback inside one job attempt', () => {
   it('routes images too, billed at the image price of the provider that answered', async () => {
     alpha.failNext('/images/generations', 503, 'busy');
     const before = await balance();
-    const res = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'a cat' })
-      .expect(201);
+    const res = await postAs(t.http, tenant.liveKey, '/images').send({ prompt: 'a cat' }).expect(201);
     expect(res.body.model).toBe('beta/img-beta');
     expect(before - (await balance())).toBe(30);
   });

@@ -4,17 +4,18 @@ import { z } from 'zod';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
-import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let mock: OpenAiMock;
-let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let server: LoopbackServer;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
@@ -28,10 +29,9 @@ beforeAll(async () => {
     credits: 1_000_000,
     worker: true,
   }));
-  server = await listenOnLoopback(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
   await mock.close();
 });
@@ -75,9 +75,7 @@ const streamText = (prompt: string, signal?: AbortSignal) =>
 describe('live keys on the openai provider', () => {
   it('POST /text: the provider reply, its usage, and the cost of its tokens', async () => {
     const before = await balance();
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
+    const res = await postAs(t.http, tenant.liveKey, '/text')
       .send({ prompt: 'Hello there', system: 'Be kind.' })
       .expect(201);
     expect(res.body).toEqual({
@@ -116,11 +114,7 @@ describe('live keys on the openai provider', () => {
 
   it('POST /text: provider text PostgreSQL refuses (NUL, a lone surrogate) arrives with U+FFFD in its place', async () => {
     mock.queueChat({ kind: 'ok', text: 'nul\u0000 and lone\uD800 end' });
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'odd' })
-      .expect(201);
+    const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'odd' }).expect(201);
     expect(res.body.text).toBe('nul\uFFFD and lone\uFFFD end');
     mock.queueChat({ kind: 'ok', text: 'streamed\u0000 too' });
     const streamed = await streamText('odd');
@@ -150,9 +144,7 @@ describe('live keys on the openai provider', () => {
   });
 
   it('POST /images, /embeddings and /transcriptions answer from the provider', async () => {
-    const image = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.liveKey))
+    const image = await postAs(t.http, tenant.liveKey, '/images')
       .send({ prompt: 'a lighthouse', aspectRatio: '9:16' })
       .expect(201);
     expect(image.body).toEqual({
@@ -163,9 +155,7 @@ describe('live keys on the openai provider', () => {
     });
     expect(mock.requests.at(-1)!.json).toMatchObject({ size: '1024x1536' });
 
-    const emb = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.liveKey))
+    const emb = await postAs(t.http, tenant.liveKey, '/embeddings')
       .send({ input: ['a', 'bbb'] })
       .expect(201);
     expect(emb.body).toEqual({
@@ -179,9 +169,7 @@ describe('live keys on the openai provider', () => {
     });
 
     const audio = makeWav(2);
-    const tr = await t.http
-      .post(api('/transcriptions'))
-      .set(bearer(tenant.liveKey))
+    const tr = await postAs(t.http, tenant.liveKey, '/transcriptions')
       .attach('audio', audio, { filename: 'memo.wav', contentType: 'audio/wav' })
       .expect(201);
     expect(tr.body).toEqual({
@@ -196,20 +184,14 @@ describe('live keys on the openai provider', () => {
 
   it('retries a provider failure that may pass (503, then a timeout) and bills once', async () => {
     mock.failNext('/embeddings', 503, 'overloaded');
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.liveKey))
+    const res = await postAs(t.http, tenant.liveKey, '/embeddings')
       .send({ input: ['retry me'] })
       .expect(201);
     expect(res.body.embeddings).toEqual([[8, 0, 0.5]]);
     expect(await meteringFor(res.headers['x-request-id']!)).toHaveLength(1);
 
     mock.queueChat({ kind: 'stall' });
-    const slow = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'are you there' })
-      .expect(201);
+    const slow = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'are you there' }).expect(201);
     expect(slow.body.text).toBe(mockReply('are you there'));
     expect(await meteringFor(slow.headers['x-request-id']!)).toHaveLength(1);
   });
@@ -217,11 +199,7 @@ describe('live keys on the openai provider', () => {
   it('answers internal_error for a provider refusal, releases the hold and leaks nothing', async () => {
     const before = await balance();
     mock.failNext('/images/generations', 401, `Incorrect API key provided: ${mock.apiKey}`);
-    const res = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'x' })
-      .expect(500);
+    const res = await postAs(t.http, tenant.liveKey, '/images').send({ prompt: 'x' }).expect(500);
     expect(res.body.error).toMatchObject({ code: 'internal_error', message: expect.stringMatching(/retry/) });
     const raw = JSON.stringify(res.body);
     expect(raw).not.toContain(mock.apiKey);
@@ -238,11 +216,7 @@ describe('errors streamed mid-answer', () => {
   it('retries one that may pass (here without a status) and bills the answer that completed, once', async () => {
     const before = await balance();
     mock.queueChat({ kind: 'streamError', words: 2, error: { message: 'upstream overloaded' } });
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'again' })
-      .expect(201);
+    const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'again' }).expect(201);
     expect(res.body.text).toBe(mockReply('again'));
     const charged = (await meteringFor(res.headers['x-request-id']!)).map((m) => m.cost_minor);
     expect(charged).toEqual([res.body.cost.amount]);
@@ -257,11 +231,7 @@ describe('errors streamed mid-answer', () => {
       error: { message: `content filtered for ${mock.apiKey}`, code: 400 },
     });
     const arrived = mock.nextRequest('/chat/completions');
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
-      .send({ prompt: 'nope' })
-      .expect(500);
+    const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'nope' }).expect(500);
     expect(res.body.error).toMatchObject({ code: 'internal_error', message: expect.stringMatching(/retry/) });
     await (
       await arrived

@@ -11,7 +11,8 @@ import { awaitSyncJob } from '../../../shared/jobs/syncJob.ts';
 import type { WorkerHandle } from '../../../worker/startWorker.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import { readEvents } from '../../helpers/sse.ts';
 
 /**
  * A worker can pick a test-key job up, publish its deltas and finish it before the api has the

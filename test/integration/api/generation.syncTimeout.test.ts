@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 
@@ -49,9 +49,7 @@ describe('a synchronous call that outlives SYNC_TIMEOUT_MS', () => {
     mock.queueChat({ kind: 'stall' });
     const providerCall = mock.nextRequest('/chat/completions');
     const started = Date.now();
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
+    const res = await postAs(t.http, tenant.liveKey, '/text')
       .set('x-request-id', 'req_sync_timeout_1')
       .send({ prompt: 'take your time' })
       .expect(500);

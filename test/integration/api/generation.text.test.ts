@@ -3,21 +3,21 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback, readEvents } from '../../helpers/sse.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
+import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
-let server: Awaited<ReturnType<typeof listenOnLoopback>>;
+let server: LoopbackServer;
 
 beforeAll(async () => {
   ({ t, tenant } = await contextWithTenant({ credits: 100_000, worker: true }));
-  server = await listenOnLoopback(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
 });
 
@@ -59,11 +59,7 @@ async function postStream(key: string, body: Record<string, unknown>, headers: R
 
 describe('POST /text', () => {
   it('answers a test key with the fixture through the queue, at no cost, keeping nothing', async () => {
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.testKey))
-      .send({ prompt: 'Say hi' })
-      .expect(201);
+    const res = await postAs(t.http, tenant.testKey, '/text').send({ prompt: 'Say hi' }).expect(201);
     expect(res.body).toEqual({
       text: 'Test mode reply. Received 6 characters of input: "Say hi"',
       model: 'svc-test-fixture',
@@ -85,9 +81,7 @@ describe('POST /text', () => {
 
   it('answers a live key with the local stand-in and bills the settled cost', async () => {
     const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
+    const res = await postAs(t.http, tenant.liveKey, '/text')
       .send({ prompt: 'Summarise the quarter', system: 'Be brief.', maxTokens: 200 })
       .expect(201);
     expect(res.body).toEqual({
@@ -106,9 +100,7 @@ describe('POST /text', () => {
   });
 
   it('stops at maxTokens', async () => {
-    const res = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
+    const res = await postAs(t.http, tenant.liveKey, '/text')
       .send({ prompt: 'one two three four five six seven eight nine ten eleven twelve', maxTokens: 4 })
       .expect(201);
     expect(res.body.usage.outputTokens).toBeLessThanOrEqual(4);
@@ -126,9 +118,7 @@ describe('POST /text', () => {
     expect(done).toHaveLength(1);
     expect(deltas.length).toBeGreaterThan(1);
     const body = JSON.parse(done[0]!.data);
-    const plain = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.testKey))
+    const plain = await postAs(t.http, tenant.testKey, '/text')
       .send({ prompt: 'Stream me a reply' })
       .expect(201);
     expect(body).toEqual(plain.body);
@@ -170,11 +160,7 @@ describe('POST /text', () => {
 });
 
 describe('POST /text errors', () => {
-  const post = (body: unknown, key = tenant.testKey) =>
-    t.http
-      .post(api('/text'))
-      .set(bearer(key))
-      .send(body as object);
+  const post = (body: unknown, key = tenant.testKey) => postAs(t.http, key, '/text').send(body as object);
 
   it.each([
     ['empty', ''],

@@ -8,8 +8,9 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
-import { listenOnLoopback, nextServerResponse, openRawSse, type RawSse } from '../../helpers/sse.ts';
+import { nextServerResponse, openRawSse, type RawSse } from '../../helpers/sse.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 let mock: OpenAiMock;

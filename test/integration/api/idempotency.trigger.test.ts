@@ -6,13 +6,13 @@ import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
-import { listenApp } from './tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let address: string;
-let server: Awaited<ReturnType<typeof listenApp>>;
+let server: LoopbackServer;
 
 beforeAll(async () => {
   ({ t, tenant } = await contextWithTenant());
@@ -25,10 +25,9 @@ beforeAll(async () => {
     apiAddress: address,
     apiChannelEnabled: true,
   });
-  server = await listenApp(t.app);
+  server = await t.listen();
 });
 afterAll(async () => {
-  await server.close();
   await t.close();
 });
 

@@ -6,9 +6,9 @@ import { freePort } from '../../../shared/embedded/freePort.ts';
 import { makeWav } from '../../helpers/audio.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Spawned,spawnNode } from '../../helpers/processes.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;

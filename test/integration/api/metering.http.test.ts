@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
 
 let t: TestContext;
@@ -23,10 +23,7 @@ describe('billed calls over HTTP, 50 at once', () => {
   it('never overspend the balance; every success is metered, every refusal is insufficient_credits', async () => {
     const tenant = await createTenant(t.deps.pool, { credits: 30 });
     const calls = Array.from({ length: 50 }, (_, i) =>
-      t.http
-        .post(api('/embeddings'))
-        .set(bearer(tenant.liveKey))
-        .send({ input: [`text number ${i}`] }),
+      postAs(t.http, tenant.liveKey, '/embeddings').send({ input: [`text number ${i}`] }),
     );
     const responses = await Promise.all(calls);
     const ok = responses.filter((r) => r.status === 201);
@@ -47,10 +44,7 @@ describe('billed calls over HTTP, 50 at once', () => {
     const key = await tenant.key({ monthlySpendCapMinor: 10 });
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        t.http
-          .post(api('/embeddings'))
-          .set(bearer(key.secret))
-          .send({ input: [`t${i}`] }),
+        postAs(t.http, key.secret, '/embeddings').send({ input: [`t${i}`] }),
       ),
     );
     const ok = responses.filter((r) => r.status === 201);
@@ -68,15 +62,11 @@ describe('the project rule', () => {
     const tenant = await createTenant(t.deps.pool, { credits: 1000 });
     const second = await tenant.addProject('Second');
     const key = await tenant.key({ projectIds: [tenant.projectId, second] });
-    const missing = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(key.secret))
+    const missing = await postAs(t.http, key.secret, '/embeddings')
       .send({ input: ['a'] })
       .expect(422);
     expect(missing.body.error.code).toBe('project_id_required');
-    await t.http
-      .post(api('/embeddings'))
-      .set(bearer(key.secret))
+    await postAs(t.http, key.secret, '/embeddings')
       .send({ input: ['a'], projectId: second })
       .expect(201);
     const projects = await t.deps.pool.anyFirst(sql.type(z.object({ project_id: z.string() }))`
@@ -84,17 +74,11 @@ describe('the project rule', () => {
     `);
     expect(projects).toEqual([second]);
     // A single-project key needs no projectId.
-    await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.liveKey))
+    await postAs(t.http, tenant.liveKey, '/embeddings')
       .send({ input: ['b'] })
       .expect(201);
     // Validation comes before the project rule.
-    const invalid = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(key.secret))
-      .send({ input: 'not a list' })
-      .expect(422);
+    const invalid = await postAs(t.http, key.secret, '/embeddings').send({ input: 'not a list' }).expect(422);
     expect(invalid.body.error.code).toBe('invalid_request_body');
   });
 });

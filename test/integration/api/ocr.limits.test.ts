@@ -10,7 +10,7 @@ import { newId } from '../../../shared/primitives/ids.ts';
 import { encodePng } from '../../../shared/providers/png.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { renderDigitsPng } from '../../../worker/providers/bitmapText.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { webpLossy } from '../../helpers/imageHeaders.ts';
 import { renderNoisePng } from '../../helpers/textImage.ts';
@@ -95,10 +95,11 @@ const jobEvents = (jobId: string) =>
   `);
 
 const postOcr = (data: Buffer, key = tenant.liveKey) =>
-  t.http
-    .post(api('/ocr'))
-    .set(bearer(key))
-    .send({ data: data.toString('base64'), mimeType: 'image/png', languageHint: 'en' });
+  postAs(t.http, key, '/ocr').send({
+    data: data.toString('base64'),
+    mimeType: 'image/png',
+    languageHint: 'en',
+  });
 
 async function ocrObjects(): Promise<string[]> {
   const names: string[] = [];
@@ -215,11 +216,7 @@ describe('OCR timeout and engines', () => {
       return jobs.filter((j) => j.status === 'running').length === 2 ? true : undefined;
     });
     const other = await createTenant(t.deps.pool, { credits: 1000 });
-    await t.http
-      .post(api('/images'))
-      .set(bearer(other.liveKey))
-      .send({ prompt: 'A lighthouse at dusk' })
-      .expect(201);
+    await postAs(t.http, other.liveKey, '/images').send({ prompt: 'A lighthouse at dusk' }).expect(201);
     const [image] = await jobsOf(other.workspaceId, 'images.generate');
     expect(image).toMatchObject({ status: 'succeeded', completed_ms: expect.any(Number) });
     // Every OCR job of the backlog was still unfinished when the image job finished.

@@ -5,10 +5,10 @@ import { revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
 import { setMemberDeveloperAccess } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import type { CreateKeyInput } from '../../../shared/keys/mintKeys.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
@@ -97,9 +97,7 @@ describe('key checks', () => {
   it('answers api_key_project_scope for a projectId outside the key, before the operation scope', async () => {
     const outside = await createTenant(t.deps.pool);
     const embedOutside = (secret: string) =>
-      t.http
-        .post(api('/embeddings'))
-        .set(bearer(secret))
+      postAs(t.http, secret, '/embeddings')
         .send({ input: ['a'], projectId: outside.projectId })
         .expect(403);
     const res = await embedOutside(tenant.testKey);
@@ -135,7 +133,7 @@ describe('scope levels', () => {
       for (const op of pkg.operations) expect(op.allowed).toBe(pkg.id === 'jobs' || pkg.id === 'embeddings');
     }
     await t.http.get(api('/jobs/job_missing')).set(bearer(key.secret)).expect(404);
-    const denied = await t.http.post(api('/text')).set(bearer(key.secret)).send({ prompt: 'hi' }).expect(403);
+    const denied = await postAs(t.http, key.secret, '/text').send({ prompt: 'hi' }).expect(403);
     expect(code(denied)).toBe('api_key_operation_scope');
     await t.http.get(api('/me')).set(bearer(key.secret)).expect(200);
   });
@@ -150,7 +148,7 @@ describe('scope levels', () => {
     expect(allowed).toEqual(['jobs.read']);
     await t.http.get(api('/jobs/job_missing')).set(bearer(key.secret)).expect(404);
     // An invalid body still answers the scope error: scope is checked before validation.
-    const res = await t.http.post(api('/images')).set(bearer(key.secret)).send({ prompt: '' }).expect(403);
+    const res = await postAs(t.http, key.secret, '/images').send({ prompt: '' }).expect(403);
     expect(code(res)).toBe('api_key_operation_scope');
   });
 });
@@ -193,22 +191,16 @@ describe('operation scope on every read', () => {
 
   beforeAll(async () => {
     server = await listenOnLoopback(t.app);
-    const task = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const task = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'Only a key with tasks.read may read this.' })
       .expect(202);
     ids.taskId = task.body.task.id;
-    const video = await t.http
-      .post(api('/videos'))
-      .set(bearer(tenant.testKey))
+    const video = await postAs(t.http, tenant.testKey, '/videos')
       .send({ taskId: ids.taskId, prompt: 'A fox crossing a field at dawn', durationSeconds: 2 })
       .expect(202);
     ids.videoId = video.body.video.id;
     ids.jobId = video.body.jobId;
-    const file = await t.http
-      .post(api('/files'))
-      .set(bearer(tenant.testKey))
+    const file = await postAs(t.http, tenant.testKey, '/files')
       .attach('file', Buffer.from('region,revenue\nKathmandu,11\n'), {
         filename: 'revenue.csv',
         contentType: 'text/csv',

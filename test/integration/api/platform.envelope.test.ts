@@ -3,9 +3,9 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 type Answer = { error?: { issues?: unknown } };
@@ -67,9 +67,7 @@ describe('error envelope', () => {
   });
 
   it('malformed JSON: 422 invalid_request_body', async () => {
-    const res = await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/embeddings')
       .set('Content-Type', 'application/json')
       .send('{"input": [')
       .expect(422);
@@ -126,9 +124,7 @@ describe('error envelope', () => {
   it('a body nested too deeply: 422 invalid_request_body, never a stack overflow', async () => {
     const nested = (levels: number) => `{"values":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
     for (const levels of [100, 200_000]) {
-      const res = await t.http
-        .post(api('/workflows/wf_missing/run'))
-        .set(bearer(tenant.testKey))
+      const res = await postAs(t.http, tenant.testKey, '/workflows/wf_missing/run')
         .set('Content-Type', 'application/json')
         .send(nested(levels))
         .expect(422);
@@ -137,18 +133,14 @@ describe('error envelope', () => {
       ]);
     }
     // Shallow enough: the request goes on to the route.
-    await t.http
-      .post(api('/workflows/wf_missing/run'))
-      .set(bearer(tenant.testKey))
+    await postAs(t.http, tenant.testKey, '/workflows/wf_missing/run')
       .set('Content-Type', 'application/json')
       .send(nested(50))
       .expect(404);
   });
 
   it('schema violations name every offending field', async () => {
-    const res = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/images')
       .send({ prompt: 42, aspectRatio: '2:1', extra: true })
       .expect(422);
     expect(res.body.error.code).toBe('invalid_request_body');
@@ -158,33 +150,23 @@ describe('error envelope', () => {
   });
 
   it('spec-specific codes win for their own fields', async () => {
-    const empty = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.testKey))
-      .send({ prompt: '' })
-      .expect(422);
+    const empty = await postAs(t.http, tenant.testKey, '/images').send({ prompt: '' }).expect(422);
     expect(empty.body.error.code).toBe('invalid_generation_prompt');
-    const long = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.testKey))
+    const long = await postAs(t.http, tenant.testKey, '/text')
       .send({ prompt: 'x'.repeat(2001) })
       .expect(422);
     expect(long.body.error.code).toBe('invalid_generation_prompt');
-    const ratio = await t.http
-      .post(api('/images'))
-      .set(bearer(tenant.testKey))
+    const ratio = await postAs(t.http, tenant.testKey, '/images')
       .send({ prompt: 'a cat', aspectRatio: '2:1' })
       .expect(422);
     expect(ratio.body.error.code).toBe('invalid_image_aspect_ratio');
-    const missing = await t.http.post(api('/images')).set(bearer(tenant.testKey)).send({}).expect(422);
+    const missing = await postAs(t.http, tenant.testKey, '/images').send({}).expect(422);
     expect(missing.body.error.code).toBe('invalid_request_body');
     expect(missing.body.error.issues).toEqual([expect.objectContaining({ path: 'prompt' })]);
   });
 
   it('Idempotency-Key of a bad length is invalid_idempotency_key (400)', async () => {
-    const res = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/tasks')
       .set('Idempotency-Key', 'k'.repeat(256))
       .send({ input: 'hello' })
       .expect(400);

@@ -9,7 +9,7 @@ import { metricsEndpoint } from '../../../api/metrics/metricsEndpoint.ts';
 import { installErrorHandler } from '../../../api/middleware/installErrorHandler.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { registerQueueGauges } from '../../../shared/queue/queueGauges.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 
@@ -42,15 +42,9 @@ describe('GET /metrics', () => {
     for (let i = 0; i < 3; i++) await t.http.get(api('/me')).set(bearer(tenant.testKey)).expect(200);
     await t.http.get(api('/me')).set(bearer('svc_test_nope')).expect(401);
     await t.http.get(api('/no/such/path')).set(bearer(tenant.testKey)).expect(404);
-    const task = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'Count my rows.' })
-      .expect(202);
+    const task = await postAs(t.http, tenant.testKey, '/tasks').send({ input: 'Count my rows.' }).expect(202);
     const call = { name: 'get_task', arguments: { taskId: task.body.task.id } };
-    await t.http
-      .post(api('/mcp'))
-      .set(bearer(tenant.testKey))
+    await postAs(t.http, tenant.testKey, '/mcp')
       .set('accept', 'application/json, text/event-stream')
       .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call })
       .expect(200);

@@ -2,22 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { makeApp } from '../../../api/app.ts';
 import type { StreamKind } from '../../../api/sse/openStreams.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
-import { listenOnLoopback, openRawSse } from '../../helpers/sse.ts';
+import { openRawSse } from '../../helpers/sse.ts';
 
 let t: TestContext;
 let tenant: Tenant;
-let web: Awaited<ReturnType<typeof listenOnLoopback>>;
+let web: LoopbackServer;
 
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool);
-  web = await listenOnLoopback(t.app);
+  web = await t.listen();
 });
 afterAll(async () => {
-  await web?.close();
   await t.close();
 });
 
@@ -44,7 +44,7 @@ function streamsReach(kind: StreamKind, open: number): Promise<void> {
 
 describe('svc_sse_streams', () => {
   it('counts open text and task streams, and forgets them when their clients go away', async () => {
-    const task = await t.http.post(api('/tasks')).set(bearer(tenant.testKey)).send({ input: 'Watch me.' });
+    const task = await postAs(t.http, tenant.testKey, '/tasks').send({ input: 'Watch me.' });
     expect(task.status).toBe(202);
     const taskStream = await openRawSse(`${web.origin}${api(`/tasks/${task.body.task.id}/stream`)}`, {
       headers: bearer(tenant.testKey),
@@ -77,7 +77,7 @@ describe('svc_sse_streams', () => {
     // The same process's collaborators behind an app whose task streams are held 300 ms.
     const shortHold = await listenOnLoopback(makeApp({ ...t.deps, taskStream: { holdMs: 300 } }));
     try {
-      const task = await t.http.post(api('/tasks')).set(bearer(tenant.testKey)).send({ input: 'Brief.' });
+      const task = await postAs(t.http, tenant.testKey, '/tasks').send({ input: 'Brief.' });
       const opened = streamsReach('task', 1);
       const stream = await openRawSse(`${shortHold.origin}${api(`/tasks/${task.body.task.id}/stream`)}`, {
         headers: bearer(tenant.testKey),

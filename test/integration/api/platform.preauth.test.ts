@@ -10,9 +10,9 @@ import { makeApp } from '../../../api/app.ts';
 import { FailedAuthLimiter } from '../../../api/auth/failedAuthLimiter.ts';
 import { KeyCache } from '../../../api/auth/keyCache.ts';
 import { makePool } from '../../../shared/db/pool.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
@@ -105,26 +105,18 @@ describe('work before authentication', () => {
   it('reads each operation up to its own limit from the OpenAPI document', async () => {
     // 100 KB is over the default 64 KiB (brain search) and under POST /text's 512 KiB.
     const long = 'x'.repeat(100_000);
-    const search = await t.http
-      .post(api('/brain/search'))
-      .set(bearer(tenant.testKey))
-      .send({ query: long })
-      .expect(422);
+    const search = await postAs(t.http, tenant.testKey, '/brain/search').send({ query: long }).expect(422);
     expect(search.body.error).toMatchObject({
       code: 'invalid_request_body',
       issues: [{ path: 'body', message: 'at most 65536 bytes (decompressed)' }],
     });
-    const text = await t.http
-      .post(api('/text'))
-      .set(bearer(tenant.testKey))
+    const text = await postAs(t.http, tenant.testKey, '/text')
       .send({ prompt: 'hi', system: long })
       .expect(422);
     // Read whole and validated: the schema's own limit answers.
     expect(text.body.error.issues[0].path).toBe('system');
     // OCR takes files: over its limit the answer is file_too_large.
-    const ocr = await t.http
-      .post(api('/ocr'))
-      .set(bearer(tenant.testKey))
+    const ocr = await postAs(t.http, tenant.testKey, '/ocr')
       .set('Content-Type', 'application/json')
       .send(`{"mimeType":"image/png","data":"${'A'.repeat(29_500_000)}"}`)
       .expect(413);

@@ -13,11 +13,11 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { secretSamples } from '../../helpers/secretSamples.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
 
@@ -55,11 +55,7 @@ describe('request log', () => {
       .set('x-request-id', 'log-test-0001')
       .expect(200);
     const secretish = { input: ['x'], password: 'hunter2', nested: { apiKey: 'k', long: 'z'.repeat(5000) } };
-    await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
-      .set('x-request-id', 'log-test-0002')
-      .send(secretish);
+    await postAs(t.http, tenant.testKey, '/embeddings').set('x-request-id', 'log-test-0002').send(secretish);
     await t.http.get(api('/me')).set('x-request-id', 'log-test-0003').expect(401);
     // Nothing is written synchronously: rows appear with the next 100 ms batch.
     await t.deps.requestLog.flush();
@@ -176,11 +172,7 @@ describe('request log bounds', () => {
       deep,
       nested: { apiKey: 'svc-secret-value' },
     };
-    await t.http
-      .post(api('/embeddings'))
-      .set(bearer(tenant.testKey))
-      .set('x-request-id', 'log-bounds-0005')
-      .send(huge);
+    await postAs(t.http, tenant.testKey, '/embeddings').set('x-request-id', 'log-bounds-0005').send(huge);
     await t.deps.requestLog.flush();
     const row = await rowFor('log-bounds-0005');
     expect(row!.key_id).not.toBeNull();
@@ -288,9 +280,7 @@ describe('request log secrets', () => {
   for (const sample of secretSamples()) {
     it(`never stores ${sample.name} pasted into a prompt`, async () => {
       const requestId = `log-secret-${newId('x')}`;
-      const res = await t.http
-        .post(api('/tasks'))
-        .set(bearer(tenant.testKey))
+      const res = await postAs(t.http, tenant.testKey, '/tasks')
         .set('x-request-id', requestId)
         .send({ input: `${sample.text} is what the integration sends; why is it refused?` })
         .expect(202);

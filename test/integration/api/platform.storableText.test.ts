@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { makeWav } from '../../helpers/audio.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -19,7 +19,7 @@ beforeAll(async () => ({ t, tenant } = await contextWithTenant({ worker: true })
 afterAll(() => t.close());
 
 const post = (path: string, body: unknown, requestId?: string) => {
-  const req = t.http.post(api(path)).set(bearer(tenant.testKey));
+  const req = postAs(t.http, tenant.testKey, path);
   if (requestId) req.set('x-request-id', requestId);
   return req.send(body as object);
 };
@@ -76,7 +76,7 @@ describe('text PostgreSQL cannot store', () => {
   });
 
   it('in a multipart field or file name answers the same codes', async () => {
-    const upload = () => t.http.post(api('/transcriptions')).set(bearer(tenant.testKey));
+    const upload = () => postAs(t.http, tenant.testKey, '/transcriptions');
     const wav = makeWav(1);
     const prompt = await upload()
       .field('prompt', nul)

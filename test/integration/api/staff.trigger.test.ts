@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { commands } from '../../../cli/admin.ts';
 import { setStaffApiChannel, setStaffStatus } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
 
@@ -52,9 +52,7 @@ describe('GET /staff', () => {
 describe('POST /staff/{address}/trigger', () => {
   it('creates a task titled by the subject and assigned to the staff member', async () => {
     const staff = await createStaff(tenant.workspaceId, 'Intake', true);
-    const res = await t.http
-      .post(api(`/staff/${staff.apiAddress}/trigger`))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, `/staff/${staff.apiAddress}/trigger`)
       .send({ input: 'New lead from ACME.', subject: 'ACME lead' })
       .expect(202);
     expect(res.body.task).toEqual({
@@ -79,17 +77,13 @@ describe('POST /staff/{address}/trigger', () => {
 
   it('continues an earlier task of the workspace with threadId', async () => {
     const staff = await createStaff(tenant.workspaceId, 'Thread', true);
-    const first = await t.http
-      .post(api(`/staff/${staff.apiAddress}/trigger`))
-      .set(bearer(tenant.testKey))
+    const first = await postAs(t.http, tenant.testKey, `/staff/${staff.apiAddress}/trigger`)
       .send({ input: 'Part one.' })
       .expect(202);
     const taskId = first.body.task.id as string;
     expect(first.body.task.title).toBe('Part one.');
     await new Promise((r) => setTimeout(r, 20));
-    const second = await t.http
-      .post(api(`/staff/${staff.apiAddress}/trigger`))
-      .set(bearer(tenant.testKey))
+    const second = await postAs(t.http, tenant.testKey, `/staff/${staff.apiAddress}/trigger`)
       .send({ input: 'Part two.', subject: 'ignored for an existing thread', threadId: taskId })
       .expect(202);
     expect(second.body.task).toMatchObject({
@@ -104,14 +98,8 @@ describe('POST /staff/{address}/trigger', () => {
       .expect(200);
     expect(messages.body.data.map((m: { text: string }) => m.text)).toEqual(['Part one.', 'Part two.']);
 
-    const foreign = await t.http
-      .post(api('/tasks'))
-      .set(bearer(other.testKey))
-      .send({ input: 'theirs' })
-      .expect(202);
-    const res = await t.http
-      .post(api(`/staff/${staff.apiAddress}/trigger`))
-      .set(bearer(tenant.testKey))
+    const foreign = await postAs(t.http, other.testKey, '/tasks').send({ input: 'theirs' }).expect(202);
+    const res = await postAs(t.http, tenant.testKey, `/staff/${staff.apiAddress}/trigger`)
       .send({ input: 'x', threadId: foreign.body.task.id })
       .expect(404);
     expect(res.body.error.code).toBe('not_found');
@@ -130,10 +118,7 @@ describe('POST /staff/{address}/trigger', () => {
       'not-even-an-address',
     ];
     for (const address of addresses) {
-      const res = await t.http
-        .post(api(`/staff/${address}/trigger`))
-        .set(bearer(tenant.testKey))
-        .send({ input: 'x' });
+      const res = await postAs(t.http, tenant.testKey, `/staff/${address}/trigger`).send({ input: 'x' });
       expect({ address, status: res.status, code: res.body.error?.code }).toEqual({
         address,
         status: 404,
@@ -142,11 +127,7 @@ describe('POST /staff/{address}/trigger', () => {
     }
     // Switching the channel on makes the same address reachable.
     await setStaffApiChannel(t.deps.pool, off.id, true);
-    await t.http
-      .post(api(`/staff/${addresses[0]}/trigger`))
-      .set(bearer(tenant.testKey))
-      .send({ input: 'x' })
-      .expect(202);
+    await postAs(t.http, tenant.testKey, `/staff/${addresses[0]}/trigger`).send({ input: 'x' }).expect(202);
   });
 
   it('validates the body', async () => {
@@ -157,9 +138,7 @@ describe('POST /staff/{address}/trigger', () => {
       { input: 'x', subject: 's'.repeat(201) },
       { input: 'x', extra: 1 },
     ]) {
-      const res = await t.http
-        .post(api(`/staff/${staff.apiAddress}/trigger`))
-        .set(bearer(tenant.testKey))
+      const res = await postAs(t.http, tenant.testKey, `/staff/${staff.apiAddress}/trigger`)
         .send(body)
         .expect(422);
       expect(res.body.error.code).toBe('invalid_request_body');

@@ -6,7 +6,8 @@ import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { listenOnLoopback, openRawSse, type RawSse } from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import { openRawSse, type RawSse } from '../../helpers/sse.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 // Two streams per workspace, held by two api instances on one database (two web dynos).

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
 import { createTask, waitUntil } from './tasks.helpers.ts';
@@ -40,9 +40,7 @@ const openTask = (title: string) => createTask(t, tenant.testKey, { input: 'Mess
 
 /** Posts "Message `n`" to the task. */
 const postMessage = (taskId: string, n: number) =>
-  t.http
-    .post(api(`/tasks/${taskId}/messages`))
-    .set(bearer(tenant.testKey))
+  postAs(t.http, tenant.testKey, `/tasks/${taskId}/messages`)
     .send({ input: `Message ${n}` })
     .expect(202);
 
@@ -115,9 +113,7 @@ describe('one task with a backlog of replies', () => {
     // A synchronous call of the same workspace (the issue's POST /images).
     let image: { status: number } | undefined;
     const imageFirst = await raceTheBacklog(taskId, async () => {
-      void t.http
-        .post(api('/images'))
-        .set(bearer(tenant.testKey))
+      void postAs(t.http, tenant.testKey, '/images')
         .send({ prompt: 'A lighthouse at dusk' })
         .then((res) => (image = res));
       return async () => image !== undefined;
@@ -128,9 +124,7 @@ describe('one task with a backlog of replies', () => {
     // A task of another workspace, answered by the same workers.
     let otherTaskId = '';
     const otherFirst = await raceTheBacklog(taskId, async () => {
-      const res = await t.http
-        .post(api('/tasks'))
-        .set(bearer(other.testKey))
+      const res = await postAs(t.http, other.testKey, '/tasks')
         .send({ input: 'Unrelated question', title: 'Elsewhere' })
         .expect(202);
       otherTaskId = res.body.task.id as string;

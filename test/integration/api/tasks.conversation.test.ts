@@ -5,7 +5,7 @@ import { insertFile } from '../../../shared/db/queries/files.ts';
 import { insertStaffMember } from '../../../shared/db/queries/staff.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
 import { createTask, waitUntil } from './tasks.helpers.ts';
@@ -61,9 +61,7 @@ function file(workspaceId: string) {
 
 describe('a task conversation with a test key', () => {
   it('creates a task, replies, takes a second message and replies again', async () => {
-    const created = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const created = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'Summarise the quarterly numbers.', title: 'Quarterly summary' })
       .expect(202);
     const task = created.body.task;
@@ -93,9 +91,7 @@ describe('a task conversation with a test key', () => {
       'Test mode reply. Received 32 characters of input: "Summarise the quarterly numbers."',
     );
 
-    const sent = await t.http
-      .post(api(`/tasks/${task.id}/messages`))
-      .set(bearer(tenant.testKey))
+    const sent = await postAs(t.http, tenant.testKey, `/tasks/${task.id}/messages`)
       .send({ input: 'Now compare them with last year.' })
       .expect(202);
     expect(sent.body.message).toEqual({
@@ -137,9 +133,7 @@ describe('a task conversation with a test key', () => {
   });
 
   it('derives a title from the input when none is given', async () => {
-    const res = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: '\n  First line of the brief\nsecond line' })
       .expect(202);
     expect(res.body.task.title).toBe('First line of the brief');
@@ -147,9 +141,7 @@ describe('a task conversation with a test key', () => {
 
   it('assigns a staff member, whose reply comes from a staff run', async () => {
     const staff = await staffMember(tenant.workspaceId);
-    const res = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'Check clause 4.', staffId: staff.id })
       .expect(202);
     expect(res.body.task.assigneeStaffIds).toEqual([staff.id]);
@@ -162,9 +154,7 @@ describe('a task conversation with a test key', () => {
 
   it('attaches files of the workspace', async () => {
     const f = await file(tenant.workspaceId);
-    const res = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const res = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'Read the attached brief.', fileIds: [f.id, f.id] })
       .expect(202);
     const attached = await t.deps.pool.anyFirst(sql.type(z.object({ file_id: z.string() }))`
@@ -177,15 +167,11 @@ describe('a task conversation with a test key', () => {
   it('answers not_found for a staff member, file or task of another workspace', async () => {
     const foreignStaff = await staffMember(other.workspaceId);
     const foreignFile = await file(other.workspaceId);
-    const staffRes = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const staffRes = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'x', staffId: foreignStaff.id })
       .expect(404);
     expect(staffRes.body.error.code).toBe('not_found');
-    const fileRes = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const fileRes = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'x', fileIds: [foreignFile.id] })
       .expect(404);
     expect(fileRes.body.error).toMatchObject({
@@ -212,21 +198,13 @@ describe('a task conversation with a test key', () => {
   });
 
   it('rejects bodies outside the schema', async () => {
-    const empty = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
-      .send({ input: '' })
-      .expect(422);
+    const empty = await postAs(t.http, tenant.testKey, '/tasks').send({ input: '' }).expect(422);
     expect(empty.body.error.code).toBe('invalid_request_body');
-    const long = await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    const long = await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'x', title: 'y'.repeat(201) })
       .expect(422);
     expect(long.body.error.issues).toEqual([expect.objectContaining({ path: 'title' })]);
-    await t.http
-      .post(api('/tasks'))
-      .set(bearer(tenant.testKey))
+    await postAs(t.http, tenant.testKey, '/tasks')
       .send({ input: 'x'.repeat(50_001) })
       .expect(422);
   });
@@ -234,13 +212,9 @@ describe('a task conversation with a test key', () => {
   it('requires projectId from a key that spans several projects', async () => {
     const second = await tenant.addProject('Second');
     const key = await tenant.key({ livemode: false, projectIds: [tenant.projectId, second] });
-    const res = await t.http.post(api('/tasks')).set(bearer(key.secret)).send({ input: 'x' }).expect(422);
+    const res = await postAs(t.http, key.secret, '/tasks').send({ input: 'x' }).expect(422);
     expect(res.body.error.code).toBe('project_id_required');
-    const ok = await t.http
-      .post(api('/tasks'))
-      .set(bearer(key.secret))
-      .send({ input: 'x', projectId: second })
-      .expect(202);
+    const ok = await postAs(t.http, key.secret, '/tasks').send({ input: 'x', projectId: second }).expect(202);
     const project = await t.deps.pool.oneFirst(sql.type(z.object({ project_id: z.string() }))`
       select project_id from tasks where id = ${ok.body.task.id}
     `);

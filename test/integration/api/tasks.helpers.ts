@@ -6,10 +6,10 @@ import { NotificationHub } from '../../../shared/realtime/pubsub.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { mainRunnerPreset } from '../../../worker/runnerPresets.ts';
 import { makeWorkerContext } from '../../../worker/startWorker.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import { workerUtilsFor } from '../../helpers/workerContext.ts';
 
-export { listenOnLoopback as listenApp } from '../../helpers/sse.ts';
+export { listenOnLoopback as listenApp } from '../../helpers/loopbackServer.ts';
 
 export type StreamEvent = { event: string; id: string | undefined; data: unknown };
 
@@ -111,7 +111,7 @@ export async function createTask(
   key: string,
   body: Record<string, unknown>,
 ): Promise<string> {
-  const created = await t.http.post(api('/tasks')).set(bearer(key)).send(body).expect(202);
+  const created = await postAs(t.http, key, '/tasks').send(body).expect(202);
   return created.body.task.id as string;
 }
 

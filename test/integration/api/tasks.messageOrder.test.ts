@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { waitForLockWaiters } from '../../helpers/locks.ts';
 
@@ -24,9 +24,7 @@ afterAll(() => t.close());
 type Msg = { id: string; text: string; createdAt: string };
 
 async function newTask(): Promise<string> {
-  const res = await t.http
-    .post(api('/tasks'))
-    .set(bearer(tenant.testKey))
+  const res = await postAs(t.http, tenant.testKey, '/tasks')
     .send({ title: 'Ordering', input: 'First.' })
     .expect(202);
   return res.body.task.id as string;

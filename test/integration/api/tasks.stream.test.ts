@@ -5,7 +5,7 @@ import { cursorKey, encodeCursor } from '../../../api/http/cursor.ts';
 import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenApp, openSse, type SseStream, waitUntil } from './tasks.helpers.ts';
@@ -28,11 +28,7 @@ afterAll(async () => {
 
 /** A task with its first user message; no worker runs here, so replies come only from `reply`. */
 async function newTask(): Promise<string> {
-  const res = await t.http
-    .post(api('/tasks'))
-    .set(bearer(tenant.testKey))
-    .send({ input: 'Watch this.' })
-    .expect(202);
+  const res = await postAs(t.http, tenant.testKey, '/tasks').send({ input: 'Watch this.' }).expect(202);
   return res.body.task.id as string;
 }
 

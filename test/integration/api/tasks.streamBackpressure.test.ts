@@ -6,15 +6,10 @@ import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts'
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { appendMessage } from '../../../shared/tasks/messages.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
-import {
-  listenOnLoopback,
-  nextServerResponse,
-  openRawSse,
-  type RawSse,
-  type RawSseEvent,
-} from '../../helpers/sse.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import { nextServerResponse, openRawSse, type RawSse, type RawSseEvent } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
@@ -34,7 +29,7 @@ const replyChars = 40_000;
 const replyCount = 200;
 
 async function newTask(): Promise<string> {
-  const res = await t.http.post(api('/tasks')).set(bearer(tenant.testKey)).send({ input: 'Big replies.' });
+  const res = await postAs(t.http, tenant.testKey, '/tasks').send({ input: 'Big replies.' });
   expect(res.status).toBe(202);
   return res.body.task.id as string;
 }

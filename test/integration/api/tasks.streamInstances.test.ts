@@ -39,13 +39,17 @@ afterAll(async () => {
   await t.close();
 });
 
+/** POSTs `{ input }` to the public API's `path` on the instance at `origin`, as the tenant's test key. */
+const postInput = (origin: string, path: string, input: string) =>
+  fetch(`${origin}${api(path)}`, {
+    method: 'POST',
+    headers: { ...bearer(tenant.testKey), 'content-type': 'application/json' },
+    body: JSON.stringify({ input }),
+  });
+
 describe('two api instances streaming one task', () => {
   it('both deliver the reply a separate worker produced, with the same cursor', async () => {
-    const created = await fetch(`${a.origin}${api('/tasks')}`, {
-      method: 'POST',
-      headers: { ...bearer(tenant.testKey), 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'First question.' }),
-    });
+    const created = await postInput(a.origin, '/tasks', 'First question.');
     expect(created.status).toBe(202);
     const taskId = ((await created.json()) as { task: { id: string } }).task.id;
     // Let the first reply land, so the streams below start after it.
@@ -57,11 +61,7 @@ describe('two api instances streaming one task', () => {
     const path = api(`/tasks/${taskId}/stream`);
     const onA = await openSse(`${a.origin}${path}`, bearer(tenant.testKey));
     const onB = await openSse(`${b.origin}${path}`, bearer(tenant.testKey));
-    const sent = await fetch(`${b.origin}${api(`/tasks/${taskId}/messages`)}`, {
-      method: 'POST',
-      headers: { ...bearer(tenant.testKey), 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'Second question.' }),
-    });
+    const sent = await postInput(b.origin, `/tasks/${taskId}/messages`, 'Second question.');
     expect(sent.status).toBe(202);
 
     const fromA = await onA.waitFor((e) => e.event === 'message');
@@ -82,11 +82,7 @@ describe('two api instances streaming one task', () => {
       `${b.origin}${path}?cursor=${encodeURIComponent(fromA.id!)}`,
       bearer(tenant.testKey),
     );
-    const third = await fetch(`${a.origin}${api(`/tasks/${taskId}/messages`)}`, {
-      method: 'POST',
-      headers: { ...bearer(tenant.testKey), 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'Third question.' }),
-    });
+    const third = await postInput(a.origin, `/tasks/${taskId}/messages`, 'Third question.');
     expect(third.status).toBe(202);
     const next = await resumed.waitFor((e) => e.event === 'message');
     expect(next.data).toMatchObject({ role: 'assistant', text: expect.stringContaining('Third question.') });

@@ -1,26 +1,23 @@
 import { EventEmitter } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 
 import { makeApp } from '../../../api/app.ts';
-import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
+import type { EmbeddedS3Handle } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { wavOfBytes } from '../../helpers/audio.ts';
 import { api, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { startScratchS3 } from '../../helpers/scratchS3.ts';
 
 // This file's own S3 server: nothing else writes to it, so "nothing left" means exactly that.
 const bucket = 'svc-aborted-uploads';
 const idleTimeoutMs = 400;
 const MiB = 1024 * 1024;
 
-let directory: string;
 let s3: EmbeddedS3Handle;
 let store: ObjectStore;
 let t: TestContext;
@@ -33,8 +30,7 @@ let impatient: Server;
 const logged = new EventEmitter().setMaxListeners(0);
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'svc-aborted-'));
-  s3 = await startEmbeddedS3(directory, bucket);
+  s3 = await startScratchS3('aborted', bucket);
   t = await setupTestContext({ S3_ENDPOINT: s3.endpoint, S3_BUCKET: bucket });
   store = new ObjectStore(t.s3);
   tenant = await createTenant(t.deps.pool);
@@ -48,7 +44,6 @@ afterAll(async () => {
   await impatient.close();
   await t.close();
   await s3.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 async function multipartUploads(): Promise<string[]> {

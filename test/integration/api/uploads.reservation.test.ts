@@ -1,7 +1,4 @@
 import { EventEmitter, once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import express from 'express';
@@ -15,13 +12,14 @@ import {
   type UploadSpec,
 } from '../../../api/uploads/receiveUpload.ts';
 import { UploadGauge } from '../../../api/uploads/uploadGauge.ts';
-import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
+import type { EmbeddedS3Handle } from '../../../shared/embedded/s3.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
 import { startS3Proxy } from '../../helpers/s3Proxy.ts';
-import { listenOnLoopback } from '../../helpers/sse.ts';
+import { startScratchS3 } from '../../helpers/scratchS3.ts';
 
 const bucket = 'svc-upload-reservations';
 const MiB = 1024 * 1024;
@@ -46,7 +44,6 @@ class FakeReservations {
   };
 }
 
-let directory: string;
 let s3: EmbeddedS3Handle;
 let store: ObjectStore;
 /** The same S3 server behind a proxy that fails every UploadPart after the first. */
@@ -105,8 +102,7 @@ async function uploadServer(options: { store: ObjectStore; maxFileBytes?: number
 }
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'svc-reservations-'));
-  s3 = await startEmbeddedS3(directory, bucket);
+  s3 = await startScratchS3('reservations', bucket);
   const config = { accessKey: 'S3RVER', secretKey: 'S3RVER', bucket, region: 'us-east-1' };
   store = new ObjectStore({ ...config, endpoint: s3.endpoint });
   const proxy = await failingPartsProxy(s3.endpoint);
@@ -116,7 +112,6 @@ afterAll(async () => {
   for (const server of servers) await server.close();
   await faulty.close();
   await s3.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 beforeEach(() => {
   reservations = new FakeReservations();

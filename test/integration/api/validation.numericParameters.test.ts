@@ -7,7 +7,7 @@ import YAML from 'yaml';
 
 import { makeApp } from '../../../api/app.ts';
 import { buildApiDocument } from '../../../api/openapi/document.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -21,18 +21,10 @@ type Page = { data: unknown[]; hasMore: boolean };
 
 beforeAll(async () => {
   ({ t, tenant } = await contextWithTenant());
-  const created = await t.http
-    .post(api('/tasks'))
-    .set(bearer(tenant.testKey))
-    .send({ input: 'one' })
-    .expect(202);
+  const created = await postAs(t.http, tenant.testKey, '/tasks').send({ input: 'one' }).expect(202);
   taskId = (created.body as { task: { id: string } }).task.id;
   for (const input of ['two', 'three']) {
-    await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set(bearer(tenant.testKey))
-      .send({ input })
-      .expect(202);
+    await postAs(t.http, tenant.testKey, `/tasks/${taskId}/messages`).send({ input }).expect(202);
   }
   production = makeApp({ ...t.deps, config: { ...t.deps.config, validateResponses: false } });
 });

@@ -9,7 +9,7 @@ import { newId } from '../../../shared/primitives/ids.ts';
 import type { ChatMessage, ChatProvider } from '../../../shared/providers/types.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from './tasks.helpers.ts';
 
@@ -93,10 +93,7 @@ afterAll(async () => {
 });
 
 const run = (values: unknown, key = tenant.testKey, id = workflowId) =>
-  t.http
-    .post(api(`/workflows/${id}/run`))
-    .set(bearer(key))
-    .send({ values });
+  postAs(t.http, key, `/workflows/${id}/run`).send({ values });
 
 describe('POST /workflows/{workflowId}/run', () => {
   it('creates a task from the filled template, assigned to the suggested staff member', async () => {
@@ -208,11 +205,7 @@ describe('POST /workflows/{workflowId}/run', () => {
     const foreign = await run({ topic: 'x', tone: 'casual' }, other.testKey).expect(404);
     expect(foreign.body.error.code).toBe('not_found');
     for (const body of [{}, { values: 'text' }, { values: [] }]) {
-      const res = await t.http
-        .post(api(`/workflows/${workflowId}/run`))
-        .set(bearer(tenant.testKey))
-        .send(body)
-        .expect(422);
+      const res = await postAs(t.http, tenant.testKey, `/workflows/${workflowId}/run`).send(body).expect(422);
       expect(res.body.error.code).toBe('invalid_request_body');
     }
   });

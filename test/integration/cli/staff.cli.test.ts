@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { commands } from '../../../cli/admin.ts';
 import { CliError } from '../../../cli/cliError.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
 
@@ -60,9 +60,7 @@ describe('admin staff create / workflow create / webhook create', () => {
     expect(without.stdout).toEqual({ staff: { id: expect.stringMatching(/^staff_/), apiAddress: null } });
 
     const staff = withChannel.stdout as { staff: { id: string; apiAddress: string } };
-    const triggered = await t.http
-      .post(api(`/staff/${staff.staff.apiAddress}/trigger`))
-      .set(bearer(tenant.testKey))
+    const triggered = await postAs(t.http, tenant.testKey, `/staff/${staff.staff.apiAddress}/trigger`)
       .send({ input: 'Invoice 12 is wrong.' })
       .expect(202);
     expect(triggered.body.task.title).toBe('Invoice 12 is wrong.');

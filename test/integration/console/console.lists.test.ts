@@ -1,35 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { type FormClient, type Harness, signedInConsole } from '../oauth/harness.ts';
+import { signedInConsoleForFile } from '../oauth/harness.ts';
 
 // The lists name things (keys, apps, scopes), filters say what is wrong with them, tasks say where
 // they stand; and the pages stay fast.
-let h: Harness;
-let client: FormClient;
-let base: string;
-
-beforeAll(async () => {
-  ({ h, client, base } = await signedInConsole());
-});
-afterAll(() => h.close());
+const session = signedInConsoleForFile();
 
 describe('console lists', () => {
   it('names the key of each call, offers keys by name, and refuses an invalid filter in words', async () => {
-    const key = await h.tenant.key({ livemode: false, name: 'Billing service' });
-    await fetch(`${h.base}/api/pub/v1/staff`, { headers: { authorization: `Bearer ${key.secret}` } });
-    await h.t.deps.requestLog.flush();
-    const log = await client.get(`${base}/logs`);
+    const key = await session.h.tenant.key({ livemode: false, name: 'Billing service' });
+    await fetch(`${session.h.base}/api/pub/v1/staff`, { headers: { authorization: `Bearer ${key.secret}` } });
+    await session.h.t.deps.requestLog.flush();
+    const log = await session.client.get(`${session.base}/logs`);
     expect(log.status).toBe(200);
     expect(log.text).toMatch(/Billing service <code class="muted">key_/);
     expect(log.text).toContain(`<option value="${key.id}" >Billing service</option>`);
     // The call's own page names its caller the same way.
     const detail = log.text.match(/href="([^"]*\/logs\/[^"?]+)"/)?.[1];
-    const call = await client.get(detail!);
+    const call = await session.client.get(detail!);
     expect(call.status).toBe(200);
     expect(call.text).toContain(`Billing service <code class="muted">${key.id}</code>`);
-    const bad = await client.get(`${base}/logs?status=abc&since=yesterday&key=key_elsewhere`);
+    const bad = await session.client.get(`${session.base}/logs?status=abc&since=yesterday&key=key_elsewhere`);
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('Status “abc” is not a code such as 404 or a class such as 4xx.');
     expect(bad.text).toContain('From is not a date and time.');
@@ -38,21 +31,21 @@ describe('console lists', () => {
 
   it('shows each task’s status, creation and last message time', async () => {
     const taskId = newId('task');
-    await h.t.deps.pool.query(sql.typeAlias('void')`
-      insert into tasks (id, workspace_id, project_id, title) values (${taskId}, ${h.tenant.workspaceId}, ${h.tenant.projectId}, 'Same title')
+    await session.h.t.deps.pool.query(sql.typeAlias('void')`
+      insert into tasks (id, workspace_id, project_id, title) values (${taskId}, ${session.h.tenant.workspaceId}, ${session.h.tenant.projectId}, 'Same title')
     `);
-    await h.t.deps.pool.query(sql.typeAlias('void')`
+    await session.h.t.deps.pool.query(sql.typeAlias('void')`
       insert into task_messages (id, workspace_id, task_id, seq, role, text)
-      values (${newId('msg')}, ${h.tenant.workspaceId}, ${taskId}, 1, 'user', 'Hello')
+      values (${newId('msg')}, ${session.h.tenant.workspaceId}, ${taskId}, 1, 'user', 'Hello')
     `);
-    const tasks = (await client.get(`${base}/tasks`)).text.replace(/\s+/g, ' ');
+    const tasks = (await session.client.get(`${session.base}/tasks`)).text.replace(/\s+/g, ' ');
     expect(tasks).toContain('waiting for an answer');
     expect(tasks).toContain(taskId);
     expect(tasks).toMatch(/Last message/);
   });
 
   it('lists scopes by title in the OAuth app form', async () => {
-    const apps = (await client.get(`${base}/apps`)).text.replace(/\s+/g, ' ');
+    const apps = (await session.client.get(`${session.base}/apps`)).text.replace(/\s+/g, ' ');
     expect(apps).toMatch(/value="tasks.read" \/> Read a task/);
   });
 
@@ -60,7 +53,7 @@ describe('console lists', () => {
     const times: number[] = [];
     for (let i = 0; i < 20; i++) {
       const started = performance.now();
-      expect((await client.get(`${base}/keys`)).status).toBe(200);
+      expect((await session.client.get(`${session.base}/keys`)).status).toBe(200);
       times.push(performance.now() - started);
     }
     const p50 = times.toSorted((a, b) => a - b)[10]!;

@@ -1,92 +1,102 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { maintenancePrune } from '../../../worker/tasks/maintenance__prune.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
-import { FormClient, type Harness, inputValue, signedInConsole, signInWith } from '../oauth/harness.ts';
+import { FormClient, inputValue, signedInConsoleForFile, signInWith } from '../oauth/harness.ts';
 
 // Every console form that creates something answers 303; its secret is shown once by a reveal page,
 // and loading that page again (a reload) says "already shown" and creates nothing.
-let h: Harness;
-let client: FormClient;
-let base: string;
+const session = signedInConsoleForFile({ WEBHOOK_ALLOW_PRIVATE: 'true' });
 
 const count = (table: 'api_keys' | 'webhook_endpoints' | 'oauth_apps') =>
-  h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-    select count(*)::int as n from ${sql.identifier([table])} where workspace_id = ${h.tenant.workspaceId}
+  session.h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from ${sql.identifier([table])} where workspace_id = ${session.h.tenant.workspaceId}
   `);
-const csrf = async (path: string) => inputValue((await client.get(path)).text, '_csrf');
+const csrf = async (path: string) => inputValue((await session.client.get(path)).text, '_csrf');
 
 /** Posts a creating form, follows its redirect, then loads the page again as a reload would. */
 async function createThenReload(path: string, fields: Record<string, string>) {
-  const posted = await client.post(path, { _csrf: await csrf(`${base}/keys`), ...fields });
+  const posted = await session.client.post(path, { _csrf: await csrf(`${session.base}/keys`), ...fields });
   expect(posted.status).toBe(303);
-  expect(posted.location).toMatch(new RegExp(`^${base}/reveal/rvl_`));
-  const shown = await client.get(posted.location!);
-  const reloaded = await client.get(posted.location!);
+  expect(posted.location).toMatch(new RegExp(`^${session.base}/reveal/rvl_`));
+  const shown = await session.client.get(posted.location!);
+  const reloaded = await session.client.get(posted.location!);
   return { shown, reloaded };
 }
 
-beforeAll(async () => {
-  ({ h, client, base } = await signedInConsole({ WEBHOOK_ALLOW_PRIVATE: 'true' }));
+/**
+ * createThenReload, checked: the reveal shows the `secret`, the reload is refused (410), and `table`
+ * holds one row more.
+ */
+async function expectCreatedOnce(
+  table: 'api_keys' | 'webhook_endpoints' | 'oauth_apps',
+  path: string,
+  fields: Record<string, string>,
+  secret: RegExp,
+) {
+  const before = await count(table);
+  const { shown, reloaded } = await createThenReload(path, fields);
+  expect(shown.text).toMatch(secret);
+  expect(reloaded.status).toBe(410);
+  expect(await count(table)).toBe(before + 1);
+  return { shown, reloaded };
+}
+
+/** The key form's fields for a test-mode, app-wide key of the tenant's project. */
+const testKeyFields = (name: string) => ({
+  name,
+  projects: session.h.tenant.projectId,
+  mode: 'test',
+  scope_level: 'app',
 });
-afterAll(() => h.close());
 
 describe('post/redirect/get in the console', () => {
   it('creates a key once: the secret is shown once, a reload says so and creates nothing', async () => {
-    const before = await count('api_keys');
-    const { shown, reloaded } = await createThenReload(`${base}/keys`, {
-      name: 'Reload test',
-      projects: h.tenant.projectId,
-      mode: 'test',
-      scope_level: 'app',
-    });
+    const { shown, reloaded } = await expectCreatedOnce(
+      'api_keys',
+      `${session.base}/keys`,
+      testKeyFields('Reload test'),
+      /id="secret"[^>]* value="svc_sk_test_/,
+    );
     expect(shown.status).toBe(200);
-    expect(shown.text).toMatch(/id="secret"[^>]* value="svc_sk_test_/);
-    expect(reloaded.status).toBe(410);
     expect(reloaded.text).toContain('Already shown');
     expect(reloaded.text).not.toMatch(/svc_sk_/);
-    expect(await count('api_keys')).toBe(before + 1);
   });
 
   it('adds a webhook endpoint once', async () => {
-    const before = await count('webhook_endpoints');
-    const { shown, reloaded } = await createThenReload(`${base}/webhooks`, {
-      url: 'https://hooks.example.com/in',
-      project: h.tenant.projectId,
-      events: 'job.failed',
-    });
-    expect(shown.text).toMatch(/value="whsec_/);
-    expect(reloaded.status).toBe(410);
-    expect(await count('webhook_endpoints')).toBe(before + 1);
+    await expectCreatedOnce(
+      'webhook_endpoints',
+      `${session.base}/webhooks`,
+      { url: 'https://hooks.example.com/in', project: session.h.tenant.projectId, events: 'job.failed' },
+      /value="whsec_/,
+    );
   });
 
   it('registers an OAuth app once', async () => {
-    const before = await count('oauth_apps');
-    const { shown, reloaded } = await createThenReload(`${base}/apps`, {
-      name: 'Reload app',
-      project: h.tenant.projectId,
-      type: 'server',
-      redirect_uris: 'https://app.example/cb',
-      scopes: 'tasks.read',
-    });
-    expect(shown.text).toMatch(/value="svc_ocs_/);
-    expect(reloaded.status).toBe(410);
-    expect(await count('oauth_apps')).toBe(before + 1);
+    await expectCreatedOnce(
+      'oauth_apps',
+      `${session.base}/apps`,
+      {
+        name: 'Reload app',
+        project: session.h.tenant.projectId,
+        type: 'server',
+        redirect_uris: 'https://app.example/cb',
+        scopes: 'tasks.read',
+      },
+      /value="svc_ocs_/,
+    );
   });
 
   it('shows a reveal only to the browser that posted the form', async () => {
-    const posted = await client.post(`${base}/keys`, {
-      _csrf: await csrf(`${base}/keys`),
-      name: 'Other browser',
-      projects: h.tenant.projectId,
-      mode: 'test',
-      scope_level: 'app',
+    const posted = await session.client.post(`${session.base}/keys`, {
+      _csrf: await csrf(`${session.base}/keys`),
+      ...testKeyFields('Other browser'),
     });
-    const other = new FormClient(h.base);
-    await signInWith(other, h.email);
+    const other = new FormClient(session.h.base);
+    await signInWith(other, session.h.email);
     const elsewhere = await other.get(posted.location!);
     expect(elsewhere.status).toBe(410);
     expect(elsewhere.text).not.toMatch(/svc_sk_/);
@@ -94,27 +104,24 @@ describe('post/redirect/get in the console', () => {
 
   it('leaves no sealed secret behind once a reveal expired, shown or never opened', async () => {
     const post = async () =>
-      client.post(`${base}/keys`, {
-        _csrf: await csrf(`${base}/keys`),
-        name: 'Expiring reveal',
-        projects: h.tenant.projectId,
-        mode: 'test',
-        scope_level: 'app',
+      session.client.post(`${session.base}/keys`, {
+        _csrf: await csrf(`${session.base}/keys`),
+        ...testKeyFields('Expiring reveal'),
       });
     const [shown, unopened] = [await post(), await post()];
-    expect((await client.get(shown.location!)).status).toBe(200);
+    expect((await session.client.get(shown.location!)).status).toBe(200);
     const ids = [shown, unopened].map((p) => p.location!.split('/').at(-1)!);
     const reveals = () =>
-      h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      session.h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
         select count(*)::int as n from secret_reveals where id = any(${sql.array(ids, 'text')})
       `);
     expect(await reveals()).toBe(2);
-    await h.t.deps.pool.query(sql.typeAlias('void')`
+    await session.h.t.deps.pool.query(sql.typeAlias('void')`
       update secret_reveals set expires_at = now() - interval '1 second'
       where id = any(${sql.array(ids, 'text')})
     `);
-    await h.t.deps.pool.transaction((tx) => enqueue(tx, 'maintenance__prune', {}));
-    await runDueJobs(h.t, { maintenance__prune: maintenancePrune(workerContextFor(h.t)) });
+    await session.h.t.deps.pool.transaction((tx) => enqueue(tx, 'maintenance__prune', {}));
+    await runDueJobs(session.h.t, { maintenance__prune: maintenancePrune(workerContextFor(session.h.t)) });
     expect(await reveals()).toBe(0);
   });
 });

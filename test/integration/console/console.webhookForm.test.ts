@@ -1,27 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
-import { type FormClient, type Harness, inputValue, signedInConsole } from '../oauth/harness.ts';
+import { inputValue, signedInConsoleForFile } from '../oauth/harness.ts';
 
 // Without WEBHOOK_ALLOW_PRIVATE: localhost and names resolving to private addresses are refused as
 // 127.0.0.1 is, in words for a member; the form keeps what was typed; unknown console URLs are HTML.
-let h: Harness;
-let client: FormClient;
-let base: string;
-
-beforeAll(async () => {
-  ({ h, client, base } = await signedInConsole());
-});
-afterAll(() => h.close());
+const session = signedInConsoleForFile();
 
 describe('the webhook form and console errors', () => {
   it.each(['http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://api.localhost/hook'])(
     'refuses %s, keeping the URL and events, without operator advice',
     async (url) => {
-      const csrf = inputValue((await client.get(`${base}/webhooks`)).text, '_csrf');
-      const res = await client.post(`${base}/webhooks`, {
+      const csrf = inputValue((await session.client.get(`${session.base}/webhooks`)).text, '_csrf');
+      const res = await session.client.post(`${session.base}/webhooks`, {
         _csrf: csrf,
         url,
-        project: h.tenant.projectId,
+        project: session.h.tenant.projectId,
         events: 'job.failed',
       });
       expect(res.status).toBe(400);
@@ -33,12 +26,12 @@ describe('the webhook form and console errors', () => {
   );
 
   it('answers an unknown console URL with an HTML 404 inside the console frame', async () => {
-    const res = await client.get(`${base}/nothing-here`);
+    const res = await session.client.get(`${session.base}/nothing-here`);
     expect(res.status).toBe(404);
     expect(res.text).toContain('<!doctype html>');
     expect(res.text).toContain('Page not found');
     expect(res.text).toContain('aria-label="Console"');
-    const signedOut = await fetch(`${h.base}/console/x/y/z`);
+    const signedOut = await fetch(`${session.h.base}/console/x/y/z`);
     expect(signedOut.status).toBe(404);
     expect(signedOut.headers.get('content-type')).toContain('text/html');
   });

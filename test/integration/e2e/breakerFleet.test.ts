@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
@@ -60,7 +60,7 @@ function both() {
 }
 
 async function answeredBy(prompt: string): Promise<string> {
-  const res = await t.http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt }).expect(201);
+  const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt }).expect(201);
   return String(res.body.model).split('/')[0]!;
 }
 

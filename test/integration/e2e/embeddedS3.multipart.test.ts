@@ -1,22 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
+import type { EmbeddedS3Handle } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
+import { startScratchS3 } from '../../helpers/scratchS3.ts';
 
 const bucket = 'multipart';
 const MiB = 1024 * 1024;
 
-let directory: string;
 let s3: EmbeddedS3Handle;
 let store: ObjectStore;
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'svc-s3-multipart-'));
-  s3 = await startEmbeddedS3(directory, bucket);
+  s3 = await startScratchS3('s3-multipart', bucket);
   store = new ObjectStore({
     endpoint: s3.endpoint,
     accessKey: 'S3RVER',
@@ -27,7 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s3.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 type Part = { part: number; etag: string; size: number; lastModified: Date };

@@ -1,19 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { type EmbeddedS3Handle, startEmbeddedS3 } from '../../../shared/embedded/s3.ts';
+import type { EmbeddedS3Handle } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
+import { startScratchS3 } from '../../helpers/scratchS3.ts';
 
-let directory: string;
 let s3: EmbeddedS3Handle;
 let store: ObjectStore;
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'svc-s3-race-'));
-  s3 = await startEmbeddedS3(directory, 'race');
+  s3 = await startScratchS3('s3-race', 'race');
   store = new ObjectStore({
     endpoint: s3.endpoint,
     accessKey: 'S3RVER',
@@ -24,7 +19,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s3.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('embedded S3', () => {

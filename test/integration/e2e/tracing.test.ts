@@ -1,18 +1,14 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
-import { insertWebhookEndpoint } from '../../../shared/db/queries/webhooks.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import { newId } from '../../../shared/primitives/ids.ts';
-import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../helpers/otlpReceiver.ts';
 import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
@@ -179,17 +175,11 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 
 describe('a task reply traced across the queue', () => {
   it('reaches the webhook delivery its reply causes, under the reply job in the call’s trace', async () => {
-    const hooks = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
-    await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+    const hooks = await listenOnLoopback((req, res) =>
+      req.resume().on('end', () => res.writeHead(204).end()),
+    );
     try {
-      await insertWebhookEndpoint(t.deps.pool, {
-        id: newId('wh'),
-        workspaceId: tenant.workspaceId,
-        projectId: tenant.projectId,
-        url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`,
-        events: ['task.message.created'],
-        secret: newWebhookSecret(),
-      });
+      await addWebhookEndpoint(t.deps.pool, tenant, `${hooks.origin}/hooks`, ['task.message.created']);
       const res = await fetch(`http://127.0.0.1:${platform.port}/api/pub/v1/tasks`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tenant.liveKey}`, 'content-type': 'application/json' },
@@ -222,8 +212,7 @@ describe('a task reply traced across the queue', () => {
         'svc.outcome': 'ok',
       });
     } finally {
-      hooks.closeAllConnections();
-      await new Promise((resolve) => hooks.close(resolve));
+      await hooks.close();
     }
   });
 });

@@ -19,7 +19,7 @@ import {
 } from '../../../shared/oauth/clientMetadataDocument.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
-import { type Harness, password, startHarness } from '../oauth/harness.ts';
+import { codeExchange, type Harness, password, startHarness } from '../oauth/harness.ts';
 
 // An MCP client that knows nothing but the server's URL: the 401 leads it to the protected resource
 // metadata, then the authorization server's metadata, dynamic registration and PKCE; the person
@@ -121,17 +121,14 @@ async function redeemCode(
   landedOn: string,
   app: { redirectUri: string; verifier: string; clientId: string },
 ): Promise<string> {
-  const res = await fetch(`${h.issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
+  const res = await h.postToken(
+    codeExchange({
       code: new URL(landedOn).searchParams.get('code')!,
-      redirect_uri: app.redirectUri,
-      code_verifier: app.verifier,
-      client_id: app.clientId,
-    }).toString(),
-  });
+      redirectUri: app.redirectUri,
+      verifier: app.verifier,
+      clientId: app.clientId,
+    }),
+  );
   expect(res.status).toBe(200);
   return ((await res.json()) as { access_token: string }).access_token;
 }
@@ -231,15 +228,11 @@ describe('an MCP client authorizing itself', () => {
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('issued for');
     // Its refresh token cannot be turned into a token for another resource.
-    const refresh = await fetch(`${h.issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: mcpBoundToken.refresh,
-        client_id: mcpBoundToken.clientId,
-        resource: api,
-      }).toString(),
+    const refresh = await h.postToken({
+      grant_type: 'refresh_token',
+      refresh_token: mcpBoundToken.refresh,
+      client_id: mcpBoundToken.clientId,
+      resource: api,
     });
     expect(refresh.status).toBe(400);
     expect(((await refresh.json()) as { error: string }).error).toBe('invalid_target');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const mcp = () => t.http.post(api('/mcp')).set(bearer(tenant.testKey));
+const mcp = () => postAs(t.http, tenant.testKey, '/mcp');
 const meta = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -100,9 +100,7 @@ describe('POST /mcp framing', () => {
       method: 'tools/call',
       params: { name: 'list_projects', arguments: {} },
     });
-    const batch = await t.http
-      .post(api('/mcp'))
-      .set(bearer(slow.testKey))
+    const batch = await postAs(t.http, slow.testKey, '/mcp')
       .send([call(1), call(2), call(3)])
       .expect(200);
     // The /mcp request and two calls fit in 3 a minute; the third call is a tool failure.
@@ -112,7 +110,7 @@ describe('POST /mcp framing', () => {
       true,
     ]);
     expect(batch.body[2].result.content[0].text).toContain('rate_limited');
-    const limited = await t.http.post(api('/mcp')).set(bearer(slow.testKey)).send(call(4)).expect(429);
+    const limited = await postAs(t.http, slow.testKey, '/mcp').send(call(4)).expect(429);
     expect(limited.body.error.code).toBe('rate_limited');
     expect(limited.headers['retry-after']).toBeDefined();
   });

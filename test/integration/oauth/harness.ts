@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 
+import { afterAll, beforeAll } from '@jest/globals';
+
 import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { findMember, insertMember } from '../../../shared/db/queries/members.ts';
 import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
@@ -43,6 +45,8 @@ export type Harness = {
   authorizeUrl(app: RegisteredApp, scope: string, verifier: string, extra?: Record<string, string>): URL;
   /** A browser signed in as the person; a refused sign-in stops the file's setup. */
   signIn(): Promise<FormClient>;
+  /** POSTs `fields` as a form to the token endpoint, as an OAuth client does; `headers` add to it. */
+  postToken(fields: Record<string, string>, headers?: Record<string, string>): Promise<Response>;
   close(): Promise<void>;
 };
 
@@ -122,6 +126,12 @@ export async function startHarness(
       if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
       return browser;
     },
+    postToken: (fields, headers = {}) =>
+      fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      }),
     close: async () => {
       server.closeAllConnections();
       server.close();
@@ -233,13 +243,47 @@ export async function authorize(
   return new URL(second.location!);
 }
 
+/**
+ * The token form that trades an authorization code (PKCE) for tokens. A client that authenticates
+ * with a header, or a public one, leaves out what it does not send.
+ */
+export function codeExchange(c: {
+  code: string;
+  redirectUri: string;
+  verifier: string;
+  clientId?: string;
+  clientSecret?: string;
+}): Record<string, string> {
+  return {
+    grant_type: 'authorization_code',
+    code: c.code,
+    redirect_uri: c.redirectUri,
+    code_verifier: c.verifier,
+    ...(c.clientId !== undefined && { client_id: c.clientId }),
+    ...(c.clientSecret !== undefined && { client_secret: c.clientSecret }),
+  };
+}
+
 /** A harness with its member signed in to the console in one browser, and that console's root path. */
-export async function signedInConsole(
-  env: Record<string, string> = {},
-): Promise<{ h: Harness; client: FormClient; base: string }> {
+type SignedInConsole = { h: Harness; client: FormClient; base: string };
+
+export async function signedInConsole(env: Record<string, string> = {}): Promise<SignedInConsole> {
   const h = await startHarness({}, env);
   const client = new FormClient(h.base);
   const signedIn = await signInWith(client, h.email);
   if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
   return { h, client, base: `/console/${h.tenant.memberId}` };
+}
+
+/**
+ * signedInConsole for a whole test file: set up before its tests and closed after them. The returned
+ * object is filled in by then; read its fields inside the tests.
+ */
+export function signedInConsoleForFile(env: Record<string, string> = {}): SignedInConsole {
+  const session = {} as SignedInConsole;
+  beforeAll(async () => {
+    Object.assign(session, await signedInConsole(env));
+  });
+  afterAll(() => session.h.close());
+  return session;
 }

@@ -10,7 +10,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
-import { type Harness, password, type RegisteredApp, startHarness } from './harness.ts';
+import { codeExchange, type Harness, password, type RegisteredApp, startHarness } from './harness.ts';
 
 // The whole authorization code + PKCE flow as a person meets it: a real Chromium (from npm, unpacked
 // by the global set-up) on the real pages, and an app's callback that is a real local server.
@@ -52,18 +52,8 @@ function authorizeUrl(target: RegisteredApp, scope = 'tasks.read staff.list offl
 }
 
 async function exchange(target: RegisteredApp, code: string, verifier: string) {
-  const res = await fetch(`${h.issuer}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${target.clientId}:${target.clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: target.redirectUri,
-      code_verifier: verifier,
-    }).toString(),
+  const res = await h.postToken(codeExchange({ code, redirectUri: target.redirectUri, verifier }), {
+    authorization: `Basic ${Buffer.from(`${target.clientId}:${target.clientSecret}`).toString('base64')}`,
   });
   expect(res.status).toBe(200);
   return (await res.json()) as { access_token: string; refresh_token: string };

@@ -42,14 +42,10 @@ async function approve(app: RegisteredApp, scope: string): Promise<Code> {
 }
 
 async function token(app: RegisteredApp, fields: Record<string, string>) {
-  const res = await fetch(`${h.issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      ...fields,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    }).toString(),
+  const res = await h.postToken({
+    ...fields,
+    client_id: app.clientId,
+    client_secret: app.clientSecret!,
   });
   return { status: res.status, body: (await res.json()) as Record<string, string> };
 }

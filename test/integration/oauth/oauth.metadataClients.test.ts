@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
-import { authorize, type FormClient, type Harness, startHarness } from './harness.ts';
+import { authorize, codeExchange, type FormClient, type Harness, startHarness } from './harness.ts';
 
 // Client ID Metadata Documents served by a local server that counts what it was asked for: the
 // authorization endpoint's outbound fetches are observed where they land.
@@ -165,17 +165,14 @@ describe("a metadata-document app's row", () => {
       project_id: null,
     });
 
-    const token = await fetch(`${h.issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
+    const token = await h.postToken(
+      codeExchange({
         code: approved.searchParams.get('code')!,
-        redirect_uri: `${docsBase}${redirectPath}`,
-        code_verifier: verifier,
-        client_id: clientId,
-      }).toString(),
-    });
+        redirectUri: `${docsBase}${redirectPath}`,
+        verifier,
+        clientId,
+      }),
+    );
     expect(token.status).toBe(200);
     const body = (await token.json()) as { access_token: string; refresh_token: string; scope: string };
     expect(body.scope).toBe('staff.list offline_access');

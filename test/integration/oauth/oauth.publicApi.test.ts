@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { authorize, type FormClient, type Harness, type RegisteredApp, startHarness } from './harness.ts';
+import {
+  authorize,
+  codeExchange,
+  type FormClient,
+  type Harness,
+  type RegisteredApp,
+  startHarness,
+} from './harness.ts';
 
 let h: Harness;
 let app: RegisteredApp;
@@ -25,18 +32,15 @@ async function tokenFor(memberId: string, scope: string): Promise<string> {
   const verifier = randomBytes(32).toString('base64url');
   const url = h.authorizeUrl(app, scope, verifier, { prompt: 'consent' });
   const back = await authorize(browser, url, { member: memberId });
-  const res = await fetch(`${h.issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
+  const res = await h.postToken(
+    codeExchange({
       code: back.searchParams.get('code')!,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-      client_id: app.clientId,
-      client_secret: app.clientSecret!,
-    }).toString(),
-  });
+      redirectUri: app.redirectUri,
+      verifier,
+      clientId: app.clientId,
+      clientSecret: app.clientSecret!,
+    }),
+  );
   return ((await res.json()) as { access_token: string }).access_token;
 }
 

@@ -92,11 +92,7 @@ const me = (token: string) =>
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
 async function postToken(body: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(`${h.issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(body).toString(),
-  });
+  const res = await h.postToken(body, headers);
   return {
     status: res.status,
     headers: res.headers,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 const pageRow = z.object({
@@ -42,7 +42,7 @@ export async function finishedTask(
   title: string,
   input: string,
 ): Promise<string> {
-  const created = await t.http.post(api('/tasks')).set(bearer(key)).send({ title, input }).expect(202);
+  const created = await postAs(t.http, key, '/tasks').send({ title, input }).expect(202);
   const taskId = created.body.task.id as string;
   await waitForReplies(t, key, taskId, 2);
   return taskId;
@@ -59,7 +59,7 @@ export function waitForReplies(t: TestContext, key: string, taskId: string, coun
 }
 
 export async function search(t: TestContext, key: string, query: string) {
-  const res = await t.http.post(api('/brain/search')).set(bearer(key)).send({ query }).expect(200);
+  const res = await postAs(t.http, key, '/brain/search').send({ query }).expect(200);
   return res.body.results as {
     pageId: string;
     slug: string;

@@ -5,7 +5,7 @@ import { insertMember } from '../../../shared/db/queries/members.ts';
 import { createApiKey, unrestricted } from '../../../shared/keys/mintKeys.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
@@ -91,11 +91,7 @@ describe('brain__synthesize (local provider)', () => {
       'Use the exchange rate of the last day of the quarter.',
       'Finally, mention the monsoon slowdown in the summary.',
     ]) {
-      await t.http
-        .post(api(`/tasks/${taskId}/messages`))
-        .set(bearer(tenant.testKey))
-        .send({ input: text })
-        .expect(202);
+      await postAs(t.http, tenant.testKey, `/tasks/${taskId}/messages`).send({ input: text }).expect(202);
     }
     await waitForReplies(t, tenant.testKey, taskId, 8);
     // Every reply end re-keyed the same job: one synthesis waits, not three.
@@ -194,7 +190,7 @@ describe('brain__synthesize (local provider)', () => {
       { query: 'x'.repeat(2001) },
       { query: 'a', extra: 1 },
     ]) {
-      const res = await t.http.post(api('/brain/search')).set(bearer(tenant.testKey)).send(body).expect(422);
+      const res = await postAs(t.http, tenant.testKey, '/brain/search').send(body).expect(422);
       expect(res.body.error.code).toBe('invalid_request_body');
     }
   });

@@ -7,7 +7,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { DocumentRejected } from '../../../worker/documents/limits.ts';
 import { parseDocument } from '../../../worker/documents/parseDocument.ts';
 import { readZipDirectory } from '../../../worker/documents/zipDirectory.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { kindAfterParse, makeCrowdedPptx, makeInflatingXlsx, makeXlsx } from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
@@ -115,14 +115,12 @@ function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 /** Milliseconds POST /text takes: a job the worker process runs, answered once it completes. */
 async function textJobMs(): Promise<number> {
   const started = performance.now();
-  await t.http.post(api('/text')).set(bearer(tenant.testKey)).send({ prompt: 'Say hi' }).expect(201);
+  await postAs(t.http, tenant.testKey, '/text').send({ prompt: 'Say hi' }).expect(201);
   return performance.now() - started;
 }
 
 async function upload(filename: string, bytes: Buffer, contentType: string): Promise<string> {
-  const res = await t.http
-    .post(api('/files'))
-    .set(bearer(tenant.liveKey))
+  const res = await postAs(t.http, tenant.liveKey, '/files')
     .attach('file', bytes, { filename, contentType })
     .expect(201);
   return res.body.file.id as string;

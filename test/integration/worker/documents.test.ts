@@ -4,7 +4,7 @@ import { extractImages, extractText, getDocumentProxy } from 'unpdf';
 
 import { findFileDocument } from '../../../shared/db/queries/fileDocuments.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import {
   binary,
   deckSlides,
@@ -59,7 +59,7 @@ describe('files__parse', () => {
 
 const waitForJob = (id: string) => waitForJobOf(t, id, tenant.testKey, 60_000);
 
-const render = (fileId: string) => t.http.post(api(`/files/${fileId}/render`)).set(bearer(tenant.testKey));
+const render = (fileId: string) => postAs(t.http, tenant.testKey, `/files/${fileId}/render`);
 
 describe('deck__export', () => {
   it("renders one PDF page per slide with each slide's text, Nepali included; a second render is a no-op", async () => {

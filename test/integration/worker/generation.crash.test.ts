@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 
@@ -56,9 +56,7 @@ describe('a worker killed mid-generation', () => {
     mock.queueChat({ kind: 'hang', words: 2 });
     const reached = mock.nextRequest('/chat/completions');
     const before = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
-    const response = t.http
-      .post(api('/text'))
-      .set(bearer(tenant.liveKey))
+    const response = postAs(t.http, tenant.liveKey, '/text')
       .set('x-request-id', 'req_crash_text')
       .send({ prompt: 'survive a crash' });
     const pending = response.then((res) => res);

@@ -15,7 +15,7 @@ import { type JobDefinitions, PermanentJobError, WorkerStopping } from '../../..
 import { jobTask } from '../../../worker/taskList.ts';
 import { reconcileJobs } from '../../../worker/tasks/jobs__reconcile.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
 import { createLiveJob } from '../../helpers/jobs.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
@@ -274,9 +274,7 @@ describe('the reconciler', () => {
 
   it('leaves a reply waiting for its turn alone, and hands the turn on when it ends the one before', async () => {
     const taskId = await createTask(t, tenant.liveKey, { input: 'First question.' });
-    await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set(bearer(tenant.liveKey))
+    await postAs(t.http, tenant.liveKey, `/tasks/${taskId}/messages`)
       .send({ input: 'Second question.' })
       .expect(202);
     const replyJobs = () =>

@@ -6,7 +6,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { laneConcurrency } from '../../../worker/lanes.ts';
 import { startMetricsServer } from '../../../worker/metrics/metricsServer.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
@@ -34,9 +34,7 @@ describe("a worker process's METRICS_PORT", () => {
       scrapeWorker().then((m) => sampleValue(m, 'svc_jobs_finished_total', labels));
     const succeededBefore = await finished({ task: 'embeddings__create', outcome: 'succeeded' });
     for (let i = 0; i < 2; i++) {
-      await t.http
-        .post(api('/embeddings'))
-        .set(bearer(tenant.testKey))
+      await postAs(t.http, tenant.testKey, '/embeddings')
         .send({ input: ['alpha'] })
         .expect(201);
     }

@@ -1,23 +1,20 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { insertWebhookEndpoint } from '../../../shared/db/queries/webhooks.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { histogramCount, parseMetrics } from '../../helpers/metrics.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
+import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let port: number;
-let target: http.Server;
+let target: LoopbackServer;
 let delivered = 0;
 
 beforeAll(async () => {
@@ -26,18 +23,16 @@ beforeAll(async () => {
     env: { METRICS_PORT: String(port), WEBHOOK_ALLOW_PRIVATE: 'true' },
     worker: true,
   }));
-  target = http.createServer((req, res) => {
+  target = await listenOnLoopback((req, res) => {
     req.resume();
     req.on('end', () => {
       delivered += 1;
       res.writeHead(204).end();
     });
   });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
 });
 afterAll(async () => {
-  target.closeAllConnections();
-  await new Promise((resolve) => target.close(resolve));
+  await target.close();
   await t.close();
 });
 
@@ -52,24 +47,17 @@ describe('svc_provider_request_duration_seconds', () => {
   it('counts a live call to the configured provider, and none for a test key', async () => {
     const text = { provider: 'local', capability: 'text', outcome: 'ok' };
     const before = await providerCalls(text);
-    await t.http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt: 'counted' }).expect(201);
+    await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'counted' }).expect(201);
     expect(await providerCalls(text)).toBe(before + 1);
     // A test key's fixture is not a provider call.
-    await t.http.post(api('/text')).set(bearer(tenant.testKey)).send({ prompt: 'fixture' }).expect(201);
+    await postAs(t.http, tenant.testKey, '/text').send({ prompt: 'fixture' }).expect(201);
     expect(await providerCalls(text)).toBe(before + 1);
   });
 
   it('counts webhook deliveries with capability webhook', async () => {
     const webhook = { provider: 'webhook', capability: 'webhook', outcome: 'ok' };
     const before = await providerCalls(webhook);
-    await insertWebhookEndpoint(t.deps.pool, {
-      id: newId('wh'),
-      workspaceId: tenant.workspaceId,
-      projectId: tenant.projectId,
-      url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/hooks`,
-      events: ['job.succeeded'],
-      secret: newWebhookSecret(),
-    });
+    await addWebhookEndpoint(t.deps.pool, tenant, `${target.origin}/hooks`, ['job.succeeded']);
     await t.deps.pool.transaction((tx) =>
       recordEvent(tx, {
         workspaceId: tenant.workspaceId,

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { ProviderError } from '../../../shared/providers/types.ts';
 import { anthropicChat } from '../../../worker/providers/anthropic.ts';
 import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
-import { thrown } from '../../helpers/thrown.ts';
+import { expectTimedOut } from '../../helpers/providerTimeouts.ts';
 
 let mock: AnthropicMock;
 beforeAll(async () => {
@@ -34,18 +33,12 @@ describe('anthropic provider', () => {
 
   it('times out a provider that never answers, as a retryable error', async () => {
     mock.queue({ kind: 'stall' });
-    const error = await thrown(ask('stuck', never(), 300));
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).retryable).toBe(true);
-    expect((error as Error).message).toMatch(/timed out after 300 ms/);
+    await expectTimedOut(ask('stuck', never(), 300), /timed out after 300 ms/);
   });
 
   it('bounds the whole stream by the timeout: a stalled answer fails, it is not taken as complete', async () => {
     mock.queue({ kind: 'hang', words: 2 });
-    const error = await thrown(ask('stalls midway', never(), 300));
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).retryable).toBe(true);
-    expect((error as Error).message).toMatch(/timed out after 300 ms/);
+    await expectTimedOut(ask('stalls midway', never(), 300), /timed out after 300 ms/);
   });
 
   it('ends a cancelled call with what it produced, billed as cancelled', async () => {

@@ -8,6 +8,7 @@ import { ProviderError } from '../../../shared/providers/types.ts';
 import { openAiEntryClients } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { expectTimedOut } from '../../helpers/providerTimeouts.ts';
 import { thrown } from '../../helpers/thrown.ts';
 
 let mock: OpenAiMock;
@@ -129,23 +130,19 @@ describe('openai provider: chat', () => {
   it('times out a stuck provider as a retryable error', async () => {
     mock.queueChat({ kind: 'stall' });
     const fast = providersFor({ PROVIDER_TIMEOUT_MS: '300' });
-    const error = await thrown(
+    await expectTimedOut(
       fast.chat.chat({ messages: [{ role: 'user', content: 'x' }], maxTokens: 5, signal: never() }),
+      /timed out/,
     );
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).retryable).toBe(true);
-    expect((error as Error).message).toMatch(/timed out/);
   });
 
   it('bounds the whole streamed call by the timeout, not only the wait for its headers', async () => {
     mock.queueChat({ kind: 'ok', delayMs: 200 });
     const fast = providersFor({ PROVIDER_TIMEOUT_MS: '300' });
-    const error = await thrown(
+    await expectTimedOut(
       fast.chat.chat({ messages: [{ role: 'user', content: 'slow' }], maxTokens: 5, signal: never() }),
+      /timed out/,
     );
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).retryable).toBe(true);
-    expect((error as Error).message).toMatch(/timed out/);
     await mock.requests.at(-1)!.closed;
   });
 

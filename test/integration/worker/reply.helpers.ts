@@ -2,7 +2,7 @@ import { fixtureProviders } from '../../../shared/providers/fixtures.ts';
 import type { ChatProvider, TextGeneration, TokenUsage } from '../../../shared/providers/types.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTask, type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 /** A finished answer of the in-process live model: `text`, billed as `usage`. */
@@ -30,16 +30,28 @@ export function startReplyWorker(
   }));
 }
 
+/** A test context with a reply worker (see startReplyWorker); `close` stops the worker, then the context. */
+export async function replyContext(
+  liveModel: ChatProvider,
+  maxOutputTokens: number,
+): Promise<{ t: TestContext; close(): Promise<void> }> {
+  const t = await setupTestContext();
+  const worker = await startReplyWorker(t, liveModel, maxOutputTokens);
+  return {
+    t,
+    close: async () => {
+      await worker.stop();
+      await t.close();
+    },
+  };
+}
+
 export type Msg = { id: string; role: string; text: string };
 
 /** A task created with "First." and sent "Second." straight after, as `key`: its id. */
 export async function postFirstThenSecond(t: TestContext, key: string): Promise<string> {
   const taskId = await createTask(t, key, { input: 'First.' });
-  await t.http
-    .post(api(`/tasks/${taskId}/messages`))
-    .set(bearer(key))
-    .send({ input: 'Second.' })
-    .expect(202);
+  await postAs(t.http, key, `/tasks/${taskId}/messages`).send({ input: 'Second.' }).expect(202);
   return taskId;
 }
 

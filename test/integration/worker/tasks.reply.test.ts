@@ -6,15 +6,15 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, randomBase62 } from '../../../shared/primitives/ids.ts';
 import { type ChatMessage, type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import { type StandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
+import { waitUntil } from '../api/tasks.helpers.ts';
 import {
   liveGeneration,
   messagesOnceThere,
   type Msg,
   postFirstThenSecond,
-  startReplyWorker,
+  replyContext,
 } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it records what it was sent and answers as scripted. */
@@ -30,16 +30,10 @@ const liveModel: ChatProvider = {
 };
 
 let t: TestContext;
-let worker: StandaloneWorker;
+let close: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  worker = await startReplyWorker(t, liveModel, 1000);
-});
-afterAll(async () => {
-  await worker.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, close } = await replyContext(liveModel, 1000)));
+afterAll(() => close());
 beforeEach(() => {
   calls.length = 0;
   script = [];
@@ -49,7 +43,7 @@ async function conversation(
   key: string,
   body: Record<string, unknown>,
 ): Promise<{ taskId: string; messages: Msg[] }> {
-  const created = await t.http.post(api('/tasks')).set(bearer(key)).send(body).expect(202);
+  const created = await postAs(t.http, key, '/tasks').send(body).expect(202);
   const taskId = created.body.task.id as string;
   return { taskId, messages: await messagesOnceThere(t, key, taskId, 2, 20_000) };
 }
@@ -173,11 +167,7 @@ describe('task replies with a live key', () => {
   it('gives the model the whole conversation, with earlier replies as assistant turns', async () => {
     const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
     const { taskId } = await conversation(tenant.liveKey, { input: 'First.' });
-    await t.http
-      .post(api(`/tasks/${taskId}/messages`))
-      .set(bearer(tenant.liveKey))
-      .send({ input: 'Second.' })
-      .expect(202);
+    await postAs(t.http, tenant.liveKey, `/tasks/${taskId}/messages`).send({ input: 'Second.' }).expect(202);
     await waitUntil(async () => (calls.length === 2 ? true : undefined));
     expect(calls[1]!.slice(1).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(calls[1]![3]!.content).toContain('Second.');

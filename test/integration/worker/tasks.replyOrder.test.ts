@@ -3,10 +3,9 @@ import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
 import { type ChatProvider, ProviderError } from '../../../shared/providers/types.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import type { TestContext } from '../../helpers/context.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
-import type { StandaloneWorker } from '../api/tasks.helpers.ts';
-import { liveGeneration, messagesOnceThere, postFirstThenSecond, startReplyWorker } from './reply.helpers.ts';
+import { liveGeneration, messagesOnceThere, postFirstThenSecond, replyContext } from './reply.helpers.ts';
 
 /** The live model, replaced in-process: it answers the last message it was sent, or fails as told. */
 const answered: string[] = [];
@@ -27,16 +26,10 @@ const liveModel: ChatProvider = {
 };
 
 let t: TestContext;
-let worker: StandaloneWorker;
+let close: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  worker = await startReplyWorker(t, liveModel, 100);
-});
-afterAll(async () => {
-  await worker.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, close } = await replyContext(liveModel, 100)));
+afterAll(() => close());
 
 const replyJobRow = z.object({
   seq: z.number(),

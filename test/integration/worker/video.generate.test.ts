@@ -14,7 +14,7 @@ import { videoObjectKey } from '../../../shared/videos/dto.ts';
 import type { WorkerContext } from '../../../worker/context.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { videoGenerate } from '../../../worker/tasks/video__generate.ts';
-import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
@@ -35,9 +35,7 @@ afterAll(async () => {
 });
 
 async function startVideo(body: Record<string, unknown>) {
-  const res = await t.http
-    .post(api('/videos'))
-    .set(bearer(tenant.liveKey))
+  const res = await postAs(t.http, tenant.liveKey, '/videos')
     .send({ taskId, ...body })
     .expect(202);
   return { videoId: res.body.video.id as string, jobId: res.body.jobId as string };

@@ -1,32 +1,29 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { commands } from '../../../cli/admin.ts';
-import {
-  insertWebhookEndpoint,
-  listDeliveryAttempts,
-  listEndpointDeliveries,
-} from '../../../shared/db/queries/webhooks.ts';
-import { newId } from '../../../shared/primitives/ids.ts';
-import { newWebhookSecret, verifyWebhook } from '../../../shared/webhooks/signing.ts';
+import { listDeliveryAttempts, listEndpointDeliveries } from '../../../shared/db/queries/webhooks.ts';
+import { verifyWebhook } from '../../../shared/webhooks/signing.ts';
 import { jobTask } from '../../../worker/taskList.ts';
 import { taskReply } from '../../../worker/tasks/task__reply.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { admin } from '../../helpers/cli.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
+import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { createTask, type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 type Received = { headers: http.IncomingHttpHeaders; body: string; at: number };
 
-const servers: http.Server[] = [];
+const servers: LoopbackServer[] = [];
 
 /** A webhook receiver on loopback whose answer is chosen per request. */
 async function receiver(answer: (req: Received, n: number) => number | 'hang') {
   const received: Received[] = [];
-  const server = http.createServer((req, res) => {
+  const server = await listenOnLoopback((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
@@ -38,10 +35,8 @@ async function receiver(answer: (req: Received, n: number) => number | 'hang') {
       res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   servers.push(server);
-  const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/hooks`, port, received };
+  return { url: `${server.origin}/hooks`, port: server.port, received };
 }
 
 let t: TestContext;
@@ -59,10 +54,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker.stop();
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  for (const server of servers) await server.close();
   await t.close();
 });
 
@@ -73,14 +65,7 @@ async function createEndpoint(
   projectId: string,
   workspaceId = tenant.workspaceId,
 ) {
-  return insertWebhookEndpoint(t.deps.pool, {
-    id: newId('wh'),
-    workspaceId,
-    projectId,
-    url,
-    events: events.split(','),
-    secret: newWebhookSecret(),
-  });
+  return addWebhookEndpoint(t.deps.pool, { workspaceId, projectId }, url, events.split(','));
 }
 
 describe('webhook deliveries', () => {
@@ -205,11 +190,7 @@ describe('webhook deliveries', () => {
       other.projectId,
       other.workspaceId,
     );
-    await t.http
-      .post(api('/tasks'))
-      .set(bearer(other.testKey))
-      .send({ input: 'Nobody listens.' })
-      .expect(202);
+    await postAs(t.http, other.testKey, '/tasks').send({ input: 'Nobody listens.' }).expect(202);
     const failed = await waitUntil(
       async () => {
         const rows = await listEndpointDeliveries(t.deps.pool, endpoint.id, 10);

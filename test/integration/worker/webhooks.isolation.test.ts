@@ -11,7 +11,7 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { startWorker, type WorkerHandle } from '../../../worker/startWorker.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
@@ -129,11 +129,7 @@ describe('webhook deliveries on their own bounded runner', () => {
     await announce(slowTenant, 6);
     await waitUntil(async () => (hanging.target.open >= 1 ? true : undefined));
 
-    await t.http
-      .post(api('/images'))
-      .set(bearer(otherTenant.liveKey))
-      .send({ prompt: 'A lighthouse at dusk' })
-      .expect(201);
+    await postAs(t.http, otherTenant.liveKey, '/images').send({ prompt: 'A lighthouse at dusk' }).expect(201);
     await announce(otherTenant, 1);
     await waitUntil(async () => {
       const [delivery] = await listEndpointDeliveries(t.deps.pool, quick.endpoint.id, 10);

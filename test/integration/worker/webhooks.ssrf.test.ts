@@ -1,50 +1,42 @@
-import http from 'node:http';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import {
-  insertWebhookEndpoint,
-  listDeliveryAttempts,
-  listEndpointDeliveries,
-} from '../../../shared/db/queries/webhooks.ts';
+import { listDeliveryAttempts, listEndpointDeliveries } from '../../../shared/db/queries/webhooks.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
-import { newId } from '../../../shared/primitives/ids.ts';
-import { newWebhookSecret } from '../../../shared/webhooks/signing.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
+import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let worker: StandaloneWorker;
-let server: http.Server;
+let server: LoopbackServer;
 let hits = 0;
 
 beforeAll(async () => {
   // No WEBHOOK_ALLOW_PRIVATE: the production default.
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool);
-  server = http.createServer((_req, res) => {
+  server = await listenOnLoopback((_req, res) => {
     hits++;
     res.end('should never be reached');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   worker = await startStandaloneWorker(t, (ctx) => ({
     webhook__deliver: webhookDeliver(ctx, { retryDelaysMs: [100, 100], timeoutMs: 1000 }),
   }));
 });
 afterAll(async () => {
   await worker.stop();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   await t.close();
 });
 
 describe('webhook SSRF protection', () => {
   it('refuses loopback and private targets, by name after DNS or as literals, without retrying', async () => {
     expect(t.config.webhookAllowPrivate).toBe(false);
-    const port = (server.address() as { port: number }).port;
+    const { port } = server;
     const urls = [
       `http://localhost:${port}/hook`, // a name: refused after resolution
       `http://127.0.0.1:${port}/hook`,
@@ -57,16 +49,7 @@ describe('webhook SSRF protection', () => {
     ];
     const endpoints = [];
     for (const url of urls) {
-      endpoints.push(
-        await insertWebhookEndpoint(t.deps.pool, {
-          id: newId('wh'),
-          workspaceId: tenant.workspaceId,
-          projectId: tenant.projectId,
-          url,
-          events: ['job.succeeded'],
-          secret: newWebhookSecret(),
-        }),
-      );
+      endpoints.push(await addWebhookEndpoint(t.deps.pool, tenant, url, ['job.succeeded']));
     }
     await t.deps.pool.transaction((tx) =>
       recordEvent(tx, {
