@@ -120,16 +120,12 @@ export async function removeJobInput(
   try {
     await ctx.objectStore.remove(key);
   } catch (error) {
-    if (!isMissing(error))
-      {ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');}
+    if (!isMissing(error)) {
+      ctx.logger.warn({ err: error, jobId: job.id, objectKey: key }, 'input cleanup failed');
+    }
   }
 }
 
-/**
- * A job over an uploaded input (an image to read, audio to transcribe): reads the upload within the
- * input budget, hands its bytes to the provider, turns the answer into the job's outcome, and deletes
- * the upload once the job has finished (not before: a retry after a crash reads it again).
- */
 type UploadedInput = { objectKey: string; sizeBytes: number; mimeType: string; filename?: string };
 
 /** An uploaded input as a provider call takes it: its bytes, type and name, and the job's signal. */
@@ -140,6 +136,11 @@ export type UploadedFile<I extends UploadedInput> = {
   signal: AbortSignal;
 };
 
+/**
+ * A job over an uploaded input (an image to read, audio to transcribe): reads the upload within the
+ * input budget, hands its bytes to the provider, turns the answer into the job's outcome, and deletes
+ * the upload once the job has finished (not before: a retry after a crash reads it again).
+ */
 export function uploadedInputJob<I extends UploadedInput, R>(
   ctx: WorkerContext,
   work: {
