@@ -8,6 +8,7 @@ import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { alphaThenBetaEnv } from '../../helpers/providerRoutes.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
+import { waitUntil } from './tasks.helpers.ts';
 
 // `alpha` first, `beta` behind it; alpha's circuit opens after 2 failures in a row, for 2 s.
 let t: TestContext;
@@ -80,7 +81,12 @@ describe('circuit breaking', () => {
     expect(await answeredBy('trial')).toBe('alpha');
     expect(alphaCalls()).toBe(3);
     expect(await answeredBy('closed again')).toBe('alpha');
-    expect(await circuit()).toEqual({ closed: 1, open: 0, 'half-open': 0 });
+    // The gauges share one reading of PostgreSQL for 2 s, so the closing shows within that.
+    const closed = await waitUntil(async () => {
+      const now = await circuit();
+      return now.closed === 1 ? now : undefined;
+    }, 5000);
+    expect(closed).toEqual({ closed: 1, open: 0, 'half-open': 0 });
   });
 
   it('keeps a provider that answered 429 with Retry-After: 2 out of rotation for 2 s', async () => {
