@@ -5,6 +5,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testEnvironment: 'node',
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/processStreams.ts'],
 };
 
 export default {
