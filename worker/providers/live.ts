@@ -37,8 +37,10 @@ export function makeLiveProviders(
     const loading = entryClients(providers[entry.provider]!, entry.model).then((clients) =>
       instrumentEntryClients(clients, entry, observers),
     );
-    // A failed load is thrown by the call that needs it, not as an unhandled rejection now.
-    loading.catch(() => {});
+    // Logged now, for the operator; thrown again to each call that needs this entry.
+    loading.catch((error: unknown) =>
+      parts.logger.error({ err: error, provider: entry.provider }, 'loading a provider client failed'),
+    );
     built.set(key, loading);
   }
   const clientFor = async <C extends RoutedCapability>(
