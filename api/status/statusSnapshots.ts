@@ -1,6 +1,7 @@
 import { dailyStatusSamples, latestStatusSamples } from '../../shared/db/queries/statusSamples.ts';
 import { findStatusSnapshot, storeStatusSnapshot } from '../../shared/db/queries/statusSnapshot.ts';
 import type { DatabasePool, Db } from '../../shared/db/sql.ts';
+import { lastUtcDays } from '../../shared/primitives/utcDays.ts';
 
 /** The status page's components (DESIGN.md), in display order. */
 export const statusComponents = [
@@ -17,25 +18,13 @@ const severity: Record<ComponentState, number> = { operational: 0, unknown: 1, d
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-function lastDays(count: number, today = new Date()): string[] {
-  const days: string[] = [];
-  for (let i = count - 1; i >= 0; i--) {
-    days.push(
-      new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i))
-        .toISOString()
-        .slice(0, 10),
-    );
-  }
-  return days;
-}
-
 /**
  * Builds GET /status from the probe samples: a component is `unknown` when it has no sample in the
  * last fifteen minutes; the top-level state is the worst component state.
  */
 export async function readStatus(db: Db) {
   const [latest, daily] = await Promise.all([latestStatusSamples(db), dailyStatusSamples(db)]);
-  const days = lastDays(90);
+  const days = lastUtcDays(90, Date.now());
   const components = statusComponents.map(({ component, label }) => {
     const sample = latest.find((s) => s.component === component);
     const state: ComponentState = sample && sample.is_fresh ? sample.state : 'unknown';

@@ -7,14 +7,14 @@ import {
   type SpendSplit,
   sumDailySpend,
 } from '../../../shared/db/queries/meteringRecords.ts';
+import { utcDayStart } from '../../../shared/primitives/utcDays.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { consoleContext, param } from './context.ts';
 import { sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
 import { namesFor, recordNames } from './spendNames.ts';
-import { recordsView, usageView } from './usageViews.ts';
+import { type Period, periods, recordsView, type SpendWindow, usageView } from './usageViews.ts';
 
-export const chartDays = 90;
 const splits: readonly SpendSplit[] = ['project', 'key', 'app', 'operation'];
 const dayMs = 24 * 60 * 60_000;
 
@@ -23,18 +23,26 @@ function readSplit(req: Request): SpendSplit {
   return (splits as readonly string[]).includes(value) ? (value as SpendSplit) : 'project';
 }
 
-/** The window a records list or CSV covers: one UTC day when `day` is given, else the chart's 90 days. */
-function readWindow(req: Request, now: number): { from: string; to: string; day: string | null } {
+/** The chart's period in days (`days=`); anything else is the longest, which the console opens on. */
+function readPeriod(req: Request): Period {
+  const value = Number(param(req, 'days'));
+  return periods.find((p) => p === value) ?? 90;
+}
+
+/** The window a records list or CSV covers: one UTC day when `day` is given, else the chart's period. */
+function readWindow(req: Request, now: number): SpendWindow {
   const day = param(req, 'day');
   if (/^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`))) {
     const from = Date.parse(`${day}T00:00:00Z`);
-    return { from: new Date(from).toISOString(), to: new Date(from + dayMs).toISOString(), day };
+    return { from: new Date(from).toISOString(), to: new Date(from + dayMs).toISOString(), day, days: 1 };
   }
-  const today = Date.parse(`${new Date(now).toISOString().slice(0, 10)}T00:00:00Z`);
+  const days = readPeriod(req);
+  const today = utcDayStart(now);
   return {
-    from: new Date(today - (chartDays - 1) * dayMs).toISOString(),
+    from: new Date(today - (days - 1) * dayMs).toISOString(),
     to: new Date(today + dayMs).toISOString(),
     day: null,
+    days,
   };
 }
 
@@ -53,14 +61,22 @@ export function showUsage(web: BrowserContext): RequestHandler {
     const c = await consoleContext(web, req, res);
     if (!c) return;
     const split = readSplit(req);
-    const rows = await sumDailySpend(web.pool, c.member.workspace_id, split, chartDays);
+    const days = readPeriod(req);
+    const rows = await sumDailySpend(web.pool, c.member.workspace_id, split, days);
     const names = await namesFor(
       web,
       c,
       split,
       rows.map((r) => r.part),
     );
-    sendConsolePage(res, 200, 'Usage and spend', c, 'usage', usageView(c, split, rows, names, web.clock()));
+    sendConsolePage(
+      res,
+      200,
+      'Usage and spend',
+      c,
+      'usage',
+      usageView(c, { split, days }, rows, names, web.clock()),
+    );
   };
 }
 
@@ -75,10 +91,11 @@ export function showSpendRecords(web: BrowserContext): RequestHandler {
     );
     const query = new URLSearchParams({ split });
     if (window.day) query.set('day', window.day);
+    else query.set('days', String(window.days));
     if (part !== undefined) query.set('part', part);
     const next = page.next ? `?${new URLSearchParams([...query, ['cursor', page.next]]).toString()}` : null;
     const names = await recordNames(web, c, page.items);
-    const view = recordsView(c, page.items, names, { day: window.day, part, query, next });
+    const view = recordsView(c, page.items, names, { window, part, query, next });
     sendConsolePage(res, 200, 'Metering records', c, 'usage', view);
   };
 }
@@ -91,7 +108,7 @@ export function downloadSpendCsv(web: BrowserContext): RequestHandler {
     const { window, split, part } = readRecordsFilter(req, web.clock());
     res.set({
       'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="usage-${window.day ?? 'last-90-days'}.csv"`,
+      'Content-Disposition': `attachment; filename="usage-${window.day ?? `last-${window.days}-days`}.csv"`,
       'Cache-Control': 'no-store',
       'X-Content-Type-Options': 'nosniff',
     });

@@ -3,6 +3,7 @@ import type {
   SpendSplit,
   sumDailySpend,
 } from '../../../shared/db/queries/meteringRecords.ts';
+import { lastUtcDays } from '../../../shared/primitives/utcDays.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
 import { listEnd } from './layout.ts';
@@ -19,24 +20,35 @@ const splitWords: Record<SpendSplit, string> = {
   operation: 'operation',
 };
 
-export function lastDays(count: number, now: number): string[] {
-  const today = Date.parse(`${new Date(now).toISOString().slice(0, 10)}T00:00:00Z`);
-  return Array.from({ length: count }, (_, i) =>
-    new Date(today - (count - 1 - i) * 86_400_000).toISOString().slice(0, 10),
-  );
-}
+/** The periods the chart offers, in days; the console opens on the longest. */
+export const periods = [7, 30, 90] as const;
+export type Period = (typeof periods)[number];
+
+/** What the chart shows: its split and its period. */
+export type UsageView = { split: SpendSplit; days: Period };
+
+/** What a records list covers: one UTC day (`day`), or the `days` up to today. */
+export type SpendWindow = { from: string; to: string; day: string | null; days: number };
 
 /** A part's name for people; its id only when the name is gone (a deleted key), '(none)' without one. */
 export const partName = (names: ReadonlyMap<string, string>, part: string | null) =>
   part === null ? '(none)' : (names.get(part) ?? part);
 
-function splitForm(c: ConsoleContext, split: SpendSplit): SafeHtml {
+function usageForm(c: ConsoleContext, { split, days }: UsageView): SafeHtml {
   return html`<form class="filters" method="get" action="${c.base}/usage">
     <div>
       <label for="split">Split by</label>
       <select id="split" name="split">
         ${(Object.keys(splitWords) as SpendSplit[]).map(
           (s) => html`<option value="${s}" ${s === split ? html`selected` : ''}>${splitWords[s]}</option>`,
+        )}
+      </select>
+    </div>
+    <div>
+      <label for="days">Period</label>
+      <select id="days" name="days">
+        ${periods.map(
+          (p) => html`<option value="${p}" ${p === days ? html`selected` : ''}>Last ${p} days</option>`,
         )}
       </select>
     </div>
@@ -47,12 +59,14 @@ function splitForm(c: ConsoleContext, split: SpendSplit): SafeHtml {
 /** The chart (SVG, each bar a link to its records), its legend, and the same numbers as a table. */
 export function usageView(
   c: ConsoleContext,
-  split: SpendSplit,
+  view: UsageView,
   rows: readonly DayPart[],
   names: ReadonlyMap<string, string>,
   now: number,
 ): SafeHtml {
-  const days = lastDays(90, now);
+  const { split } = view;
+  const days = lastUtcDays(view.days, now);
+  const period = `the last ${view.days} days`;
   const parts = [...new Set(rows.map((r) => r.part))];
   const swatch = (part: string | null) => `s${parts.indexOf(part) % 8}`;
   const currency = c.member.currency;
@@ -70,9 +84,9 @@ export function usageView(
   });
   return html`<h1>Usage and spend</h1>
     <p>Credit balance: <strong>${money(c.member.balance_minor, currency)}</strong></p>
-    <p>Spend in the last 90 days: ${money(total, currency)}</p>
-    ${splitForm(c, split)}
-    ${rows.length === 0 ? html`<p>No spend in the last 90 days: live calls made with your keys show here.</p>` : html`<div class="chart-wrap" role="region" tabindex="0" aria-label="Spend chart">${chart}</div>`}
+    <p>Spend in ${period}: ${money(total, currency)}</p>
+    ${usageForm(c, view)}
+    ${rows.length === 0 ? html`<p>No spend in ${period}: live calls made with your keys show here.</p>` : html`<div class="chart-wrap" role="region" tabindex="0" aria-label="Spend chart">${chart}</div>`}
     <ul class="legend" aria-label="Legend">
       ${parts.map((p) => html`<li><span class="swatch ${swatch(p)}"></span>${name(p)}</li>`)}
     </ul>
@@ -92,7 +106,9 @@ export function usageView(
         <td><a href="${c.base}/usage/records?day=${day}&split=${split}">Records</a></td>
       </tr>`;
     })}
-    <p><a href="${c.base}/usage.csv?split=${split}" download>Download the last 90 days as CSV</a></p>`;
+    <p>
+      <a href="${c.base}/usage.csv?split=${split}&days=${view.days}" download>Download ${period} as CSV</a>
+    </p>`;
 }
 
 /** The records behind a bar: names first, ids beside them (monospace, copyable). */
@@ -100,11 +116,13 @@ export function recordsView(
   c: ConsoleContext,
   records: readonly SpendRecord[],
   names: ReadonlyMap<string, string>,
-  at: { day: string | null; part: string | undefined; query: URLSearchParams; next: string | null },
+  at: { window: SpendWindow; part: string | undefined; query: URLSearchParams; next: string | null },
 ): SafeHtml {
   const named = (id: string | null) =>
     id === null ? '' : html`${names.get(id) ?? ''} <code class="muted">${id}</code>`;
-  return html`<h1>Metering records ${at.day ? html`of ${at.day}` : 'of the last 90 days'}</h1>
+  return html`<h1>
+      Metering records ${at.window.day ? html`of ${at.window.day}` : `of the last ${at.window.days} days`}
+    </h1>
     ${at.part !== undefined ? html`<p class="muted">Only ${partName(names, at.part || null)} <code>${at.part}</code>.</p>` : ''}
     <p><a href="${c.base}/usage.csv?${at.query.toString()}" download>Download as CSV</a></p>
     ${consoleTable(

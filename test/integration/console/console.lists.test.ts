@@ -44,6 +44,40 @@ describe('console lists', () => {
     expect(tasks).toMatch(/Last message/);
   });
 
+  it('shows spend over the period asked for (7, 30 or 90 days), and its records and CSV follow it', async () => {
+    const { tenant, t } = session.h;
+    const spend = async (id: string, minor: number, daysAgo: number) =>
+      t.deps.pool.query(sql.typeAlias('void')`
+        insert into metering_records (id, workspace_id, project_id, key_id, operation, livemode, usage, cost_minor,
+                                      currency, request_id, created_at)
+        values (${id}, ${tenant.workspaceId}, ${tenant.projectId}, null, 'text.generate', true, '{}', ${minor},
+                'USD', ${`req_${id}`}, now() - make_interval(days => ${daysAgo}))
+      `);
+    await spend('mr_period_today', 100, 0);
+    await spend('mr_period_tenth', 250, 10);
+    const page = async (query: string) =>
+      (await session.client.get(`${session.base}/usage${query}`)).text.replace(/\s+/g, ' ');
+    const week = await page('?days=7');
+    expect(week).toContain('Spend in the last 7 days: 1.00 USD');
+    expect(week).toContain('<option value="7" selected>Last 7 days</option>');
+    expect(week).toContain('usage.csv?split=project&days=7" download>Download the last 7 days as CSV');
+    expect(await page('?days=30')).toContain('Spend in the last 30 days: 3.50 USD');
+    // Anything but an offered period is the longest one, which the page opens on.
+    expect(await page('?days=8')).toContain('Spend in the last 90 days: 3.50 USD');
+    expect(await page('')).toContain('<option value="90" selected>Last 90 days</option>');
+
+    const records = await session.client.get(`${session.base}/usage/records?split=project&days=7`);
+    expect(records.text).toContain('Metering records of the last 7 days');
+    expect(records.text).toContain('req_mr_period_today');
+    expect(records.text).not.toContain('req_mr_period_tenth');
+    const csv = await session.client.get(`${session.base}/usage.csv?split=project&days=7`);
+    expect(csv.headers.get('content-disposition')).toBe('attachment; filename="usage-last-7-days.csv"');
+    expect(csv.text).toContain('mr_period_today');
+    expect(csv.text).not.toContain('mr_period_tenth');
+    const quarter = await session.client.get(`${session.base}/usage.csv?split=project`);
+    expect(quarter.text).toContain('mr_period_tenth');
+  });
+
   it('lists scopes by title in the OAuth app form', async () => {
     const apps = (await session.client.get(`${session.base}/apps`)).text.replace(/\s+/g, ' ');
     expect(apps).toMatch(/value="tasks.read" \/> Read a task/);

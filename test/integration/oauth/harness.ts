@@ -161,13 +161,16 @@ export class FormClient {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async get(path: string): Promise<{ status: number; text: string; location: string | null }> {
+  async get(
+    path: string,
+  ): Promise<{ status: number; text: string; location: string | null; headers: Headers }> {
     const res = await fetch(new URL(path, this.base), {
       redirect: 'manual',
       headers: { cookie: this.cookieHeader() },
     });
     this.remember(res);
-    return { status: res.status, text: await res.text(), location: res.headers.get('location') };
+    const { status, headers } = res;
+    return { status, text: await res.text(), location: headers.get('location'), headers };
   }
 
   async post(
