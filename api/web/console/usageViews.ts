@@ -111,6 +111,14 @@ export function usageView(
     </p>`;
 }
 
+/** The chart a records list came from: its split, and its period unless the list is one day's. */
+function backQuery(query: URLSearchParams): string {
+  const back = new URLSearchParams({ split: query.get('split') ?? 'project' });
+  const days = query.get('days');
+  if (days) back.set('days', days);
+  return back.toString();
+}
+
 /** The records behind a bar: names first, ids beside them (monospace, copyable). */
 export function recordsView(
   c: ConsoleContext,
@@ -141,5 +149,5 @@ export function recordsView(
         </tr>`,
     )}
     ${listEnd(records.length, 'No records.', at.next && `${c.base}/usage/records${at.next}`, 'Older records')}
-    <p><a href="${c.base}/usage">Back to usage</a></p>`;
+    <p><a href="${c.base}/usage?${backQuery(at.query)}">Back to usage</a></p>`;
 }

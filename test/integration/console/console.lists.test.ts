@@ -70,6 +70,7 @@ describe('console lists', () => {
     expect(records.text).toContain('Metering records of the last 7 days');
     expect(records.text).toContain('req_mr_period_today');
     expect(records.text).not.toContain('req_mr_period_tenth');
+    expect(records.text).toContain('/usage?split=project&amp;days=7">Back to usage</a>');
     const csv = await session.client.get(`${session.base}/usage.csv?split=project&days=7`);
     expect(csv.headers.get('content-disposition')).toBe('attachment; filename="usage-last-7-days.csv"');
     expect(csv.text).toContain('mr_period_today');
