@@ -10,6 +10,11 @@ const common = {
 
 export default {
   maxWorkers: 2,
+  // A jest worker exits once its event loop drains; on this 2-core machine under a full run that took
+  // 100-500 ms and more (measured at jest-worker's end()), so jest's 500 ms default force-killed a worker
+  // with nothing left open and printed "failed to exit gracefully" at the end of every run. A leak would
+  // still show: the worker would wait out these 3 s.
+  workerGracefulExitTimeout: 3_000,
   testTimeout: 60_000,
   globalSetup: '<rootDir>/test/helpers/globalSetup.ts',
   globalTeardown: '<rootDir>/test/helpers/globalTeardown.ts',
