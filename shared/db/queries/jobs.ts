@@ -2,13 +2,12 @@ import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
 import { columnsOf, type Db, jsonText, noRows, sql } from '../sql.ts';
+import { workspaceRecord } from './workspaceRows.ts';
 
 export const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
 export type JobStatus = z.infer<typeof jobStatus>;
 
-const jobRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const jobRow = workspaceRecord.extend({
   project_id: z.string().nullable(),
   key_id: z.string().nullable(),
   type: z.string(),
