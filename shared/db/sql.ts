@@ -20,9 +20,9 @@ export const sql = createSqlTag({
 });
 
 /**
- * A row schema's keys as the statement's column list, in the schema's order (`d.id, …` with an
- * alias, where a join makes bare names ambiguous): the schema is the one place a table's read
- * columns are written. Rendered here, once, to fixed text, so `sql.prepared` statements stay fixed.
+ * A row schema's keys as a statement's column list, in the schema's order (`"d"."id", …` with an
+ * alias, where a join makes bare names ambiguous), so the list cannot drift from the schema.
+ * Rendered here, once, to fixed text, so `sql.prepared` statements using it stay fixed.
  */
 export function columnsOf(row: z.ZodObject, alias?: string): FragmentSqlToken {
   const names = Object.keys(row.shape).map((key) =>
