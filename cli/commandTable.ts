@@ -12,6 +12,21 @@ export type Flag = {
   description: string;
 };
 
+/** A string flag the command cannot run without; `value` names its value in usage lines (`--name N`). */
+export const requiredString = (value: string, description: string): Flag => ({
+  type: 'string',
+  value,
+  required: true,
+  description,
+});
+
+/** A string flag the command can do without. */
+export const optionalString = (value: string, description: string): Flag => ({
+  type: 'string',
+  value,
+  description,
+});
+
 export type Command = {
   /** One line for `--help`. */
   summary: string;

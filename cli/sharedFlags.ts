@@ -3,23 +3,13 @@ import type { DatabasePool } from 'slonik';
 import { findMember } from '../shared/db/queries/members.ts';
 import { workspaceExists } from '../shared/db/queries/workspaces.ts';
 import { CliError, requireFlag } from './cliError.ts';
-import type { Flag } from './commandTable.ts';
+import { type Flag, requiredString } from './commandTable.ts';
 
 /** `--workspace`, as every command that acts within one workspace takes it. */
-export const workspaceFlag: Flag = {
-  type: 'string',
-  value: 'W',
-  required: true,
-  description: 'Workspace id (ws_…).',
-};
+export const workspaceFlag = requiredString('W', 'Workspace id (ws_…).');
 
 /** `--project`, as every command that acts within one project takes it. */
-export const projectFlag: Flag = {
-  type: 'string',
-  value: 'P',
-  required: true,
-  description: 'Project id (prj_…).',
-};
+export const projectFlag = requiredString('P', 'Project id (prj_…).');
 
 /** `--member`, a member id (mem_…): `description` says who the member is to the command. */
 export const memberFlag = (description: string, options: { required: boolean }): Flag => ({

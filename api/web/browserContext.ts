@@ -1,6 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
 import type { Config } from '../../shared/config/config.ts';
+import type { OauthOptions } from '../../shared/oauth/oauthOptions.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { Clock } from '../../shared/primitives/clock.ts';
 import type { ApiDocument } from '../openapi/document.ts';
@@ -19,6 +20,14 @@ export type BrowserContext = {
   sessions: BrowserSessions;
   csrf: CsrfKeys;
   logger: Logger;
+};
+
+/** What the pages that end tokens (the OAuth server, the account pages) are each built from. */
+export type TokenPagesInputs = {
+  browser: BrowserContext;
+  options: OauthOptions;
+  /** Forgets this process's cached token lookups. */
+  forgetTokens: () => void;
 };
 
 export function makeBrowserContext(

@@ -20,12 +20,12 @@ export function installWeb(app: Express, deps: AppDeps): void {
   const options = deps.oauth ?? {};
   const browser = makeBrowserContext(deps, options.clock ?? systemClock);
   // The OAuth endpoints and the account page end tokens; this process's cached lookups go at once.
-  const forgetTokens = () => deps.accessTokenCache?.clear();
+  const tokenPages = { browser, options, forgetTokens: () => deps.accessTokenCache?.clear() };
 
   const pages = Router();
   installAssets(pages);
-  installOauthServer(app, pages, makeOauthServer(browser, options, forgetTokens));
-  installAccountPages(pages, makeAccountDeps(browser, options, forgetTokens));
+  installOauthServer(app, pages, makeOauthServer(tokenPages));
+  installAccountPages(pages, makeAccountDeps(tokenPages));
   installConsole(pages, browser, { status: deps.status, objectStore: deps.objectStore });
   pages.use(pageErrors(browser.logger));
   app.use(pages);

@@ -2,7 +2,7 @@ import { addBrainPage } from '../../shared/brain/pages.ts';
 import { slugify } from '../../shared/brain/slug.ts';
 import { newId } from '../../shared/primitives/ids.ts';
 import { CliError, requireFlag } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, requiredString } from '../commandTable.ts';
 import { existingWorkspace, memberFlag, requireWorkspaceMember, workspaceFlag } from '../sharedFlags.ts';
 
 export const brainCommands: CommandTable = {
@@ -10,8 +10,8 @@ export const brainCommands: CommandTable = {
     summary: "Adds a page to the workspace's brain (found by POST /brain/search).",
     flags: {
       workspace: workspaceFlag,
-      title: { type: 'string', value: 'T', required: true, description: 'Title, at most 500 characters.' },
-      body: { type: 'string', value: 'B', required: true, description: 'Page text.' },
+      title: requiredString('T', 'Title, at most 500 characters.'),
+      body: requiredString('B', 'Page text.'),
       'private-to': memberFlag("Member id (mem_…): only that member's keys find the page.", {
         required: false,
       }),

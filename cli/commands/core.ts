@@ -10,7 +10,7 @@ import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys/mintKeys.ts';
 import { newId } from '../../shared/primitives/ids.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, optionalString, requiredString } from '../commandTable.ts';
 import {
   existingWorkspace,
   memberFlag,
@@ -23,23 +23,14 @@ export const coreCommands: CommandTable = {
   'workspace create': {
     summary: 'Creates a workspace with a credit balance.',
     flags: {
-      name: { type: 'string', value: 'N', required: true, description: 'Workspace name.' },
-      credits: {
-        type: 'string',
-        value: 'MINOR',
-        description: 'Opening credit balance in minor units of the currency (default 0).',
-      },
-      currency: { type: 'string', value: 'USD', description: 'ISO 4217 currency code (default USD).' },
-      'storage-quota': {
-        type: 'string',
-        value: 'BYTES',
-        description: 'File storage quota in bytes (default: none).',
-      },
-      'rate-limit': {
-        type: 'string',
-        value: 'PER_MIN',
-        description: 'Requests per minute for the workspace (default: RATE_LIMIT_PER_MINUTE).',
-      },
+      name: requiredString('N', 'Workspace name.'),
+      credits: optionalString('MINOR', 'Opening credit balance in minor units of the currency (default 0).'),
+      currency: optionalString('USD', 'ISO 4217 currency code (default USD).'),
+      'storage-quota': optionalString('BYTES', 'File storage quota in bytes (default: none).'),
+      'rate-limit': optionalString(
+        'PER_MIN',
+        'Requests per minute for the workspace (default: RATE_LIMIT_PER_MINUTE).',
+      ),
     },
     run: async (pool, v) => {
       const currency = (v.currency as string | undefined) ?? 'USD';
@@ -61,12 +52,7 @@ export const coreCommands: CommandTable = {
     summary: "Adds credits to (or, with a negative amount, takes them from) a workspace's balance.",
     flags: {
       workspace: workspaceFlag,
-      amount: {
-        type: 'string',
-        value: 'MINOR',
-        required: true,
-        description: 'Amount in minor units of the workspace currency; negative to deduct.',
-      },
+      amount: requiredString('MINOR', 'Amount in minor units of the workspace currency; negative to deduct.'),
     },
     run: async (pool, v) => {
       const amount = integerFlag(v, 'amount', Number.MIN_SAFE_INTEGER);
@@ -80,18 +66,8 @@ export const coreCommands: CommandTable = {
     summary: 'Creates a member (a person) of a workspace.',
     flags: {
       workspace: workspaceFlag,
-      email: {
-        type: 'string',
-        value: 'E',
-        required: true,
-        description: 'Email address (stored lowercased).',
-      },
-      password: {
-        type: 'string',
-        value: 'P',
-        required: true,
-        description: 'Password, at least 8 characters.',
-      },
+      email: requiredString('E', 'Email address (stored lowercased).'),
+      password: requiredString('P', 'Password, at least 8 characters.'),
       'no-developer': {
         type: 'boolean',
         description:
@@ -157,7 +133,7 @@ export const coreCommands: CommandTable = {
     summary: 'Creates a project and its first (test) key, created by the given member.',
     flags: {
       workspace: workspaceFlag,
-      name: { type: 'string', value: 'N', required: true, description: 'Project name.' },
+      name: requiredString('N', 'Project name.'),
       member: memberFlag('Member id (mem_…) of the workspace who creates the first key.', { required: true }),
     },
     run: async (pool, v) => {
@@ -185,35 +161,29 @@ export const coreCommands: CommandTable = {
     summary: 'Creates an API key for a member; its secret is printed once.',
     flags: {
       member: memberFlag('Member id (mem_…) who owns the key.', { required: true }),
-      projects: {
-        type: 'string',
-        value: 'P1,P2',
-        required: true,
-        description: "Comma-separated project ids (prj_…) of the member's workspace the key may use.",
-      },
+      projects: requiredString(
+        'P1,P2',
+        "Comma-separated project ids (prj_…) of the member's workspace the key may use.",
+      ),
       live: { type: 'boolean', description: 'A live key (billed); without it a test key (fixtures, free).' },
-      name: { type: 'string', value: 'N', description: 'Key name (default "Live key" or "Test key").' },
-      packages: {
-        type: 'string',
-        value: 'a,b',
-        description: 'Limit the key to these packages (ids from GET /reference); not with --operations.',
-      },
-      operations: {
-        type: 'string',
-        value: 'a.b,c.d',
-        description: 'Limit the key to these operations (ids from GET /reference); not with --packages.',
-      },
-      'expires-at': { type: 'string', value: 'ISO', description: 'Expiry as an ISO 8601 timestamp.' },
-      'ip-allowlist': {
-        type: 'string',
-        value: 'CIDR,…',
-        description: 'Comma-separated CIDR ranges the key may be used from (default: anywhere).',
-      },
-      'monthly-spend-cap': {
-        type: 'string',
-        value: 'MINOR',
-        description: 'Most the key may spend per calendar month (UTC), in minor units.',
-      },
+      name: optionalString('N', 'Key name (default "Live key" or "Test key").'),
+      packages: optionalString(
+        'a,b',
+        'Limit the key to these packages (ids from GET /reference); not with --operations.',
+      ),
+      operations: optionalString(
+        'a.b,c.d',
+        'Limit the key to these operations (ids from GET /reference); not with --packages.',
+      ),
+      'expires-at': optionalString('ISO', 'Expiry as an ISO 8601 timestamp.'),
+      'ip-allowlist': optionalString(
+        'CIDR,…',
+        'Comma-separated CIDR ranges the key may be used from (default: anywhere).',
+      ),
+      'monthly-spend-cap': optionalString(
+        'MINOR',
+        'Most the key may spend per calendar month (UTC), in minor units.',
+      ),
     },
     run: async (pool, v) => {
       const member = await requireMember(pool, requireFlag(v, 'member'));
@@ -268,7 +238,7 @@ export const coreCommands: CommandTable = {
   },
   'key revoke': {
     summary: 'Revokes an API key; every api process refuses it as soon as it hears of the change.',
-    flags: { key: { type: 'string', value: 'K', required: true, description: 'Key id (key_…).' } },
+    flags: { key: requiredString('K', 'Key id (key_…).') },
     run: async (pool, v) => {
       // Recorded as the operator's doing: `key list` and the console say so.
       const row = await revokeApiKey(pool, requireFlag(v, 'key'), 'operator');
@@ -279,12 +249,11 @@ export const coreCommands: CommandTable = {
   'key roll': {
     summary: 'Gives an API key a new secret (printed once); the old one keeps working for the overlap.',
     flags: {
-      key: { type: 'string', value: 'K', required: true, description: 'Key id (key_…).' },
-      overlap: {
-        type: 'string',
-        value: 'SECONDS',
-        description: 'How long the old secret keeps working, 0 to 86400 seconds (default 3600).',
-      },
+      key: requiredString('K', 'Key id (key_…).'),
+      overlap: optionalString(
+        'SECONDS',
+        'How long the old secret keeps working, 0 to 86400 seconds (default 3600).',
+      ),
     },
     run: async (pool, v) => {
       const key = await findApiKey(pool, requireFlag(v, 'key'));

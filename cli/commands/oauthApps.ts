@@ -3,7 +3,7 @@ import { listOauthApps, type OauthAppRow, setOauthAppVerified } from '../../shar
 import { findProject } from '../../shared/db/queries/projects.ts';
 import { registerOauthApp } from '../../shared/oauth/registerApp.ts';
 import { CliError, listFlag, requireFlag } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, requiredString } from '../commandTable.ts';
 import { projectFlag } from '../sharedFlags.ts';
 
 /** What operators see of an app: everything but the secret's hash. */
@@ -26,31 +26,16 @@ export const oauthAppCommands: CommandTable = {
     summary: 'Registers a third-party OAuth app under a project; a server app gets a secret, printed once.',
     flags: {
       project: projectFlag,
-      name: {
-        type: 'string',
-        value: 'N',
-        required: true,
-        description: 'App name shown on the consent page.',
-      },
-      'redirect-uris': {
-        type: 'string',
-        value: 'U1,U2',
-        required: true,
-        description: 'Comma-separated redirect URIs: https, http on localhost, or a reverse-domain scheme.',
-      },
-      scopes: {
-        type: 'string',
-        value: 's1,s2',
-        required: true,
-        description:
-          'Comma-separated operation ids (GET /reference) and openid, profile, email, offline_access.',
-      },
-      type: {
-        type: 'string',
-        value: 'server|public',
-        required: true,
-        description: 'server (confidential, gets a secret) or public (no secret).',
-      },
+      name: requiredString('N', 'App name shown on the consent page.'),
+      'redirect-uris': requiredString(
+        'U1,U2',
+        'Comma-separated redirect URIs: https, http on localhost, or a reverse-domain scheme.',
+      ),
+      scopes: requiredString(
+        's1,s2',
+        'Comma-separated operation ids (GET /reference) and openid, profile, email, offline_access.',
+      ),
+      type: requiredString('server|public', 'server (confidential, gets a secret) or public (no secret).'),
       verified: { type: 'boolean', description: 'Marks the app verified; needed for sensitive scopes.' },
     },
     run: async (pool, v) => {
@@ -70,7 +55,7 @@ export const oauthAppCommands: CommandTable = {
     summary:
       'Marks an app verified, so it may ask for sensitive scopes (files, brain search, workflows, video).',
     flags: {
-      client: { type: 'string', value: 'C', required: true, description: "The app's client id (svc_oc_…)." },
+      client: requiredString('C', "The app's client id (svc_oc_…)."),
     },
     run: async (pool, v) => {
       const app = await setOauthAppVerified(pool, requireFlag(v, 'client'));

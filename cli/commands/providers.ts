@@ -1,14 +1,14 @@
 import { loadConfig } from '../../shared/config/config.ts';
 import { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
 import { CliError } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, optionalString } from '../commandTable.ts';
 
 export const providerCommands: CommandTable = {
   'providers status': {
     summary:
       "The model gateway's providers (PROVIDERS, or the one PROVIDER names): the capabilities each is routed for, and its circuit as every worker process sees it (closed, open until a time, or half-open: one trial call next).",
     flags: {
-      provider: { type: 'string', value: 'P', description: 'Only this provider (a name in PROVIDERS).' },
+      provider: optionalString('P', 'Only this provider (a name in PROVIDERS).'),
     },
     run: async (pool, values, config) => {
       const { providers, routes } = (config ?? loadConfig()).providers;

@@ -1,14 +1,14 @@
 import { laneNames } from '../../shared/queue/lanes.ts';
 import { queueStats } from '../../shared/queue/queueStats.ts';
 import { CliError } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, optionalString } from '../commandTable.ts';
 
 export const queueCommands: CommandTable = {
   'queue stats': {
     summary:
       "The job queue of the whole fleet, lane by lane: jobs due and waiting, the oldest one's age in seconds (what to autoscale worker dynos on), jobs running, live worker processes.",
     flags: {
-      lane: { type: 'string', value: 'L', description: `Only this lane: ${laneNames.join(', ')}.` },
+      lane: optionalString('L', `Only this lane: ${laneNames.join(', ')}.`),
     },
     run: async (pool, v) => {
       const only = v.lane as string | undefined;

@@ -2,7 +2,7 @@ import { insertStaffMember } from '../../shared/db/queries/staff.ts';
 import { newId, randomBase62 } from '../../shared/primitives/ids.ts';
 import { toStaffDto } from '../../shared/tasks/dto.ts';
 import { CliError, requireFlag } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, requiredString } from '../commandTable.ts';
 import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
 
 /** `staff create`: an active staff member; its trigger address is shown only with --api-channel. */
@@ -11,13 +11,11 @@ export const staffCommands: CommandTable = {
     summary: 'Creates an AI staff member of a workspace.',
     flags: {
       workspace: workspaceFlag,
-      name: { type: 'string', value: 'N', required: true, description: 'Name, 1 to 200 characters.' },
-      role: {
-        type: 'string',
-        value: 'R',
-        required: true,
-        description: 'Role: the instructions the staff member replies with, 1 to 20000 characters.',
-      },
+      name: requiredString('N', 'Name, 1 to 200 characters.'),
+      role: requiredString(
+        'R',
+        'Role: the instructions the staff member replies with, 1 to 20000 characters.',
+      ),
       'api-channel': {
         type: 'boolean',
         description: 'Enables its API trigger address (POST /staff/{address}/trigger) and prints it.',

@@ -3,7 +3,7 @@ import { listDeliveryAttempts, listEndpointDeliveries } from '../../shared/db/qu
 import { createWebhookEndpoint } from '../../shared/webhooks/endpoints.ts';
 import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, optionalString, requiredString } from '../commandTable.ts';
 import { projectFlag } from '../sharedFlags.ts';
 
 export const webhookCommands: CommandTable = {
@@ -11,18 +11,11 @@ export const webhookCommands: CommandTable = {
     summary: "Registers a webhook endpoint for a project's events; its signing secret is printed once.",
     flags: {
       project: projectFlag,
-      url: {
-        type: 'string',
-        value: 'U',
-        required: true,
-        description: 'http(s) URL to deliver to; private addresses need WEBHOOK_ALLOW_PRIVATE=true.',
-      },
-      events: {
-        type: 'string',
-        value: 'a,b',
-        required: true,
-        description: `Comma-separated event types: ${webhookEventTypes.join(', ')}.`,
-      },
+      url: requiredString(
+        'U',
+        'http(s) URL to deliver to; private addresses need WEBHOOK_ALLOW_PRIVATE=true.',
+      ),
+      events: requiredString('a,b', `Comma-separated event types: ${webhookEventTypes.join(', ')}.`),
     },
     run: async (pool, v, config) => {
       const created = await createWebhookEndpoint(pool, {
@@ -41,8 +34,8 @@ export const webhookCommands: CommandTable = {
   'webhook deliveries': {
     summary: "Prints an endpoint's delivery log, newest first, with every attempt.",
     flags: {
-      webhook: { type: 'string', value: 'H', required: true, description: 'Webhook endpoint id (wh_…).' },
-      limit: { type: 'string', value: 'N', description: 'Deliveries to print, 1 to 100 (default 20).' },
+      webhook: requiredString('H', 'Webhook endpoint id (wh_…).'),
+      limit: optionalString('N', 'Deliveries to print, 1 to 100 (default 20).'),
     },
     run: async (pool, v) => {
       const limit = Math.min(integerFlag(v, 'limit', 1) ?? 20, 100);

@@ -4,7 +4,7 @@ import { newId } from '../../shared/primitives/ids.ts';
 import { parseFieldDefinitions } from '../../shared/workflows/fields.ts';
 import { templateKeys } from '../../shared/workflows/template.ts';
 import { CliError, requireFlag } from '../cliError.ts';
-import type { CommandTable } from '../commandTable.ts';
+import { type CommandTable, optionalString, requiredString } from '../commandTable.ts';
 import { requireWorkspace, workspaceFlag } from '../sharedFlags.ts';
 
 /**
@@ -18,20 +18,13 @@ export const workflowCommands: CommandTable = {
       'Creates a workflow: a prompt template with typed fields, run through POST /workflows/{id}/runs.',
     flags: {
       workspace: workspaceFlag,
-      name: { type: 'string', value: 'N', required: true, description: 'Name, 1 to 200 characters.' },
-      prompt: {
-        type: 'string',
-        value: 'TEMPLATE',
-        required: true,
-        description: 'Prompt template; every {{key}} in it must name a field.',
-      },
-      fields: {
-        type: 'string',
-        value: 'JSON',
-        required: true,
-        description: 'JSON array of field definitions, e.g. [{"key":"topic","type":"text","required":true}].',
-      },
-      staff: { type: 'string', value: 'S', description: 'Staff member id suggested to run it.' },
+      name: requiredString('N', 'Name, 1 to 200 characters.'),
+      prompt: requiredString('TEMPLATE', 'Prompt template; every {{key}} in it must name a field.'),
+      fields: requiredString(
+        'JSON',
+        'JSON array of field definitions, e.g. [{"key":"topic","type":"text","required":true}].',
+      ),
+      staff: optionalString('S', 'Staff member id suggested to run it.'),
     },
     run: async (pool, v) => {
       const workspaceId = requireFlag(v, 'workspace');

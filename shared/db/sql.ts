@@ -1,4 +1,4 @@
-import { createSqlTag } from 'slonik';
+import { createSqlTag, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 
 /** Row schemas of statements that return nothing, or only an id (also for `sql.prepared`). */
@@ -18,6 +18,18 @@ export const sql = createSqlTag({
     void: noRows,
   },
 });
+
+/**
+ * A row schema's keys as a statement's column list, in the schema's order (`"d"."id", …` with an
+ * alias, where a join makes bare names ambiguous), so the list cannot drift from the schema.
+ * Rendered here, once, to fixed text, so `sql.prepared` statements using it stay fixed.
+ */
+export function columnsOf(row: z.ZodObject, alias?: string): FragmentSqlToken {
+  const names = Object.keys(row.shape).map((key) =>
+    sql.identifier(alias === undefined ? [key] : [alias, key]),
+  );
+  return sql.fragment`${sql.join(names, sql.fragment`, `)}`;
+}
 
 export type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 export type { CommonQueryMethods as Db } from 'slonik';

@@ -1,7 +1,6 @@
 import type { GrantOptions } from '../../../shared/oauth/grants.ts';
 import { oauthIssuer } from '../../../shared/oauth/issuer.ts';
-import type { OauthOptions } from '../../../shared/oauth/oauthOptions.ts';
-import type { BrowserContext } from '../browserContext.ts';
+import type { BrowserContext, TokenPagesInputs } from '../browserContext.ts';
 import { MetadataClients } from './metadataClients.ts';
 
 /** The authorization server's collaborators, built once per app: its consent page is a browser page. */
@@ -16,11 +15,7 @@ export type OauthServer = BrowserContext & {
 // Long enough for a client's racing refreshes (two tabs, a retry after a timeout) to land inside it.
 const defaultGraceMs = 30_000;
 
-export function makeOauthServer(
-  browser: BrowserContext,
-  options: OauthOptions,
-  forgetTokens: () => void,
-): OauthServer {
+export function makeOauthServer({ browser, options, forgetTokens }: TokenPagesInputs): OauthServer {
   const { clock } = browser;
   return {
     ...browser,

@@ -1,7 +1,6 @@
-import type { OauthOptions } from '../../../shared/oauth/oauthOptions.ts';
 import { defaultSignInLimits, type SignInLimits } from '../../../shared/oauth/signIn.ts';
 import { Semaphore } from '../../../shared/primitives/semaphore.ts';
-import type { BrowserContext } from '../browserContext.ts';
+import type { BrowserContext, TokenPagesInputs } from '../browserContext.ts';
 
 /** What the sign-in and account pages need beyond the browser context, built once per app. */
 export type AccountDeps = BrowserContext & {
@@ -16,11 +15,7 @@ export type AccountDeps = BrowserContext & {
 // hundred ms, which smooths a few people signing in at once; a flood beyond it is refused unqueued.
 const passwordCheckLine = 4;
 
-export function makeAccountDeps(
-  browser: BrowserContext,
-  options: OauthOptions,
-  forgetTokens: () => void,
-): AccountDeps {
+export function makeAccountDeps({ browser, options, forgetTokens }: TokenPagesInputs): AccountDeps {
   return {
     ...browser,
     signInLimits: options.signInLimits ?? defaultSignInLimits,

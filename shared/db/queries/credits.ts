@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, idRow, noRows, sql } from '../sql.ts';
+import { workspaceRecord } from './workspaceRows.ts';
 
 const month = sql.fragment`(date_trunc('month', now() at time zone 'utc'))::date`;
 
@@ -59,9 +60,7 @@ export async function insertHold(db: Db, hold: NewHold): Promise<void> {
   `);
 }
 
-const holdRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const holdRow = workspaceRecord.extend({
   key_id: z.string().nullable(),
   amount_minor: z.number(),
   month: z.string(),

@@ -1,14 +1,13 @@
 import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
-import { type Db, jsonText, noRows, sql } from '../sql.ts';
+import { columnsOf, type Db, jsonText, noRows, sql } from '../sql.ts';
+import { workspaceRecord } from './workspaceRows.ts';
 
 export const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
 export type JobStatus = z.infer<typeof jobStatus>;
 
-const jobRow = z.object({
-  id: z.string(),
-  workspace_id: z.string(),
+const jobRow = workspaceRecord.extend({
   project_id: z.string().nullable(),
   key_id: z.string().nullable(),
   type: z.string(),
@@ -38,37 +37,7 @@ const asyncCommit = sql.fragment`(select set_config('synchronous_commit', 'off',
 const keptInput = (input: ValueExpression) =>
   sql.fragment`(case when ${input} ? 'objectKey' then jsonb_build_object('objectKey', ${input} -> 'objectKey') else '{}'::jsonb end)`;
 
-const columnNames = [
-  'id',
-  'workspace_id',
-  'project_id',
-  'key_id',
-  'type',
-  'status',
-  'livemode',
-  'input',
-  'result',
-  'error',
-  'hold_id',
-  'cost_minor',
-  'request_id',
-  'cancel_requested_at',
-  'created_at',
-  'started_at',
-  'completed_at',
-] as const;
-
-const columns = sql.join(
-  columnNames.map((c) => sql.identifier([c])),
-  sql.fragment`, `,
-);
-
-/** The job columns of a table alias, where a join or a CTE makes bare names ambiguous. */
-const qualifiedColumns = (alias: string) =>
-  sql.join(
-    columnNames.map((c) => sql.identifier([alias, c])),
-    sql.fragment`, `,
-  );
+const columns = columnsOf(jobRow);
 
 export type NewJob = {
   id: string;
@@ -275,7 +244,7 @@ export async function markJobsRunning(db: Db, jobIds: string[]): Promise<(Runnin
     update jobs j set status = 'running', started_at = coalesce(started_at, now())
     from workspaces w, ${asyncCommit} as durability
     where j.id = any(${sql.array(jobIds, 'text')}) and j.status in ('queued', 'running') and w.id = j.workspace_id
-    returning ${qualifiedColumns('j')}, w.currency
+    returning ${columnsOf(jobRow, 'j')}, w.currency
   `);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return jobIds.map((id) => byId.get(id) ?? null);
@@ -288,7 +257,7 @@ export async function markJobsRunning(db: Db, jobIds: string[]): Promise<(Runnin
  */
 export async function readUnfinishedJobs(db: Db, jobIds: string[]): Promise<(RunningJobRow | null)[]> {
   const rows = await db.any(sql.prepared('jobs_read_unfinished', runningJobRow)`
-    select ${qualifiedColumns('j')}, w.currency from jobs j join workspaces w on w.id = j.workspace_id
+    select ${columnsOf(jobRow, 'j')}, w.currency from jobs j join workspaces w on w.id = j.workspace_id
     where j.id = any(${sql.array(jobIds, 'text')}) and j.status in ('queued', 'running')
   `);
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -413,7 +382,7 @@ export function takeFinishedJob(db: Db, jobId: string) {
       where id = ${jobId} and status in ('succeeded', 'failed', 'cancelled') for update
     ) old, ${asyncCommit} as durability
     where j.id = old.id
-    returning ${qualifiedColumns('old')}
+    returning ${columnsOf(jobRow, 'old')}
   `);
 }
 

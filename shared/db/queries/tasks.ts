@@ -63,19 +63,22 @@ export async function attachJobHold(db: Db, jobId: string, holdId: string): Prom
   );
 }
 
-const listedTaskRow = z.object({
-  id: z.string(),
-  title: z.string(),
-  project_id: z.string().nullable(),
-  last_message_seq: z.number(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  cursor_at: z.string(),
-  /** The newest message's status, role and time: null for a task with no message yet. */
-  last_status: z.string().nullable(),
-  last_role: z.string().nullable(),
-  last_message_at: z.string().nullable(),
-});
+const listedTaskRow = taskRow
+  .pick({
+    id: true,
+    title: true,
+    project_id: true,
+    last_message_seq: true,
+    created_at: true,
+    updated_at: true,
+  })
+  .extend({
+    cursor_at: z.string(),
+    /** The newest message's status, role and time: null for a task with no message yet. */
+    last_status: z.string().nullable(),
+    last_role: z.string().nullable(),
+    last_message_at: z.string().nullable(),
+  });
 
 /** A workspace's tasks, newest first, a page after (created_at, id): tasks_workspace_idx. */
 export function listWorkspaceTasks(db: Db, workspaceId: string, page: ListPage) {

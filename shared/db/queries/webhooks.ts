@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, idRow, sql } from '../sql.ts';
+import { columnsOf, type Db, idRow, sql } from '../sql.ts';
 import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
 import { type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
@@ -88,10 +88,7 @@ const deliveryRow = z.object({
 });
 export type WebhookDeliveryRow = z.infer<typeof deliveryRow>;
 
-const deliveryColumns = sql.fragment`
-  id, workspace_id, endpoint_id, event_id, status, attempts, last_status_code, last_error, next_attempt_at,
-  created_at, completed_at
-`;
+const deliveryColumns = columnsOf(deliveryRow);
 
 /** What one delivery attempt needs: the delivery, its endpoint and the event, in one round trip. */
 const attemptContextRow = deliveryRow.extend({
@@ -106,8 +103,7 @@ export type DeliveryAttemptContext = z.infer<typeof attemptContextRow>;
 
 export function findDeliveryAttemptContext(db: Db, deliveryId: string) {
   return db.maybeOne(sql.type(attemptContextRow)`
-    select d.id, d.workspace_id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code,
-           d.last_error, d.next_attempt_at, d.created_at, d.completed_at,
+    select ${columnsOf(deliveryRow, 'd')},
            e.url, e.secret, e.enabled as endpoint_enabled,
            ev.type as event_type, ev.data as event_data, ev.created_at as event_created_at
     from webhook_deliveries d
