@@ -1,4 +1,5 @@
 import { type BenchContext, type LoadResult, medianResult } from './harness.ts';
+import { loadRows } from './loadRows.ts';
 
 const rounds = 3;
 
@@ -53,10 +54,8 @@ export default async function mcpBench(ctx: BenchContext): Promise<void> {
     const p99Ratio = m.p99Ms / Math.max(1, r.p99Ms);
     const verdict = (ratio: number) => `${ratio.toFixed(2)} ${ratio <= 1.2 ? 'PASS' : 'FAIL'}`;
     ctx.report('MCP tools/call get_task vs GET /tasks/{taskId}', {
-      'GET /tasks/{id} requests/s': r.requestsPerSecond,
-      'GET /tasks/{id} p50 / p99 ms': `${r.p50Ms} / ${r.p99Ms}`,
-      'tools/call get_task requests/s': m.requestsPerSecond,
-      'tools/call get_task p50 / p99 ms': `${m.p50Ms} / ${m.p99Ms}`,
+      ...loadRows('GET /tasks/{id}', r),
+      ...loadRows('tools/call get_task', m),
       'ping (the /mcp layer alone) p50 / p99 ms': `${p.p50Ms} / ${p.p99Ms}`,
       'ping server CPU ms per call': p.serverCpuMsPerCall,
       'server / postgres CPU ms per call (REST)': `${r.serverCpuMsPerCall} / ${r.postgresCpuMsPerCall}`,

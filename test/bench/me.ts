@@ -4,6 +4,7 @@ import express from 'express';
 import pg from 'pg';
 
 import { type BenchContext, listen } from './harness.ts';
+import { loadRows } from './loadRows.ts';
 
 /**
  * GET /me against its floor: a bare Express route doing one primary-key lookup with pg on the same
@@ -39,10 +40,8 @@ export default async function meBench(ctx: BenchContext): Promise<void> {
     const ratio = me.requestsPerSecond / floor.requestsPerSecond;
     const p99Ratio = me.p99Ms / Math.max(1, floor.p99Ms);
     ctx.report('GET /me vs floor (bare Express + one pg primary-key lookup)', {
-      'floor requests/s': floor.requestsPerSecond,
-      'floor p50 / p99 ms': `${floor.p50Ms} / ${floor.p99Ms}`,
-      'GET /me requests/s': me.requestsPerSecond,
-      'GET /me p50 / p99 ms': `${me.p50Ms} / ${me.p99Ms}`,
+      ...loadRows('floor', floor),
+      ...loadRows('GET /me', me),
       'GET /me errors / non-2xx': `${me.errors} / ${me.non2xx}`,
       'throughput ratio (target ≥ 0.5)': `${ratio.toFixed(2)} ${ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
       'p99 ratio (target ≤ 3)': `${p99Ratio.toFixed(2)} ${p99Ratio <= 3 ? 'PASS' : 'FAIL'}`,

@@ -1,6 +1,7 @@
 import type { Principal } from '../../shared/auth/principal.ts';
 import { reserveCredits } from '../../shared/billing/metering.ts';
-import type { DatabasePool } from '../../shared/db/sql.ts';
+import { findJob, type JobRow } from '../../shared/db/queries/jobs.ts';
+import { type DatabasePool, sql } from '../../shared/db/sql.ts';
 import { createJob } from '../../shared/jobs/createJob.ts';
 import type { JobType } from '../../shared/jobs/specs.ts';
 import { api, bearer, type TestContext } from './context.ts';
@@ -61,4 +62,12 @@ export function createLiveJob(
       requestId,
     });
   });
+}
+
+/** The one job the request `requestId` made (the api writes the request id on it), read as the product reads a job. */
+export async function jobOfRequest(pool: DatabasePool, requestId: string): Promise<JobRow> {
+  const id = await pool.oneFirst(sql.typeAlias('id')`select id from jobs where request_id = ${requestId}`);
+  const job = await findJob(pool, id);
+  if (!job) throw new Error(`job ${id} of request ${requestId} is gone`);
+  return job;
 }

@@ -7,6 +7,7 @@ import { makeWav } from '../../helpers/audio.ts';
 import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import { adminQuery } from '../../helpers/database.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import { jobOfRequest } from '../../helpers/jobs.ts';
 import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { readEvents } from '../../helpers/sse.ts';
@@ -38,13 +39,7 @@ afterAll(async () => {
 
 const balance = async () => (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
 
-function jobOf(requestId: string) {
-  return t.deps.pool.one(sql.type(
-    z.object({ id: z.string(), status: z.string(), error: z.unknown(), cost_minor: z.number().nullable() }),
-  )`
-    select id, status, error, cost_minor from jobs where request_id = ${requestId}
-  `);
-}
+const jobOf = (requestId: string) => jobOfRequest(t.deps.pool, requestId);
 
 function meteringFor(requestId: string) {
   return t.deps.pool.any(sql.type(

@@ -67,6 +67,13 @@ const messageIds = (s: SseStream) =>
 const isMessage = (id: string) => (e: { event: string; data: unknown }) =>
   e.event === 'message' && (e.data as { id: string }).id === id;
 
+/** Reads `s` until the message `id` has arrived, closes it, and returns the ids of the messages it sent. */
+async function idsUntil(s: SseStream, id: string, timeoutMs?: number): Promise<string[]> {
+  await s.waitFor(isMessage(id), timeoutMs);
+  s.close();
+  return messageIds(s);
+}
+
 describe('GET /tasks/{taskId}/stream', () => {
   it('sends each reply after now as a message event, heartbeats, then done when the hold ends', async () => {
     const taskId = await newTask();
@@ -98,15 +105,12 @@ describe('GET /tasks/{taskId}/stream', () => {
     const second = await stream(taskId, { cursor: e1.id! });
     await second.waitFor(isMessage(r3.id));
     const r4 = await reply(taskId, 'four');
-    await second.waitFor(isMessage(r4.id));
-    second.close();
-    expect([...messageIds(first), ...messageIds(second)]).toEqual([r1.id, r2.id, r3.id, r4.id]);
+    const secondIds = await idsUntil(second, r4.id);
+    expect([...messageIds(first), ...secondIds]).toEqual([r1.id, r2.id, r3.id, r4.id]);
     // Each id line resumes right after its own message.
     const e3 = second.events.find(isMessage(r3.id))!;
     const third = await stream(taskId, { cursor: e3.id! });
-    await third.waitFor(isMessage(r4.id));
-    third.close();
-    expect(messageIds(third)).toEqual([r4.id]);
+    expect(await idsUntil(third, r4.id)).toEqual([r4.id]);
   });
 
   it('lets Last-Event-ID (an EventSource reconnect) win over the cursor in the URL', async () => {
@@ -119,9 +123,7 @@ describe('GET /tasks/{taskId}/stream', () => {
     s.close();
     const r3 = await reply(taskId, 'three');
     const again = await stream(taskId, { cursor: e1.id!, headers: { 'Last-Event-ID': e2.id! } });
-    await again.waitFor(isMessage(r3.id));
-    again.close();
-    expect(messageIds(again)).toEqual([r3.id]);
+    expect(await idsUntil(again, r3.id)).toEqual([r3.id]);
   });
 
   it('delivers a burst of concurrently committed replies once each, in order', async () => {
@@ -147,9 +149,7 @@ describe('GET /tasks/{taskId}/stream', () => {
     await s.waitFor(isMessage(r.id), 1500);
     await waitUntil(async () => (t.deps.hub.isConnected && t.deps.hub.backendPid !== pid ? true : undefined));
     const after = await reply(taskId, 'sent after the hub came back');
-    await s.waitFor(isMessage(after.id), 1500);
-    s.close();
-    expect(messageIds(s)).toEqual([r.id, after.id]);
+    expect(await idsUntil(s, after.id, 1500)).toEqual([r.id, after.id]);
   });
 
   it('answers invalid_cursor (as JSON, before streaming) for cursors it did not issue', async () => {

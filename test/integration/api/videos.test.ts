@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { defaultPrices } from '../../../shared/config/prices.ts';
+import { findFileById } from '../../../shared/db/queries/files.ts';
+import { findVideo } from '../../../shared/db/queries/videos.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
@@ -142,19 +144,8 @@ describe('POST /videos with a live key', () => {
   });
 
   it('stores the clip as a file of kind video on the task, counted in storage, announced as video.ready', async () => {
-    const file = await t.deps.pool.one(sql.type(
-      z.object({
-        id: z.string(),
-        kind: z.string(),
-        task_id: z.string().nullable(),
-        member_id: z.string().nullable(),
-        mime_type: z.string(),
-        size_bytes: z.number(),
-      }),
-    )`
-      select f.id, f.kind, f.task_id, f.member_id, f.mime_type, f.size_bytes
-      from videos v join files f on f.id = v.file_id where v.id = ${live.videoId}
-    `);
+    const video = await findVideo(t.deps.pool, live.videoId);
+    const file = await findFileById(t.deps.pool, video!.file_id!);
     expect(file).toMatchObject({
       kind: 'video',
       task_id: taskId,

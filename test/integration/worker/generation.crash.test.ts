@@ -5,10 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { jobOfRequest } from '../../helpers/jobs.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 
 const workerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../worker/main.ts');
@@ -44,13 +46,6 @@ afterAll(async () => {
   await mock.close();
 });
 
-const row = z.object({
-  id: z.string(),
-  status: z.string(),
-  cost_minor: z.number().nullable(),
-  hold_id: z.string().nullable(),
-});
-
 describe('a worker killed mid-generation', () => {
   it('is retried by another worker and the call is settled exactly once', async () => {
     mock.queueChat({ kind: 'hang', words: 2 });
@@ -62,9 +57,7 @@ describe('a worker killed mid-generation', () => {
     const pending = response.then((res) => res);
     // The child worker holds the provider call open: kill it there, with no chance to clean up.
     const firstCall = await reached;
-    const job = await t.deps.pool.one(
-      sql.type(row)`select id, status, cost_minor, hold_id from jobs where request_id = 'req_crash_text'`,
-    );
+    const job = await jobOfRequest(t.deps.pool, 'req_crash_text');
     // Unfinished, and not marked running: a synchronous job's start writes nothing (see marksRunning).
     expect(job.status).toBe('queued');
     child!.kill('SIGKILL');
@@ -85,9 +78,7 @@ describe('a worker killed mid-generation', () => {
       (r) => r.path === '/chat/completions' && JSON.stringify(r.json).includes('survive a crash'),
     );
     expect(chatCalls).toHaveLength(2);
-    const finished = await t.deps.pool.one(
-      sql.type(row)`select id, status, cost_minor, hold_id from jobs where id = ${job.id}`,
-    );
+    const finished = await findJob(t.deps.pool, job.id);
     expect(finished).toMatchObject({ status: 'succeeded', cost_minor: 1 });
     const records = await t.deps.pool.any(sql.type(z.object({ cost_minor: z.number() }))`
       select cost_minor from metering_records where job_id = ${job.id}
@@ -96,7 +87,7 @@ describe('a worker killed mid-generation', () => {
     const hold = await t.deps.pool.one(
       sql.type(
         z.object({ status: z.string() }),
-      )`select status from credit_holds where id = ${finished.hold_id!}`,
+      )`select status from credit_holds where id = ${finished!.hold_id!}`,
     );
     expect(hold.status).toBe('settled');
     const after = (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { anthropicChat } from '../../../worker/providers/anthropic.ts';
 import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
 import { expectTimedOut } from '../../helpers/providerTimeouts.ts';
+import { streamedChat } from '../../helpers/streamedChat.ts';
 
 let mock: AnthropicMock;
 beforeAll(async () => {
@@ -18,13 +19,7 @@ const ask = (content: string, signal = never(), timeoutMs = 5000) =>
 
 describe('anthropic provider', () => {
   it('streams the reply with the model served and the usage the stream reports', async () => {
-    const deltas: string[] = [];
-    const out = await chatWith(5000).chat({
-      messages: [{ role: 'user', content: 'hello there' }],
-      maxTokens: 50,
-      signal: never(),
-      onDelta: (piece) => deltas.push(piece),
-    });
+    const { out, deltas } = await streamedChat(chatWith(5000), 'hello there');
     expect(out.text).toBe(anthropicReply('hello there'));
     expect(deltas.join('')).toBe(out.text);
     expect(out).toMatchObject({ model: 'claude-mock-1', finishReason: 'stop' });

@@ -9,6 +9,7 @@ import { openAiEntryClients } from '../../../worker/providers/openai.ts';
 import { testEnv } from '../../helpers/context.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { expectTimedOut } from '../../helpers/providerTimeouts.ts';
+import { streamedChat } from '../../helpers/streamedChat.ts';
 import { thrown } from '../../helpers/thrown.ts';
 
 let mock: OpenAiMock;
@@ -44,13 +45,7 @@ afterAll(() => mock.close());
 
 describe('openai provider: chat', () => {
   it('streams deltas and reports the usage the provider counted', async () => {
-    const deltas: string[] = [];
-    const out = await providers.chat.chat({
-      messages: [{ role: 'user', content: 'hello there' }],
-      maxTokens: 50,
-      signal: never(),
-      onDelta: (t) => deltas.push(t),
-    });
+    const { out, deltas } = await streamedChat(providers.chat, 'hello there');
     expect(out.text).toBe(mockReply('hello there'));
     expect(deltas.join('')).toBe(out.text);
     expect(deltas.length).toBeGreaterThan(2);
