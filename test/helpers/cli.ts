@@ -15,6 +15,19 @@ type Options = {
   process?: boolean;
 };
 
+/**
+ * The arguments of `command` (`'staff create'`) with `flags` as the CLI reads them, in the order given:
+ * `--name value`, `--name` alone for `true`, nothing for `undefined`.
+ */
+export function cliArgs(command: string, flags: Record<string, string | true | undefined>): string[] {
+  const args = command.split(' ');
+  for (const [name, value] of Object.entries(flags)) {
+    if (value === true) args.push(`--${name}`);
+    else if (value !== undefined) args.push(`--${name}`, value);
+  }
+  return args;
+}
+
 function parse(text: string): unknown {
   const trimmed = text.trim();
   return trimmed === '' ? null : JSON.parse(trimmed);

@@ -25,6 +25,8 @@ export type TestContext = {
   startWorker(): Promise<WorkerHandle>;
   /** The app on a loopback port, for clients that need a real connection; closed with the context. */
   listen(): Promise<LoopbackServer>;
+  /** Closes `resource` with the context; what the context started after it (a worker) stops first. */
+  closeWith(resource: { close(): Promise<void> }): void;
   close(): Promise<void>;
 };
 
@@ -94,6 +96,9 @@ export async function setupTestContext(
       const server = await listenOnLoopback(appOf());
       closers.push(() => server.close());
       return server;
+    },
+    closeWith: (resource) => {
+      closers.push(() => resource.close());
     },
     close: async () => {
       for (const close of closers.reverse()) await close();

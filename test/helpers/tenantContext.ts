@@ -1,5 +1,6 @@
 import { setupTestContext, type TestContext } from './context.ts';
 import { createTenant, type Tenant } from './fixtures.ts';
+import { openaiEnv, type OpenAiMock, startOpenAiMock } from './openaiMock.ts';
 
 type Options = {
   /** Environment overrides for the context's config. */
@@ -26,6 +27,21 @@ export async function contextWithTwoTenants(
   const other = await createTenant(t.deps.pool, { credits: options.credits });
   if (options.worker) await t.startWorker();
   return { t, tenant, other };
+}
+
+/**
+ * As contextWithTenant, with the `openai` provider pointed at a fresh mock (`env` on top of that), which
+ * closes with the context after its worker.
+ */
+export async function contextWithOpenAiMock(
+  options: Options = {},
+): Promise<{ t: TestContext; tenant: Tenant; mock: OpenAiMock }> {
+  const mock = await startOpenAiMock();
+  const env = { ...openaiEnv(mock), ...options.env };
+  const { t, tenant } = await contextWithTenant({ ...options, env, worker: false });
+  t.closeWith(mock);
+  if (options.worker) await t.startWorker();
+  return { t, tenant, mock };
 }
 
 /** A test context and the environment the operator CLI needs to reach its database. */

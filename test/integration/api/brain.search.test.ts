@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { admin } from '../../helpers/cli.ts';
+import { admin, cliArgs } from '../../helpers/cli.ts';
 import { postAs, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
@@ -18,13 +18,21 @@ async function addPage(
   options: { workspace?: string; privateTo?: string } = {},
 ): Promise<{ id: string; slug: string }> {
   const { workspace = tenant.workspaceId, privateTo } = options;
-  const args = ['--workspace', workspace, '--title', title, '--body', body];
   const out = await admin(
-    ['brain', 'add-page', ...args, ...(privateTo ? ['--private-to', privateTo] : [])],
+    cliArgs('brain add-page', { workspace, title, body, 'private-to': privateTo }),
     env,
   );
   expect(out.code).toBe(0);
   return (out.stdout as Json).page as { id: string; slug: string };
+}
+
+/** member create through the CLI: another member of the tenant's workspace; its id. */
+async function addMember(email: string): Promise<string> {
+  const out = await admin(
+    cliArgs('member create', { workspace: tenant.workspaceId, email, password: 'longenough' }),
+    env,
+  );
+  return (out.stdout as Json).member!.id!;
 }
 
 /** POST /brain/search with `body`, as `key`. */
@@ -67,20 +75,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
 
   it("limits results to what the key's creator may see and to the key's workspace", async () => {
     const other = await createTenant(t.deps.pool);
-    const colleague = await admin(
-      [
-        'member',
-        'create',
-        '--workspace',
-        tenant.workspaceId,
-        '--email',
-        'colleague@example.com',
-        '--password',
-        'longenough',
-      ],
-      env,
-    );
-    const colleagueId = (colleague.stdout as Json).member!.id!;
+    const colleagueId = await addMember('colleague@example.com');
     const mine = await addPage('Salary bands', 'Quarterly compensation review notes.', {
       privateTo: tenant.memberId,
     });
@@ -91,20 +86,7 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
   });
 
   it("corrects a misspelt word only from words of pages the caller may see, never a colleague's private ones", async () => {
-    const speller = await admin(
-      [
-        'member',
-        'create',
-        '--workspace',
-        tenant.workspaceId,
-        '--email',
-        'speller@example.com',
-        '--password',
-        'longenough',
-      ],
-      env,
-    );
-    const spellerId = (speller.stdout as Json).member!.id!;
+    const spellerId = await addMember('speller@example.com');
     const spellerKey = await tenant.key({ memberId: spellerId, livemode: false });
     // Made-up words English stemming leaves alone, all at the same trigram distance from "zorbolt":
     // the nearest three (ties by spelling) are the private ones.
@@ -131,18 +113,12 @@ describe('brain add-page (CLI) and POST /brain/search', () => {
     const denied = await postSearch(narrow.secret, { query: 'x' }).expect(403);
     expect(denied.body.error.code).toBe('api_key_operation_scope');
     const bad = await admin(
-      [
-        'brain',
-        'add-page',
-        '--workspace',
-        tenant.workspaceId,
-        '--title',
-        'x',
-        '--body',
-        'y',
-        '--private-to',
-        'mem_nope',
-      ],
+      cliArgs('brain add-page', {
+        workspace: tenant.workspaceId,
+        title: 'x',
+        body: 'y',
+        'private-to': 'mem_nope',
+      }),
       env,
     );
     expect((bad.stderr as Json).error!.code).toBe('not_found');

@@ -9,9 +9,9 @@ import { adminQuery } from '../../helpers/database.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { jobOfRequest } from '../../helpers/jobs.ts';
 import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
-import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { mockReply, type OpenAiMock } from '../../helpers/openaiMock.ts';
 import { readEvents } from '../../helpers/sse.ts';
-import { contextWithTenant } from '../../helpers/tenantContext.ts';
+import { contextWithOpenAiMock } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
@@ -19,10 +19,8 @@ let mock: OpenAiMock;
 let server: LoopbackServer;
 
 beforeAll(async () => {
-  mock = await startOpenAiMock();
-  ({ t, tenant } = await contextWithTenant({
+  ({ t, tenant, mock } = await contextWithOpenAiMock({
     env: {
-      ...openaiEnv(mock),
       PROVIDER_TIMEOUT_MS: '1500',
       // One minor unit per output token: what a reply costs is then visible in the balance.
       PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),
@@ -32,10 +30,7 @@ beforeAll(async () => {
   }));
   server = await t.listen();
 });
-afterAll(async () => {
-  await t.close();
-  await mock.close();
-});
+afterAll(() => t.close());
 
 const balance = async () => (await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!;
 

@@ -3,29 +3,24 @@ import { z } from 'zod';
 
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { postAs, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
+import type { OpenAiMock } from '../../helpers/openaiMock.ts';
+import { contextWithOpenAiMock } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let mock: OpenAiMock;
 
 beforeAll(async () => {
-  mock = await startOpenAiMock();
-  t = await setupTestContext({
-    ...openaiEnv(mock),
+  ({ t, tenant, mock } = await contextWithOpenAiMock({
     // The request gives up long before the provider call would time out.
-    SYNC_TIMEOUT_MS: '1000',
-    PROVIDER_TIMEOUT_MS: '120000',
-  });
-  tenant = await createTenant(t.deps.pool, { credits: 1_000_000 });
-  await t.startWorker();
+    env: { SYNC_TIMEOUT_MS: '1000', PROVIDER_TIMEOUT_MS: '120000' },
+    credits: 1_000_000,
+    worker: true,
+  }));
 });
-afterAll(async () => {
-  await t.close();
-  await mock.close();
-});
+afterAll(() => t.close());
 
 const jobOf = (requestId: string) =>
   t.deps.pool.one(sql.type(

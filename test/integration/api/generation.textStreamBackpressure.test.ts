@@ -6,11 +6,12 @@ import { z } from 'zod';
 import { makeApp } from '../../../api/app.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
-import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import type { OpenAiMock } from '../../helpers/openaiMock.ts';
 import { nextServerResponse, openRawSse, type RawSse } from '../../helpers/sse.ts';
+import { contextWithOpenAiMock } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 let mock: OpenAiMock;
@@ -18,19 +19,14 @@ let t: TestContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  mock = await startOpenAiMock();
-  t = await setupTestContext({
-    ...openaiEnv(mock),
+  ({ t, tenant, mock } = await contextWithOpenAiMock({
     // One minor unit per output token: the mock counts one token per word, so a reply's price is its word count.
-    PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }),
-  });
-  tenant = await createTenant(t.deps.pool, { credits: 100_000_000 });
-  await t.startWorker();
+    env: { PRICES: JSON.stringify({ textInputPer1MTokens: 0, textOutputPer1MTokens: 1_000_000 }) },
+    credits: 100_000_000,
+    worker: true,
+  }));
 });
-afterAll(async () => {
-  await t.close();
-  await mock.close();
-});
+afterAll(() => t.close());
 
 /**
  * A reply of `count` words of 1,000 ASCII characters (a byte each, nothing JSON escapes). The mock

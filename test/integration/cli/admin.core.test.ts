@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { admin } from '../../helpers/cli.ts';
+import { admin, cliArgs } from '../../helpers/cli.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import { afterNotification } from '../../helpers/notifications.ts';
 import { contextForCli } from '../../helpers/tenantContext.ts';
@@ -20,22 +20,9 @@ const authChange = <T>(change: () => Promise<T>) => afterNotification(t.deps.hub
 describe('operator CLI', () => {
   it('builds a workspace, member, project and keys that the API accepts', async () => {
     const ws = await admin(
-      [
-        'workspace',
-        'create',
-        '--name',
-        'Acme',
-        '--credits',
-        '5000',
-        '--currency',
-        'EUR',
-        '--rate-limit',
-        '100',
-      ],
+      cliArgs('workspace create', { name: 'Acme', credits: '5000', currency: 'EUR', 'rate-limit': '100' }),
       env,
-      {
-        viaNpm: true,
-      },
+      { viaNpm: true },
     );
     expect(ws.code).toBe(0);
     expect(ws.stdout).toEqual({ workspace: { id: expect.stringMatching(/^ws_/), name: 'Acme' } });
@@ -45,16 +32,11 @@ describe('operator CLI', () => {
     expect(credits.stdout).toEqual({ workspace: { id: workspaceId, balance: 5250 } });
 
     const member = await admin(
-      [
-        'member',
-        'create',
-        '--workspace',
-        workspaceId,
-        '--email',
-        'Dev@Acme.test',
-        '--password',
-        'hunter2hunter2',
-      ],
+      cliArgs('member create', {
+        workspace: workspaceId,
+        email: 'Dev@Acme.test',
+        password: 'hunter2hunter2',
+      }),
       env,
     );
     expect(member.stdout).toEqual({ member: { id: expect.stringMatching(/^mem_/), email: 'dev@acme.test' } });
@@ -83,25 +65,16 @@ describe('operator CLI', () => {
     );
     const secondId = (second.stdout as Json).project!.id as string;
     const live = await admin(
-      [
-        'key',
-        'create',
-        '--member',
-        memberId,
-        '--projects',
-        `${projectId},${secondId}`,
-        '--live',
-        '--name',
-        'Server',
-        '--operations',
-        'text.generate,jobs.read',
-        '--expires-at',
-        '2099-01-01T00:00:00Z',
-        '--ip-allowlist',
-        '127.0.0.1,::1,10.0.0.0/8',
-        '--monthly-spend-cap',
-        '1000',
-      ],
+      cliArgs('key create', {
+        member: memberId,
+        projects: `${projectId},${secondId}`,
+        live: true,
+        name: 'Server',
+        operations: 'text.generate,jobs.read',
+        'expires-at': '2099-01-01T00:00:00Z',
+        'ip-allowlist': '127.0.0.1,::1,10.0.0.0/8',
+        'monthly-spend-cap': '1000',
+      }),
       env,
     );
     expect(live.stdout).toEqual({

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { insertBrowserSession } from '../../../shared/db/queries/browserSessions.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId, sha256 } from '../../../shared/primitives/ids.ts';
-import { admin } from '../../helpers/cli.ts';
+import { admin, cliArgs } from '../../helpers/cli.ts';
 import type { TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
@@ -93,20 +93,13 @@ describe('oauth-app create', () => {
       });
     }
     const missing = await admin(
-      [
-        'oauth-app',
-        'create',
-        '--project',
-        'prj_nope',
-        '--name',
-        'x',
-        '--redirect-uris',
-        'https://a.example/cb',
-        '--scopes',
-        'tasks.read',
-        '--type',
-        'server',
-      ],
+      cliArgs('oauth-app create', {
+        project: 'prj_nope',
+        name: 'x',
+        'redirect-uris': 'https://a.example/cb',
+        scopes: 'tasks.read',
+        type: 'server',
+      }),
       env,
     );
     expect((missing.stderr as Json).error!.code).toBe('not_found');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { commands } from '../../../cli/admin.ts';
 import { CliError } from '../../../cli/cliError.ts';
-import { admin } from '../../helpers/cli.ts';
+import { admin, cliArgs } from '../../helpers/cli.ts';
 import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenantForCli } from '../../helpers/tenantContext.ts';
@@ -36,17 +36,12 @@ async function errorOf(
 describe('admin staff create / workflow create / webhook create', () => {
   it('staff create prints { staff: { id, apiAddress } }, the address only with --api-channel', async () => {
     const withChannel = await admin(
-      [
-        'staff',
-        'create',
-        '--workspace',
-        tenant.workspaceId,
-        '--name',
-        'Ada',
-        '--role',
-        'You answer billing questions.',
-        '--api-channel',
-      ],
+      cliArgs('staff create', {
+        workspace: tenant.workspaceId,
+        name: 'Ada',
+        role: 'You answer billing questions.',
+        'api-channel': true,
+      }),
       env,
     );
     expect(withChannel).toMatchObject({
@@ -54,7 +49,7 @@ describe('admin staff create / workflow create / webhook create', () => {
       stdout: { staff: { id: expect.stringMatching(/^staff_/), apiAddress: expect.stringMatching(/^stf_/) } },
     });
     const without = await admin(
-      ['staff', 'create', '--workspace', tenant.workspaceId, '--name', 'Bo', '--role', 'You file things.'],
+      cliArgs('staff create', { workspace: tenant.workspaceId, name: 'Bo', role: 'You file things.' }),
       env,
     );
     expect(without.stdout).toEqual({ staff: { id: expect.stringMatching(/^staff_/), apiAddress: null } });
@@ -85,18 +80,12 @@ describe('admin staff create / workflow create / webhook create', () => {
   it('workflow create validates fields and template and prints { workflow: { id } }', async () => {
     const fields = JSON.stringify([{ key: 'topic', type: 'text', required: true }]);
     const ok = await admin(
-      [
-        'workflow',
-        'create',
-        '--workspace',
-        tenant.workspaceId,
-        '--name',
-        'Brief',
-        '--prompt',
-        'Write about {{topic}}.',
-        '--fields',
+      cliArgs('workflow create', {
+        workspace: tenant.workspaceId,
+        name: 'Brief',
+        prompt: 'Write about {{topic}}.',
         fields,
-      ],
+      }),
       env,
     );
     expect(ok).toMatchObject({ code: 0, stdout: { workflow: { id: expect.stringMatching(/^wf_/) } } });
@@ -136,16 +125,11 @@ describe('admin staff create / workflow create / webhook create', () => {
 
   it('webhook create prints { webhook: { id, secret } } and refuses private literal targets without the flag', async () => {
     const ok = await admin(
-      [
-        'webhook',
-        'create',
-        '--project',
-        tenant.projectId,
-        '--url',
-        'https://hooks.example.com/svc',
-        '--events',
-        'task.message.created,job.failed',
-      ],
+      cliArgs('webhook create', {
+        project: tenant.projectId,
+        url: 'https://hooks.example.com/svc',
+        events: 'task.message.created,job.failed',
+      }),
       env,
     );
     expect(ok.stdout).toEqual({
@@ -155,16 +139,11 @@ describe('admin staff create / workflow create / webhook create', () => {
       },
     });
     const refused = await admin(
-      [
-        'webhook',
-        'create',
-        '--project',
-        tenant.projectId,
-        '--url',
-        'http://127.0.0.1:9/x',
-        '--events',
-        'job.failed',
-      ],
+      cliArgs('webhook create', {
+        project: tenant.projectId,
+        url: 'http://127.0.0.1:9/x',
+        events: 'job.failed',
+      }),
       env,
     );
     expect(refused).toMatchObject({

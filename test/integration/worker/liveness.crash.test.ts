@@ -14,8 +14,9 @@ import { createJob } from '../../../shared/jobs/createJob.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { graphileLogger } from '../../../worker/graphileLogger.ts';
 import { startLiveness } from '../../../worker/liveness.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import type { TestContext } from '../../helpers/context.ts';
+import { principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 const helperPath = path.resolve(
@@ -27,10 +28,7 @@ let t: TestContext;
 let tenant: Tenant;
 const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool, { credits: 500 });
-});
+beforeAll(async () => ({ t, tenant } = await contextWithTenant({ credits: 500 })));
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await t.close();

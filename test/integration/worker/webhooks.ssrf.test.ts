@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { listDeliveryAttempts, listEndpointDeliveries } from '../../../shared/db/queries/webhooks.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
-import { setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import type { TestContext } from '../../helpers/context.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
+import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 
@@ -17,8 +18,7 @@ let hits = 0;
 
 beforeAll(async () => {
   // No WEBHOOK_ALLOW_PRIVATE: the production default.
-  t = await setupTestContext();
-  tenant = await createTenant(t.deps.pool);
+  ({ t, tenant } = await contextWithTenant());
   server = await listenOnLoopback((_req, res) => {
     hits++;
     res.end('should never be reached');
