@@ -127,7 +127,7 @@ describe('a streaming POST /text whose reader stops reading', () => {
       // The job finishes with the reader still paused: the whole reply reached the api meanwhile.
       await waitUntil(
         async () => ((await jobOf(requestId)).status === 'succeeded' ? true : undefined),
-        40_000,
+        100_000,
       );
       await waitUntil(async () => (res.writableEnded ? true : undefined), 10_000);
       // The socket filled up well before the reply's end (about 4 MB of 6 MB; at least 0.5 MB was left)...
@@ -163,7 +163,7 @@ describe('a streaming POST /text whose reader stops reading', () => {
     } finally {
       await server.close();
     }
-  }, 60_000);
+  }, 150_000);
 
   it('cuts the connection when its end cannot be flushed within stallMs, the job still billed and its lease given back', async () => {
     const words = 3000;
@@ -183,7 +183,7 @@ describe('a streaming POST /text whose reader stops reading', () => {
       expect(await leaseCount()).toBe(1);
       // Never read again: the deltas and done (the text twice, 6 MB) exceed what the sockets take, so
       // the end is written but never flushed, and stallMs after it the server destroys the connection.
-      const endedAt = await waitUntil(async () => writes.endedAt, 40_000);
+      const endedAt = await waitUntil(async () => writes.endedAt, 100_000);
       const closedAt = await Promise.race([
         closed,
         new Promise<never>((_, fail) =>
@@ -215,5 +215,5 @@ describe('a streaming POST /text whose reader stops reading', () => {
     } finally {
       await server.close();
     }
-  }, 60_000);
+  }, 150_000);
 });
