@@ -10,11 +10,11 @@ const common = {
 
 export default {
   maxWorkers: 2,
-  // A jest worker exits once its event loop drains; on this 2-core machine under a full run that took
-  // 100-500 ms and more (measured at jest-worker's end()), so jest's 500 ms default force-killed a worker
-  // with nothing left open and printed "failed to exit gracefully" at the end of every run. A leak would
-  // still show: the worker would wait out these 3 s.
-  workerGracefulExitTimeout: 3_000,
+  // Node keeps every ES module a vm context evaluated (nodejs/node#63186, jestjs/jest#14605), so a worker
+  // holds each finished test file's module graph: about 25 MB a file here, 2 GB after eighty files,
+  // which made GC slow and the final exit outlast jest's grace ("failed to exit gracefully"). A worker
+  // past this much memory after a file is replaced by a fresh one.
+  workerIdleMemoryLimit: '700MB',
   testTimeout: 60_000,
   globalSetup: '<rootDir>/test/helpers/globalSetup.ts',
   globalTeardown: '<rootDir>/test/helpers/globalTeardown.ts',
