@@ -68,6 +68,13 @@ const trustProxy = z.string().transform((raw, ctx): TrustProxy => {
 // Half of libuv's 4 threads, and one core fewer than the machine has: never all of either.
 const defaultHashConcurrency = Math.max(1, Math.min(2, os.availableParallelism() - 1));
 
+const sdkHeadersRefused = (sdk: string) =>
+  z
+    .undefined({
+      error: `not supported: the ${sdk} SDK would send these headers to every ${sdk}-compatible provider; unset it`,
+    })
+    .optional();
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -95,6 +102,10 @@ const envSchema = z.object({
   OPENAI_IMAGE_MODEL: z.string().default('gpt-image-1'),
   OPENAI_EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   OPENAI_TRANSCRIPTION_MODEL: z.string().default('whisper-1'),
+  // Each vendor SDK reads its own and adds those headers to every request of every client it builds,
+  // whichever provider entry the client serves; nothing else from the SDKs' variables reaches a client.
+  OPENAI_CUSTOM_HEADERS: sdkHeadersRefused('OpenAI'),
+  ANTHROPIC_CUSTOM_HEADERS: sdkHeadersRefused('Anthropic'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** The gateway's providers, routes and prices: JSON, or `@path` to a file (docs/providers.md). */
   PROVIDERS: z.string().optional(),

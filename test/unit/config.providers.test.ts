@@ -165,6 +165,13 @@ describe('PROVIDERS', () => {
     expect(failure({ ...keys, PROVIDERS: JSON.stringify({ ...gateway, routes: { text: [] } }) })).toContain(
       'PROVIDERS.routes.text',
     );
+    // Headers the SDK would add to every provider's requests are refused, not passed on unseen.
+    expect(failure({ OPENAI_CUSTOM_HEADERS: 'X-Team: billing' })).toBe(
+      'Invalid configuration:\n  OPENAI_CUSTOM_HEADERS: not supported: the OpenAI SDK would send these headers to every OpenAI-compatible provider; unset it',
+    );
+    expect(failure({ ANTHROPIC_CUSTOM_HEADERS: 'X-Team: billing' })).toContain(
+      'ANTHROPIC_CUSTOM_HEADERS: not supported: the Anthropic SDK would send',
+    );
     // A bad variable elsewhere is reported first: the routes are read once the rest is valid.
     expect(failure({ PORT: 'x', PROVIDERS: '[' })).toMatch(/^Invalid configuration:\n {2}PORT: /);
   });

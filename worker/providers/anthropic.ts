@@ -61,6 +61,8 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
     baseURL: settings.baseUrl,
     timeout: settings.timeoutMs,
     maxRetries: 0,
+    // Failures reach the worker's log as ProviderErrors; the SDK would print to the console (ANTHROPIC_LOG).
+    logLevel: 'off',
   });
   return {
     async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
