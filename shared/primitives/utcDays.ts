@@ -1,4 +1,4 @@
-const dayMs = 86_400_000;
+export const dayMs = 86_400_000;
 
 /** The start of the UTC day that holds `at` (epoch milliseconds). */
 export const utcDayStart = (at: number): number => Math.floor(at / dayMs) * dayMs;

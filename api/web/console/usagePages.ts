@@ -7,7 +7,7 @@ import {
   type SpendSplit,
   sumDailySpend,
 } from '../../../shared/db/queries/meteringRecords.ts';
-import { utcDayStart } from '../../../shared/primitives/utcDays.ts';
+import { dayMs, utcDayStart } from '../../../shared/primitives/utcDays.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { consoleContext, param } from './context.ts';
 import { sendConsolePage } from './layout.ts';
@@ -16,7 +16,6 @@ import { namesFor, recordNames } from './spendNames.ts';
 import { type Period, periods, recordsView, type SpendWindow, usageView } from './usageViews.ts';
 
 const splits: readonly SpendSplit[] = ['project', 'key', 'app', 'operation'];
-const dayMs = 24 * 60 * 60_000;
 
 function readSplit(req: Request): SpendSplit {
   const value = param(req, 'split');

@@ -38,6 +38,9 @@ const keptInput = (input: ValueExpression) =>
   sql.fragment`(case when ${input} ? 'objectKey' then jsonb_build_object('objectKey', ${input} -> 'objectKey') else '{}'::jsonb end)`;
 
 const columns = columnsOf(jobRow);
+// Built once: the statements that read a job through a join or a CTE run for every job a worker takes.
+const joinedColumns = columnsOf(jobRow, 'j');
+const oldColumns = columnsOf(jobRow, 'old');
 
 export type NewJob = {
   id: string;
@@ -244,7 +247,7 @@ export async function markJobsRunning(db: Db, jobIds: string[]): Promise<(Runnin
     update jobs j set status = 'running', started_at = coalesce(started_at, now())
     from workspaces w, ${asyncCommit} as durability
     where j.id = any(${sql.array(jobIds, 'text')}) and j.status in ('queued', 'running') and w.id = j.workspace_id
-    returning ${columnsOf(jobRow, 'j')}, w.currency
+    returning ${joinedColumns}, w.currency
   `);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return jobIds.map((id) => byId.get(id) ?? null);
@@ -257,7 +260,7 @@ export async function markJobsRunning(db: Db, jobIds: string[]): Promise<(Runnin
  */
 export async function readUnfinishedJobs(db: Db, jobIds: string[]): Promise<(RunningJobRow | null)[]> {
   const rows = await db.any(sql.prepared('jobs_read_unfinished', runningJobRow)`
-    select ${columnsOf(jobRow, 'j')}, w.currency from jobs j join workspaces w on w.id = j.workspace_id
+    select ${joinedColumns}, w.currency from jobs j join workspaces w on w.id = j.workspace_id
     where j.id = any(${sql.array(jobIds, 'text')}) and j.status in ('queued', 'running')
   `);
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -382,7 +385,7 @@ export function takeFinishedJob(db: Db, jobId: string) {
       where id = ${jobId} and status in ('succeeded', 'failed', 'cancelled') for update
     ) old, ${asyncCommit} as durability
     where j.id = old.id
-    returning ${columnsOf(jobRow, 'old')}
+    returning ${oldColumns}
   `);
 }
 

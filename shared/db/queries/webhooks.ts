@@ -89,6 +89,7 @@ const deliveryRow = z.object({
 export type WebhookDeliveryRow = z.infer<typeof deliveryRow>;
 
 const deliveryColumns = columnsOf(deliveryRow);
+const joinedDeliveryColumns = columnsOf(deliveryRow, 'd');
 
 /** What one delivery attempt needs: the delivery, its endpoint and the event, in one round trip. */
 const attemptContextRow = deliveryRow.extend({
@@ -103,7 +104,7 @@ export type DeliveryAttemptContext = z.infer<typeof attemptContextRow>;
 
 export function findDeliveryAttemptContext(db: Db, deliveryId: string) {
   return db.maybeOne(sql.type(attemptContextRow)`
-    select ${columnsOf(deliveryRow, 'd')},
+    select ${joinedDeliveryColumns},
            e.url, e.secret, e.enabled as endpoint_enabled,
            ev.type as event_type, ev.data as event_data, ev.created_at as event_created_at
     from webhook_deliveries d
