@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 import type { Principal, ScopeLevel } from '../../auth/principal.ts';
-import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 
 /** A key's own columns, as both the auth lookup and the key listings read them. */
 const keyColumns = z.object({
@@ -15,11 +15,11 @@ const keyColumns = z.object({
   scope_level: z.enum(['app', 'package', 'operation']),
   scope_packages: z.array(z.string()),
   scope_operations: z.array(z.string()),
-  expires_at: z.string().nullable(),
+  expires_at: isoTimestamp.nullable(),
   ip_allowlist: z.array(z.string()),
   monthly_spend_cap_minor: z.number().nullable(),
-  revoked_at: z.string().nullable(),
-  created_at: z.string(),
+  revoked_at: isoTimestamp.nullable(),
+  created_at: isoTimestamp,
 });
 
 const authRow = keyColumns.extend({
@@ -109,7 +109,11 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
   `);
 }
 
-const revokedKeyRow = z.object({ id: z.string(), revoked_at: z.string(), revoked_by: z.string().nullable() });
+const revokedKeyRow = z.object({
+  id: z.string(),
+  revoked_at: isoTimestamp,
+  revoked_by: z.string().nullable(),
+});
 
 /**
  * Revokes the key, recording who did it: a member's id (the console) or 'operator' (the CLI).
@@ -144,7 +148,7 @@ export function rollApiKeySecret(
 }
 
 const keyRow = keyColumns.extend({
-  previous_secret_expires_at: z.string().nullable(),
+  previous_secret_expires_at: isoTimestamp.nullable(),
   revoked_by: z.string().nullable(),
 });
 export type ApiKeyRow = z.infer<typeof keyRow>;
@@ -172,9 +176,9 @@ const operatorKeyRow = z.object({
   member_id: z.string(),
   projects: keyProjects,
   livemode: z.boolean(),
-  created_at: z.string(),
-  expires_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
+  created_at: isoTimestamp,
+  expires_at: isoTimestamp.nullable(),
+  revoked_at: isoTimestamp.nullable(),
   revoked_by: z.string().nullable(),
 });
 
@@ -200,9 +204,8 @@ const listedKeyRow = keyRow.extend({
   revoked_by_email: z.string().nullable(),
   projects: keyProjects,
   spent_this_month_minor: z.number(),
-  last_used_at: z.string().nullable(),
-  // created_at in full, for the next page's cursor.
-  cursor_at: z.string(),
+  last_used_at: isoTimestamp.nullable(),
+  cursor_at: cursorAtText,
 });
 export type ListedKey = z.infer<typeof listedKeyRow>;
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 const sessionRow = z.object({
   id: z.string(),
   email: z.string(),
   member_ids: z.array(z.string()),
-  expires_at: z.string(),
+  expires_at: isoTimestamp,
 });
 export type BrowserSessionRow = z.infer<typeof sessionRow>;
 
@@ -52,7 +52,7 @@ export async function deleteMemberSessions(db: Db, memberId: string): Promise<nu
   return rows.length;
 }
 
-const attemptRow = z.object({ subject: z.string(), failures: z.number(), window_started_at: z.string() });
+const attemptRow = z.object({ subject: z.string(), failures: z.number(), window_started_at: isoTimestamp });
 export type SignInAttemptRow = z.infer<typeof attemptRow>;
 
 /**

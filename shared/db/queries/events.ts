@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 /** Event kinds the service emits (spec "Webhooks"). */
 export type EventType = 'task.message.created' | 'video.ready' | 'job.succeeded' | 'job.failed';
@@ -12,7 +12,7 @@ export type DomainEvent = {
   data: Record<string, unknown>;
 };
 
-const eventIdRow = z.object({ id: z.string(), created_at: z.string() });
+const eventIdRow = z.object({ id: z.string(), created_at: isoTimestamp });
 
 export function insertEvent(tx: Db, id: string, event: DomainEvent) {
   return tx.one(sql.type(eventIdRow)`

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, idRow, sql } from '../sql.ts';
+import { type Db, idRow, isoTimestamp, sql } from '../sql.ts';
 import { findInWorkspace, type NewWorkspaceRecord } from './workspaceRows.ts';
 
 /** Who stored a file and what it is: the columns an upload session hands on to the file it completes into. */
@@ -18,7 +18,7 @@ const fileRow = z.object({
   kind: z.string(),
   storage_key: z.string(),
   task_id: z.string().nullable(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 export type FileRow = z.infer<typeof fileRow>;
 

@@ -1,7 +1,7 @@
 import type { ValueExpression } from 'slonik';
 import { z } from 'zod';
 
-import { columnsOf, type Db, jsonText, noRows, sql } from '../sql.ts';
+import { columnsOf, type Db, isoTimestamp, jsonText, noRows, sql } from '../sql.ts';
 import { workspaceRecord } from './workspaceRows.ts';
 
 export const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
@@ -19,10 +19,10 @@ const jobRow = workspaceRecord.extend({
   hold_id: z.string().nullable(),
   cost_minor: z.number().nullable(),
   request_id: z.string().nullable(),
-  cancel_requested_at: z.string().nullable(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  completed_at: z.string().nullable(),
+  cancel_requested_at: isoTimestamp.nullable(),
+  created_at: isoTimestamp,
+  started_at: isoTimestamp.nullable(),
+  completed_at: isoTimestamp.nullable(),
 });
 export type JobRow = z.infer<typeof jobRow>;
 

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 import { sql } from '../sql.ts';
 
 /**
@@ -29,3 +31,6 @@ export function newestFirst(page: { limit: number }, alias?: string) {
 export function cursorAt(alias?: string) {
   return sql.fragment`to_char(${column(alias, 'created_at')} at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
 }
+
+/** The type of the `cursor_at` column cursorAt() selects, for a listed row's schema. */
+export const cursorAtText = z.string();

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 const memberRow = z.object({
   id: z.string(),
   workspace_id: z.string(),
   email: z.string(),
   has_developer_access: z.boolean(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 
 export function insertMember(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, isoTimestamp, sql } from '../sql.ts';
-import { cursorAt, newestFirst } from './listPage.ts';
+import { cursorAt, cursorAtText, newestFirst } from './listPage.ts';
 
 // Inserting a metering record lives with the money it settles (credits.ts, jobs.ts); these are the
 // partitions and the reads.
@@ -38,7 +38,7 @@ const meteringRow = z.object({
   currency: z.string(),
   request_id: z.string().nullable(),
   created_at: isoTimestamp,
-  cursor_at: z.string(),
+  cursor_at: cursorAtText,
 });
 
 /**

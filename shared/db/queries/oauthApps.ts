@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 
 export type NewOauthApp = {
   id: string;
@@ -44,7 +44,7 @@ const appRow = z.object({
   scopes: z.array(z.string()),
   verified: z.boolean(),
   registration: z.enum(['operator', 'dynamic', 'metadata']),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 export type OauthAppRow = z.infer<typeof appRow>;
 
@@ -88,7 +88,7 @@ export function upsertMetadataApp(
 
 const listedAppRow = appRow
   .omit({ client_secret_hash: true })
-  .extend({ project_name: z.string(), cursor_at: z.string() });
+  .extend({ project_name: z.string(), cursor_at: cursorAtText });
 
 /** A workspace's OAuth apps with their project, newest first, a page after (created_at, id). */
 export function listWorkspaceOauthApps(db: Db, workspaceId: string, page: ListPage) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 export type NewCode = {
   id: string;
@@ -26,12 +26,12 @@ const lockedCodeRow = z.object({
   grant_id: z.string(),
   app_id: z.string(),
   workspace_id: z.string(),
-  grant_revoked_at: z.string().nullable(),
+  grant_revoked_at: isoTimestamp.nullable(),
   redirect_uri: z.string(),
   code_challenge: z.string(),
   scopes: z.array(z.string()),
-  expires_at: z.string(),
-  used_at: z.string().nullable(),
+  expires_at: isoTimestamp,
+  used_at: isoTimestamp.nullable(),
   resource: z.string().nullable(),
 });
 export type LockedCode = z.infer<typeof lockedCodeRow>;

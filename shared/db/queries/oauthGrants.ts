@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 import { revokeGrantTokens } from './oauthTokens.ts';
 
 const grantRow = z.object({
@@ -9,7 +9,7 @@ const grantRow = z.object({
   workspace_id: z.string(),
   member_id: z.string(),
   scopes: z.array(z.string()),
-  revoked_at: z.string().nullable(),
+  revoked_at: isoTimestamp.nullable(),
 });
 export type GrantRow = z.infer<typeof grantRow>;
 
@@ -63,8 +63,8 @@ const connectedAppRow = z.object({
   app_name: z.string(),
   verified: z.boolean(),
   scopes: z.array(z.string()),
-  created_at: z.string(),
-  last_used_at: z.string().nullable(),
+  created_at: isoTimestamp,
+  last_used_at: isoTimestamp.nullable(),
 });
 export type ConnectedApp = z.infer<typeof connectedAppRow>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 export type NewToken = {
   id: string;
@@ -31,11 +31,11 @@ const lockedTokenRow = z.object({
   grant_id: z.string(),
   family_id: z.string(),
   app_id: z.string(),
-  grant_revoked_at: z.string().nullable(),
+  grant_revoked_at: isoTimestamp.nullable(),
   scopes: z.array(z.string()),
-  expires_at: z.string(),
-  revoked_at: z.string().nullable(),
-  rotated_at: z.string().nullable(),
+  expires_at: isoTimestamp,
+  revoked_at: isoTimestamp.nullable(),
+  rotated_at: isoTimestamp.nullable(),
   successor_sealed: z.instanceof(Buffer).nullable(),
   resource: z.string().nullable(),
 });
@@ -93,10 +93,10 @@ const accessAuthRow = z.object({
   hint: z.string(),
   grant_id: z.string(),
   scopes: z.array(z.string()),
-  expires_at: z.string().nullable(),
+  expires_at: isoTimestamp.nullable(),
   /** The token's or its consent's revocation, whichever is set. */
-  revoked_at: z.string().nullable(),
-  created_at: z.string(),
+  revoked_at: isoTimestamp.nullable(),
+  created_at: isoTimestamp,
   workspace_id: z.string(),
   member_id: z.string(),
   app_id: z.string(),

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 
-import { type Db, noRows, sql } from '../sql.ts';
+import { type Db, isoTimestamp, noRows, sql } from '../sql.ts';
 
 const circuitRow = z.object({
   provider: z.string(),
   failures: z.number(),
-  window_started_at: z.string().nullable(),
-  open_until: z.string().nullable(),
-  trial_until: z.string().nullable(),
-  resting_until: z.string().nullable(),
+  window_started_at: isoTimestamp.nullable(),
+  open_until: isoTimestamp.nullable(),
+  trial_until: isoTimestamp.nullable(),
+  resting_until: isoTimestamp.nullable(),
 });
 export type CircuitRow = z.infer<typeof circuitRow>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, isoTimestamp, noRows, sql } from '../sql.ts';
-import { cursorAt } from './listPage.ts';
+import { cursorAt, cursorAtText } from './listPage.ts';
 
 export type RequestLogEntry = {
   request_id: string;
@@ -92,8 +92,7 @@ const requestLogRow = z.object({
   latency_ms: z.number(),
   cost_minor: z.number(),
   created_at: isoTimestamp,
-  // created_at in full (the ISO string above stops at milliseconds), for the next page's cursor.
-  cursor_at: z.string(),
+  cursor_at: cursorAtText,
 });
 
 /** The console's filters; each narrows the workspace's window and each is index-served (000025, 000027). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
 const staffRow = workspaceRecord.extend({
@@ -9,7 +9,7 @@ const staffRow = workspaceRecord.extend({
   status: z.enum(['active', 'inactive']),
   api_address: z.string(),
   api_channel_enabled: z.boolean(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 export type StaffRow = z.infer<typeof staffRow>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 export type ProbeState = 'operational' | 'degraded' | 'outage';
 
@@ -21,7 +21,7 @@ const latestSampleRow = z.object({
   component: z.string(),
   state: z.enum(['operational', 'degraded', 'outage']),
   latency_ms: z.number().nullable(),
-  checked_at: z.string(),
+  checked_at: isoTimestamp,
   is_fresh: z.boolean(),
 });
 

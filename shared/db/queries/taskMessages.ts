@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 
 export const messageRole = z.enum(['user', 'assistant']);
 export type MessageRole = z.infer<typeof messageRole>;
@@ -16,7 +16,7 @@ const messageRow = z.object({
   error_code: z.string().nullable(),
   staff_id: z.string().nullable(),
   job_id: z.string().nullable(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 export type TaskMessageRow = z.infer<typeof messageRow>;
 

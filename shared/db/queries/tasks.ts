@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
 const taskRow = workspaceRecord.extend({
@@ -11,8 +11,8 @@ const taskRow = workspaceRecord.extend({
   workflow_id: z.string().nullable(),
   workflow_values: z.record(z.string(), z.unknown()).nullable(),
   last_message_seq: z.number(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp,
 });
 export type TaskRow = z.infer<typeof taskRow>;
 
@@ -73,11 +73,11 @@ const listedTaskRow = taskRow
     updated_at: true,
   })
   .extend({
-    cursor_at: z.string(),
+    cursor_at: cursorAtText,
     /** The newest message's status, role and time: null for a task with no message yet. */
     last_status: z.string().nullable(),
     last_role: z.string().nullable(),
-    last_message_at: z.string().nullable(),
+    last_message_at: isoTimestamp.nullable(),
   });
 
 /** A workspace's tasks, newest first, a page after (created_at, id): tasks_workspace_idx. */
@@ -102,9 +102,8 @@ const boardItemRow = z.object({
   status: z.string(),
   mime_type: z.string().nullable(),
   size_bytes: z.number().nullable(),
-  created_at: z.string(),
-  // created_at to the microsecond, for the next page's cursor.
-  cursor_at: z.string(),
+  created_at: isoTimestamp,
+  cursor_at: cursorAtText,
 });
 
 /**

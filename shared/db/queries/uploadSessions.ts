@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 import { fileFields } from './files.ts';
 
 const sessionRow = z.object({
@@ -12,7 +12,7 @@ const sessionRow = z.object({
   s3_upload_id: z.string(),
   status: z.string(),
   file_id: z.string().nullable(),
-  expires_at: z.string(),
+  expires_at: isoTimestamp,
 });
 export type UploadSessionRow = z.infer<typeof sessionRow>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
 export const videoStatus = z.enum(['generating', 'ready', 'failed']);
@@ -19,8 +19,8 @@ const videoRow = workspaceRecord.extend({
   requested_duration_seconds: z.number(),
   duration_seconds: z.number().nullable(),
   livemode: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp,
 });
 export type VideoRow = z.infer<typeof videoRow>;
 
@@ -66,7 +66,7 @@ const downloadRow = videoRow.extend({
   storage_key: z.string().nullable(),
   size_bytes: z.number().nullable(),
   mime_type: z.string().nullable(),
-  file_created_at: z.string().nullable(),
+  file_created_at: isoTimestamp.nullable(),
 });
 export type VideoDownloadRow = z.infer<typeof downloadRow>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { columnsOf, type Db, idRow, sql } from '../sql.ts';
-import { afterPosition, cursorAt, type ListPage, newestFirst } from './listPage.ts';
+import { columnsOf, type Db, idRow, isoTimestamp, sql } from '../sql.ts';
+import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 import { type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
 const endpointRow = workspaceRecord.extend({
@@ -10,7 +10,7 @@ const endpointRow = workspaceRecord.extend({
   events: z.array(z.string()),
   secret: z.string(),
   enabled: z.boolean(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 export type WebhookEndpointRow = z.infer<typeof endpointRow>;
 
@@ -82,9 +82,9 @@ const deliveryRow = z.object({
   attempts: z.number(),
   last_status_code: z.number().nullable(),
   last_error: z.string().nullable(),
-  next_attempt_at: z.string().nullable(),
-  created_at: z.string(),
-  completed_at: z.string().nullable(),
+  next_attempt_at: isoTimestamp.nullable(),
+  created_at: isoTimestamp,
+  completed_at: isoTimestamp.nullable(),
 });
 export type WebhookDeliveryRow = z.infer<typeof deliveryRow>;
 
@@ -98,7 +98,7 @@ const attemptContextRow = deliveryRow.extend({
   endpoint_enabled: z.boolean(),
   event_type: z.string(),
   event_data: z.record(z.string(), z.unknown()),
-  event_created_at: z.string(),
+  event_created_at: isoTimestamp,
 });
 export type DeliveryAttemptContext = z.infer<typeof attemptContextRow>;
 
@@ -173,7 +173,7 @@ const attemptRow = z.object({
   status_code: z.number().nullable(),
   error: z.string().nullable(),
   duration_ms: z.number(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 
 export function listDeliveryAttempts(db: Db, deliveryId: string) {
@@ -210,7 +210,7 @@ export async function reopenDelivery(db: Db, deliveryId: string): Promise<void> 
 
 const listedEndpointRow = endpointRow.omit({ secret: true }).extend({
   project_name: z.string(),
-  cursor_at: z.string(),
+  cursor_at: cursorAtText,
 });
 
 /** A workspace's endpoints with their project, newest first, a page after (created_at, id). */
@@ -236,7 +236,7 @@ const consoleAttemptRow = attemptRow.omit({ delivery_id: true }).extend({
 });
 const consoleDeliveryRow = deliveryRow.extend({
   event_type: z.string(),
-  cursor_at: z.string(),
+  cursor_at: cursorAtText,
   attempt_log: z.array(consoleAttemptRow),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
 import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
 const workflowRow = workspaceRecord.extend({
@@ -8,7 +8,7 @@ const workflowRow = workspaceRecord.extend({
   prompt_template: z.string(),
   fields: z.array(z.unknown()),
   suggested_staff_id: z.string().nullable(),
-  created_at: z.string(),
+  created_at: isoTimestamp,
 });
 export type WorkflowRow = z.infer<typeof workflowRow>;
 
