@@ -17,6 +17,10 @@ import { buildZip, type ZipPart } from './zipArchive.ts';
 // Its types describe the CommonJS build (default export nested); Node's import gets the ES build's class.
 const PptxGenJS = pptxgenjs as unknown as typeof pptxgenjs.default;
 
+/** The media types a client uploads these documents as. */
+export const xlsxType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+export const pptxType = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
+
 export const deckSlides = [
   ['Quarterly review', 'नेपाल सरकार'],
   ['Revenue grew 12 percent', 'Chart below'],

@@ -7,6 +7,8 @@ export type LoopbackServer = {
   port: number;
   /** http://127.0.0.1:{port} */
   origin: string;
+  /** How many requests have reached it. */
+  readonly requests: number;
   /** Stops the server, ending its open connections (answers it never sent included). */
   close(): Promise<void>;
 };
@@ -17,12 +19,17 @@ export type LoopbackServer = {
  */
 export async function listenOnLoopback(listener: http.RequestListener): Promise<LoopbackServer> {
   const server = http.createServer(listener);
+  let requests = 0;
+  server.on('request', () => (requests += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     server,
     port,
     origin: `http://127.0.0.1:${port}`,
+    get requests() {
+      return requests;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

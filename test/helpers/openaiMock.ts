@@ -52,6 +52,9 @@ export function openaiEnv(mock: OpenAiMock): Record<string, string> {
   return { PROVIDER: 'openai', OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: mock.apiKey };
 }
 
+/** The image every images/generations call answers with, as base64: a 4×4 PNG. */
+export const mockImageB64 = encodePng(4, 4, () => [10, 20, 30]).toString('base64');
+
 export function mockReply(prompt: string): string {
   return `Mock reply to: ${prompt}`;
 }
@@ -182,10 +185,9 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
         });
       }
       case '/images/generations': {
-        const png = encodePng(4, 4, () => [10, 20, 30]);
         return send(res, 200, {
           created: 0,
-          data: [{ b64_json: png.toString('base64') }],
+          data: [{ b64_json: mockImageB64 }],
           output_format: 'png',
           usage: { input_tokens: 7, output_tokens: 100 },
         });

@@ -4,6 +4,12 @@ import { ByteBudget } from '../../worker/byteBudget.ts';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
+/** Returns the shares, after which the budget must hold nothing. */
+function expectAllReturned(budget: ByteBudget, ...releases: (() => void)[]) {
+  for (const release of releases) release();
+  expect(budget.inUse).toBe(0);
+}
+
 describe('ByteBudget', () => {
   it('grants shares that fit at once and holds the rest until bytes come back', async () => {
     const budget = new ByteBudget(100);
@@ -21,9 +27,7 @@ describe('ByteBudget', () => {
     const releaseC = await c;
     expect(third).toBe(true);
     expect(budget.inUse).toBe(50);
-    b();
-    releaseC();
-    expect(budget.inUse).toBe(0);
+    expectAllReturned(budget, b, releaseC);
   });
 
   it('admits waiters in arrival order, so a large one is not starved by small ones', async () => {
@@ -40,9 +44,7 @@ describe('ByteBudget', () => {
     const releaseSmall = await small;
     expect(order).toEqual(['large', 'small']);
     expect(budget.inUse).toBe(85);
-    releaseLarge();
-    releaseSmall();
-    expect(budget.inUse).toBe(0);
+    expectAllReturned(budget, releaseLarge, releaseSmall);
   });
 
   it('caps a share larger than the budget, so it runs alone instead of never', async () => {

@@ -3,13 +3,18 @@ import ExcelJS from 'exceljs';
 import { extractText, getDocumentProxy } from 'unpdf';
 
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
-import { binary, deckSlides, kindAfterParse, makeDeckPptx, makeXlsx } from '../../helpers/documents.ts';
+import {
+  binary,
+  deckSlides,
+  kindAfterParse,
+  makeDeckPptx,
+  makeXlsx,
+  pptxType,
+  xlsxType,
+} from '../../helpers/documents.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { waitUntil } from './tasks.helpers.ts';
-
-const pptxType = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
-const xlsxType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 let t: TestContext;
 let tenant: Tenant;

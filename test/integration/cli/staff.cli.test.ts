@@ -124,9 +124,12 @@ describe('admin staff create / workflow create / webhook create', () => {
   });
 
   it('webhook create prints { webhook: { id, secret } } and refuses private literal targets without the flag', async () => {
+    const p = tenant.projectId;
+    // Refused without WEBHOOK_ALLOW_PRIVATE, accepted with it.
+    const privateTarget = { project: p, url: 'http://127.0.0.1:9/x', events: 'job.failed' };
     const ok = await admin(
       cliArgs('webhook create', {
-        project: tenant.projectId,
+        project: p,
         url: 'https://hooks.example.com/svc',
         events: 'task.message.created,job.failed',
       }),
@@ -138,21 +141,13 @@ describe('admin staff create / workflow create / webhook create', () => {
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       },
     });
-    const refused = await admin(
-      cliArgs('webhook create', {
-        project: tenant.projectId,
-        url: 'http://127.0.0.1:9/x',
-        events: 'job.failed',
-      }),
-      env,
-    );
+    const refused = await admin(cliArgs('webhook create', privateTarget), env);
     expect(refused).toMatchObject({
       code: 1,
       stderr: {
         error: { code: 'invalid_arguments', message: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE') },
       },
     });
-    const p = tenant.projectId;
     const cases: [Record<string, string>, string][] = [
       [{ project: p, url: 'http://[::1]/x', events: 'job.failed' }, 'invalid_arguments'],
       [{ project: p, url: 'http://169.254.169.254/latest', events: 'job.failed' }, 'invalid_arguments'],
@@ -165,7 +160,6 @@ describe('admin staff create / workflow create / webhook create', () => {
     for (const [values, code] of cases) {
       expect({ values, error: await errorOf('webhook create', values) }).toEqual({ values, error: code });
     }
-    const privateTarget = { project: p, url: 'http://127.0.0.1:9/x', events: 'job.failed' };
     expect(await errorOf('webhook create', privateTarget, { WEBHOOK_ALLOW_PRIVATE: 'true' })).toBe('ok');
   });
 });

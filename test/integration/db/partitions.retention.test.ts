@@ -220,25 +220,16 @@ describe('reads stay on one partition and page exactly by (created_at, id)', () 
       { operation: 'text.generate', calls: 6, cost_minor: 2 + 4 + 6 + 8 + 10 + 12 },
     ]);
     const first = await listWorkspaceMeteringRecords(t.deps.pool, other.workspaceId, { month, limit: 5 });
-    expect(first.map((r) => r.id)).toEqual([
-      'mtr_sum_12',
-      'mtr_sum_11',
-      'mtr_sum_10',
-      'mtr_sum_9',
-      'mtr_sum_8',
-    ]);
+    // Record n is n hours into the month: newest first is n from 12 down.
+    const records = (from: number, to: number) =>
+      Array.from({ length: from - to + 1 }, (_, i) => `mtr_sum_${from - i}`);
+    expect(first.map((r) => r.id)).toEqual(records(12, 8));
     const second = await listWorkspaceMeteringRecords(t.deps.pool, other.workspaceId, {
       month,
       limit: 5,
       before: { at: first.at(-1)!.cursor_at, id: first.at(-1)!.id },
     });
-    expect(second.map((r) => r.id)).toEqual([
-      'mtr_sum_7',
-      'mtr_sum_6',
-      'mtr_sum_5',
-      'mtr_sum_4',
-      'mtr_sum_3',
-    ]);
+    expect(second.map((r) => r.id)).toEqual(records(7, 3));
   });
 });
 

@@ -8,7 +8,14 @@ import { DocumentRejected } from '../../../worker/documents/limits.ts';
 import { parseDocument } from '../../../worker/documents/parseDocument.ts';
 import { readZipDirectory } from '../../../worker/documents/zipDirectory.ts';
 import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { kindAfterParse, makeCrowdedPptx, makeInflatingXlsx, makeXlsx } from '../../helpers/documents.ts';
+import {
+  kindAfterParse,
+  makeCrowdedPptx,
+  makeInflatingXlsx,
+  makeXlsx,
+  pptxType,
+  xlsxType,
+} from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
@@ -99,9 +106,6 @@ describe('parseDocument', () => {
     expect(parsed).toEqual({ kind: 'sheet', sheets: [{ name: 'Budget', rows: [['tea', 3]] }] });
   });
 });
-
-const xlsxType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-const pptxType = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
 
 /** A /proc/<pid>/status memory field in bytes. */
 function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number {
