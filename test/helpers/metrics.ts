@@ -1,5 +1,15 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
+import type { Config } from '../../shared/config/config.ts';
+import { freePort } from '../../shared/embedded/freePort.ts';
+
+/** Env that makes a context's worker serve its metrics, on a free port. */
+export const workerMetricsEnv = async () => ({ METRICS_PORT: String(await freePort()) });
+
+/** GET /metrics from the worker a context's config started. */
+export const fetchWorkerMetrics = (config: Pick<Config, 'metricsPort'>) =>
+  fetch(`http://127.0.0.1:${config.metricsPort}/metrics`);
+
 export type Samples = { labels: Record<string, string>; value: number; count?: number }[];
 
 /** The families of a Prometheus text exposition by name, each sample's value (a histogram's count) as a number. */

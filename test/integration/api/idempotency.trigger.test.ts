@@ -9,14 +9,13 @@ import { type Tenant } from '../../helpers/fixtures.ts';
 import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
+const address = `stf_${randomBase62(24)}`;
 let t: TestContext;
 let tenant: Tenant;
-let address: string;
 let server: LoopbackServer;
 
 beforeAll(async () => {
   ({ t, tenant } = await contextWithTenant());
-  address = `stf_${randomBase62(24)}`;
   await insertStaffMember(t.deps.pool, {
     id: newId('staff'),
     workspaceId: tenant.workspaceId,
@@ -27,9 +26,7 @@ beforeAll(async () => {
   });
   server = await t.listen();
 });
-afterAll(async () => {
-  await t.close();
-});
+afterAll(() => t.close());
 
 /** What the trigger answers: the task, or an error envelope. */
 type Answer = { task: { id: string; title: string }; error: { code: string } };

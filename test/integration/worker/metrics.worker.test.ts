@@ -8,21 +8,19 @@ import { laneConcurrency } from '../../../worker/lanes.ts';
 import { startMetricsServer } from '../../../worker/metrics/metricsServer.ts';
 import { bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
-import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
+import { fetchWorkerMetrics, parseMetrics, sampleValue, workerMetricsEnv } from '../../helpers/metrics.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
-let port: number;
 
 beforeAll(async () => {
-  port = await freePort();
-  ({ t, tenant } = await contextWithTenant({ env: { METRICS_PORT: String(port) }, worker: true }));
+  ({ t, tenant } = await contextWithTenant({ env: await workerMetricsEnv(), worker: true }));
 });
 afterAll(() => t.close());
 
 const scrapeWorker = async () => {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const res = await fetchWorkerMetrics(t.config);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return parseMetrics(await res.text());

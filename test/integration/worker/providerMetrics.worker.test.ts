@@ -1,25 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { freePort } from '../../../shared/embedded/freePort.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
-import { histogramCount, parseMetrics } from '../../helpers/metrics.ts';
+import { fetchWorkerMetrics, histogramCount, parseMetrics, workerMetricsEnv } from '../../helpers/metrics.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 let t: TestContext;
 let tenant: Tenant;
-let port: number;
 let target: LoopbackServer;
 
 beforeAll(async () => {
-  port = await freePort();
   ({ t, tenant } = await contextWithTenant({
-    env: { METRICS_PORT: String(port), WEBHOOK_ALLOW_PRIVATE: 'true' },
+    env: { ...(await workerMetricsEnv()), WEBHOOK_ALLOW_PRIVATE: 'true' },
     worker: true,
   }));
   target = await listenOnLoopback((req, res) => {
@@ -33,7 +30,7 @@ afterAll(async () => {
 });
 
 const providerCalls = async (labels: Record<string, string>) => {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const res = await fetchWorkerMetrics(t.config);
   const text = await res.text();
   expect(parseMetrics(text).get('svc_provider_request_duration_seconds')?.type).toBe('HISTOGRAM');
   return histogramCount(text, 'svc_provider_request_duration_seconds', labels);
