@@ -3,25 +3,27 @@ import { z } from 'zod';
 import { type Db, isoTimestamp, noRows, sql } from '../sql.ts';
 import { cursorAt, cursorAtText } from './listPage.ts';
 
-export type RequestLogEntry = {
-  request_id: string;
-  workspace_id: string | null;
-  project_id: string | null;
-  key_id: string | null;
+/** One call as the log writes it, and as its row reads back whole. */
+export const requestLogEntry = z.object({
+  request_id: z.string(),
+  workspace_id: z.string().nullable(),
+  project_id: z.string().nullable(),
+  key_id: z.string().nullable(),
   /** The OAuth app of a call made with an access token (key_id then holds its consent). */
-  oauth_app_id?: string | null;
+  oauth_app_id: z.string().nullable().optional(),
   /** The OpenAPI operation id the call addressed; null when its method and path matched none. */
-  operation?: string | null;
-  method: string;
-  path: string;
-  status: number;
-  latency_ms: number;
-  cost_minor: number;
-  ip: string | null;
-  request_body: unknown;
-  response_body: unknown;
-  created_at: string;
-};
+  operation: z.string().nullable().optional(),
+  method: z.string(),
+  path: z.string(),
+  status: z.number(),
+  latency_ms: z.number(),
+  cost_minor: z.number(),
+  ip: z.string().nullable(),
+  request_body: z.unknown(),
+  response_body: z.unknown(),
+  created_at: isoTimestamp,
+});
+export type RequestLogEntry = z.infer<typeof requestLogEntry>;
 
 /**
  * One statement for a whole batch: the log must not cost a write per request.

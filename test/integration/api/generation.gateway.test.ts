@@ -9,6 +9,7 @@ import type { Tenant } from '../../helpers/fixtures.ts';
 import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { mockProvidersEnv } from '../../helpers/providerRoutes.ts';
+import { loggedCall } from '../../helpers/requestLogs.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
@@ -88,10 +89,10 @@ const jobOf = (requestId: string) =>
   t.deps.pool.one(sql.type(jobRow)`select status, cost_minor from jobs where request_id = ${requestId}`);
 
 /** The model the request log recorded in the call's response. */
-const loggedModel = (requestId: string) =>
-  t.deps.pool.oneFirst(sql.type(z.object({ model: z.string().nullable() }))`
-    select response_body->>'model' as model from request_logs where request_id = ${requestId}
-  `);
+const loggedModel = async (requestId: string) => {
+  const call = await loggedCall(t.deps.pool, requestId);
+  return (call!.response_body as { model: string }).model;
+};
 
 async function postText(prompt: string) {
   const before = await balance();

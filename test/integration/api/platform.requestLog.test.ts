@@ -17,6 +17,7 @@ import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts'
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
+import { loggedCall } from '../../helpers/requestLogs.ts';
 import { secretSamples } from '../../helpers/secretSamples.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { runDueJobs, workerContextFor } from '../../helpers/workerContext.ts';
@@ -27,25 +28,7 @@ let tenant: Tenant;
 beforeAll(async () => ({ t, tenant } = await contextWithTenant()));
 afterAll(() => t.close());
 
-const logRow = z.object({
-  request_id: z.string(),
-  workspace_id: z.string().nullable(),
-  key_id: z.string().nullable(),
-  method: z.string(),
-  path: z.string(),
-  operation: z.string().nullable(),
-  status: z.number(),
-  latency_ms: z.number(),
-  cost_minor: z.number(),
-  request_body: z.unknown(),
-  response_body: z.unknown(),
-});
-
-const rowFor = (requestId: string) =>
-  t.deps.pool.maybeOne(sql.type(logRow)`
-    select request_id, workspace_id, key_id, method, path, operation, status, latency_ms, cost_minor, request_body, response_body
-    from request_logs where request_id = ${requestId}
-  `);
+const rowFor = (requestId: string) => loggedCall(t.deps.pool, requestId);
 
 describe('request log', () => {
   it('records every call off the request path, with redacted bodies', async () => {

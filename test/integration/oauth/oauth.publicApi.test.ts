@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
+import { loggedCall } from '../../helpers/requestLogs.ts';
 import {
   authorize,
   codeExchange,
@@ -82,14 +83,8 @@ describe('access tokens on the public API', () => {
     const res = await call(token, 'POST', '/embeddings', { input: ['a', 'b'] });
     expect(res.status).toBe(201);
     const requestId = res.headers.get('x-request-id')!;
-    const log = await eventually(() =>
-      h.t.deps.pool.maybeOne(
-        sql.type(
-          z.object({ workspace_id: z.string(), project_id: z.string(), oauth_app_id: z.string() }),
-        )`select workspace_id, project_id, oauth_app_id from request_logs where request_id = ${requestId}`,
-      ),
-    );
-    expect(log).toEqual({
+    const log = await eventually(() => loggedCall(h.t.deps.pool, requestId));
+    expect(log).toMatchObject({
       workspace_id: h.second.workspaceId,
       project_id: h.tenant.projectId,
       oauth_app_id: app.id,
