@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { commands } from '../../../cli/admin.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
+import { waitUntil } from '../api/tasks.helpers.ts';
 import { type Harness, startHarness } from '../oauth/harness.ts';
 
 // The official SDK client, over real HTTP, as Claude, Cursor or the Inspector would connect.
@@ -275,16 +276,12 @@ describe('every tool through the SDK client with an API key', () => {
         where j.input ->> 'taskId' = ${taskId} or j.input ->> 'messageId' in (
           select id from task_messages where task_id = ${taskId})
       `);
-    const deadline = Date.now() + 20_000;
-    let pair: [unknown, unknown] = [null, null];
-    while (Date.now() < deadline) {
-      pair = [await meteredFor(toolTask), await meteredFor(restTask)];
-      if (pair[0] && pair[1]) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(pair[0]).not.toBeNull();
-    expect(pair[0]).toEqual(pair[1]);
-    expect((pair[0] as { cost_minor: number }).cost_minor).toBeGreaterThan(0);
+    const [toolRecord, restRecord] = await waitUntil(async () => {
+      const pair = [await meteredFor(toolTask), await meteredFor(restTask)];
+      return pair[0] && pair[1] ? [pair[0], pair[1]] : undefined;
+    }, 20_000);
+    expect(toolRecord).toEqual(restRecord);
+    expect(toolRecord.cost_minor).toBeGreaterThan(0);
   });
 
   it('writes the request-log entry the REST call writes', async () => {
