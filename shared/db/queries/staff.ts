@@ -3,10 +3,13 @@ import { z } from 'zod';
 import { type Db, isoTimestamp, sql } from '../sql.ts';
 import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './workspaceRows.ts';
 
+export const staffStatus = z.enum(['active', 'inactive']);
+export type StaffStatus = z.infer<typeof staffStatus>;
+
 const staffRow = workspaceRecord.extend({
   name: z.string(),
   role: z.string(),
-  status: z.enum(['active', 'inactive']),
+  status: staffStatus,
   api_address: z.string(),
   api_channel_enabled: z.boolean(),
   created_at: isoTimestamp,
@@ -55,7 +58,7 @@ export function findTriggerableStaffMember(db: Db, workspaceId: string, apiAddre
   `);
 }
 
-export function setStaffStatus(db: Db, staffId: string, status: 'active' | 'inactive') {
+export function setStaffStatus(db: Db, staffId: string, status: StaffStatus) {
   return db.maybeOne(sql.type(staffRow)`
     update staff_members set status = ${status} where id = ${staffId} returning ${columns}
   `);
