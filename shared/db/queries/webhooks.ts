@@ -14,7 +14,7 @@ const endpointRow = workspaceRecord.extend({
 });
 export type WebhookEndpointRow = z.infer<typeof endpointRow>;
 
-const endpointColumns = sql.fragment`id, workspace_id, project_id, url, events, secret, enabled, created_at`;
+const endpointColumns = columnsOf(endpointRow);
 
 export type NewWebhookEndpoint = NewWorkspaceRecord & {
   projectId: string;
