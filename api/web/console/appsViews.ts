@@ -5,7 +5,6 @@ import { html, type SafeHtml } from '../html.ts';
 import { describeScope, scopeList } from '../pages/views.ts';
 import type { ConsoleContext } from './context.ts';
 import { developerForm, projectSelect } from './forms.ts';
-import { listEnd } from './layout.ts';
 import type { Reveal } from './reveals.ts';
 import { consoleTable } from './table.ts';
 
@@ -63,8 +62,12 @@ export function appsView(
             ${a.verified ? 'verified' : 'not verified (sensitive scopes need an operator to verify it)'}
           </td>
         </tr>`,
+      {
+        empty: 'No apps registered.',
+        olderHref: next && `${c.base}/apps?cursor=${next}`,
+        older: 'Older apps',
+      },
     )}
-    ${listEnd(apps.length, 'No apps registered.', next && `${c.base}/apps?cursor=${next}`, 'Older apps')}
     ${developerForm(c, `${c.base}/apps`, appForm, appFields(c, doc), error)}`;
 }
 

@@ -3,7 +3,6 @@ import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money, when } from './context.ts';
 import { csrfField, formError } from './forms.ts';
-import { listEnd } from './layout.ts';
 import { consoleTable } from './table.ts';
 
 /** Who a member is to the one looking: "you", else their email (a member since deleted: their id). */
@@ -86,8 +85,8 @@ export function keysView(
             </div>
           </td>
         </tr>`,
-    )}
-    ${listEnd(keys.length, 'No keys yet.', next && `${c.base}/keys?cursor=${next}`, 'Older keys')}`;
+      { empty: 'No keys yet.', olderHref: next && `${c.base}/keys?cursor=${next}`, older: 'Older keys' },
+    )}`;
 }
 
 export function newKeyView(c: ConsoleContext, doc: ApiDocument, error?: string): SafeHtml {

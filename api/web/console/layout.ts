@@ -89,9 +89,3 @@ export function sendConsoleError(
     <p><a href="${c.base ?? '/console'}">Back to the console</a></p>`;
   sendPage(res, status, title, consoleFrame(c, '', body), { framed: true });
 }
-
-/** What follows a paged list: a note when it has no rows, and the link to its older rows. */
-export function listEnd(count: number, empty: string, olderHref: string | null, older: string): SafeHtml {
-  return html`${count === 0 ? html`<p>${empty}</p>` : ''}
-  ${olderHref ? html`<p><a href="${olderHref}">${older}</a></p>` : ''}`;
-}

@@ -5,7 +5,6 @@ import type {
 import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
-import { listEnd } from './layout.ts';
 import type { LogChoices } from './logFilter.ts';
 import { encodePageCursor } from './pageCursor.ts';
 import { consoleTable } from './table.ts';
@@ -108,8 +107,12 @@ export function logsView(c: ConsoleContext, doc: ApiDocument, p: LogsPage): Safe
           <td class="num">${money(l.cost_minor, c.member.currency)}</td>
           <td>${caller(p.choices, l)}</td>
         </tr>`,
-    )}
-    ${listEnd(p.calls.length, p.problems.length > 0 ? 'Fix the filters above to see calls.' : 'No calls match.', p.next && `${c.base}/logs?${nextParams.toString()}`, 'Older calls')}`;
+      {
+        empty: p.problems.length > 0 ? 'Fix the filters above to see calls.' : 'No calls match.',
+        olderHref: p.next && `${c.base}/logs?${nextParams.toString()}`,
+        older: 'Older calls',
+      },
+    )}`;
 }
 
 const pretty = (body: unknown) =>

@@ -2,7 +2,6 @@ import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts'
 import type { listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, when } from './context.ts';
-import { listEnd } from './layout.ts';
 import { consoleTable } from './table.ts';
 
 type ListedTask = Awaited<ReturnType<typeof listWorkspaceTasks>>[number];
@@ -28,8 +27,12 @@ export function tasksView(c: ConsoleContext, tasks: readonly ListedTask[], next:
           <td class="nowrap">${when(t.created_at)}</td>
           <td class="nowrap">${when(t.last_message_at)}</td>
         </tr>`,
-    )}
-    ${listEnd(tasks.length, 'No tasks yet: tasks created through the API show here.', next && `${c.base}/tasks?cursor=${next}`, 'Older tasks')}`;
+      {
+        empty: 'No tasks yet: tasks created through the API show here.',
+        olderHref: next && `${c.base}/tasks?cursor=${next}`,
+        older: 'Older tasks',
+      },
+    )}`;
 }
 
 const size = (bytes: number | null) =>

@@ -6,7 +6,6 @@ import type {
 import { lastUtcDays } from '../../../shared/primitives/utcDays.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
-import { listEnd } from './layout.ts';
 import { consoleTable } from './table.ts';
 import { usageChart } from './usageChart.ts';
 
@@ -147,7 +146,11 @@ export function recordsView(
           <td class="num">${money(r.cost_minor, r.currency)}</td>
           <td><code>${r.request_id ?? ''}</code></td>
         </tr>`,
+      {
+        empty: 'No records.',
+        olderHref: at.next && `${c.base}/usage/records${at.next}`,
+        older: 'Older records',
+      },
     )}
-    ${listEnd(records.length, 'No records.', at.next && `${c.base}/usage/records${at.next}`, 'Older records')}
     <p><a href="${c.base}/usage?${backQuery(at.query)}">Back to usage</a></p>`;
 }

@@ -3,7 +3,6 @@ import { webhookEventTypes } from '../../../shared/webhooks/fanout.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, type TypedForm, when } from './context.ts';
 import { csrfField, developerForm, projectSelect } from './forms.ts';
-import { listEnd } from './layout.ts';
 import type { Reveal } from './reveals.ts';
 import { consoleTable } from './table.ts';
 
@@ -68,8 +67,12 @@ export function webhooksView(
             }
           </td>
         </tr>`,
+      {
+        empty: 'No webhook endpoints.',
+        olderHref: next && `${c.base}/webhooks?cursor=${next}`,
+        older: 'Older endpoints',
+      },
     )}
-    ${listEnd(endpoints.length, 'No webhook endpoints.', next && `${c.base}/webhooks?cursor=${next}`, 'Older endpoints')}
     ${developerForm(c, `${c.base}/webhooks`, endpointForm, endpointFields(c, typed), error)}`;
 }
 
@@ -114,12 +117,11 @@ export function deliveriesView(
             }
           </td>
         </tr>`,
-    )}
-    ${listEnd(
-      deliveries.length,
-      'No deliveries yet.',
-      next && `${c.base}/webhooks/${endpoint.id}?cursor=${next}`,
-      'Older deliveries',
+      {
+        empty: 'No deliveries yet.',
+        olderHref: next && `${c.base}/webhooks/${endpoint.id}?cursor=${next}`,
+        older: 'Older deliveries',
+      },
     )}
     <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
 }
