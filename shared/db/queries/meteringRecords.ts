@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { columnsOf, type Db, isoTimestamp, sql } from '../sql.ts';
 import { cursorAt, cursorAtText, newestFirst } from './listPage.ts';
 
 // Inserting a metering record lives with the money it settles (credits.ts, jobs.ts); these are the
@@ -26,7 +26,8 @@ const monthStart = (month: string) => sql.fragment`((${month} || '-01')::timesta
 /** Where a page of metering records ends: the last row's (created_at, id), exact to the microsecond. */
 export type MeteringCursor = { at: string; id: string };
 
-const meteringRow = z.object({
+/** A metering record as it is read back: what was billed, to whom, and for which call. */
+export const meteringRecord = z.object({
   id: z.string(),
   job_id: z.string().nullable(),
   project_id: z.string(),
@@ -38,8 +39,12 @@ const meteringRow = z.object({
   currency: z.string(),
   request_id: z.string().nullable(),
   created_at: isoTimestamp,
-  cursor_at: cursorAtText,
+  oauth_app_id: z.string().nullable(),
 });
+export type MeteringRecord = z.infer<typeof meteringRecord>;
+
+const recordColumns = columnsOf(meteringRecord);
+const meteringRow = meteringRecord.extend({ cursor_at: cursorAtText });
 
 /**
  * A workspace's metering records of one UTC month (`YYYY-MM`), newest first, one page after `before`:
@@ -55,8 +60,7 @@ export function listWorkspaceMeteringRecords(
                    and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`
     : sql.fragment``;
   return db.any(sql.type(meteringRow)`
-    select id, job_id, project_id, key_id, operation, livemode, usage, cost_minor, currency, request_id,
-           created_at, ${cursorAt()}
+    select ${recordColumns}, ${cursorAt()}
     from metering_records
     where workspace_id = ${workspaceId}
       and created_at >= ${monthStart(page.month)}
@@ -129,9 +133,8 @@ export function listSpendRecords(
     parts.push(sql.fragment`created_at <= ${q.before.at}::timestamptz
                    and (created_at, id) < (${q.before.at}::timestamptz, ${q.before.id})`);
   }
-  return db.any(sql.type(meteringRow.extend({ oauth_app_id: z.string().nullable() }))`
-    select id, job_id, project_id, key_id, oauth_app_id, operation, livemode, usage, cost_minor, currency, request_id,
-           created_at, ${cursorAt()}
+  return db.any(sql.type(meteringRow)`
+    select ${recordColumns}, ${cursorAt()}
     from metering_records
     where ${sql.join(parts, sql.fragment` and `)}
     order by created_at desc, id desc
