@@ -10,7 +10,7 @@ import { newId } from '../../shared/primitives/ids.ts';
 import { encodePng } from '../../shared/providers/png.ts';
 import { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { waitUntil } from '../integration/api/tasks.helpers.ts';
-import type { TestContext } from './context.ts';
+import { api, bearer, type TestContext } from './context.ts';
 import type { Tenant } from './fixtures.ts';
 import { buildZip, type ZipPart } from './zipArchive.ts';
 
@@ -142,3 +142,11 @@ export function binary(res: unknown, done: (err: Error | null, body: Buffer) => 
   stream.on('data', (c: Buffer) => chunks.push(c));
   stream.on('end', () => done(null, Buffer.concat(chunks)));
 }
+
+/** GET /files/{fileId}/export in a binary `format` (pdf, xlsx, pptx) as `key`, its body kept as bytes. */
+export const fileExport = (t: TestContext, key: string, fileId: string, format: string) =>
+  t.http
+    .get(api(`/files/${fileId}/export?format=${format}`))
+    .set(bearer(key))
+    .buffer(true)
+    .parse(binary);

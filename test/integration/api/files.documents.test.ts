@@ -4,8 +4,8 @@ import { extractText, getDocumentProxy } from 'unpdf';
 
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import {
-  binary,
   deckSlides,
+  fileExport,
   kindAfterParse,
   makeDeckPptx,
   makeXlsx,
@@ -21,15 +21,6 @@ let tenant: Tenant;
 
 beforeAll(async () => ({ t, tenant } = await contextWithTenant({ worker: true })));
 afterAll(() => t.close());
-
-/** GET /files/{id}/export in a binary `format`, as the tenant's live key, answered 200. */
-const binaryExport = (fileId: string, format: string) =>
-  t.http
-    .get(api(`/files/${fileId}/export?format=${format}`))
-    .set(bearer(tenant.liveKey))
-    .buffer(true)
-    .parse(binary)
-    .expect(200);
 
 describe('native documents uploaded through the API', () => {
   it('makes a deck of a .pptx sent to POST /files, renders it and exports its PDF', async () => {
@@ -52,7 +43,7 @@ describe('native documents uploaded through the API', () => {
       return ['succeeded', 'failed'].includes(res.body.job.status) ? res.body.job : undefined;
     }, 60_000);
     expect(job.status).toBe('succeeded');
-    const pdf = await binaryExport(fileId, 'pdf');
+    const pdf = await fileExport(t, tenant.liveKey, fileId, 'pdf').expect(200);
     const doc = await getDocumentProxy(new Uint8Array(pdf.body as Buffer));
     const { totalPages, text } = await extractText(doc, { mergePages: false });
     expect(totalPages).toBe(deckSlides.length);
@@ -80,7 +71,7 @@ describe('native documents uploaded through the API', () => {
     expect(await kindAfterParse(t, fileId)).toBe('sheet');
     const csv = await t.http.get(api(`/files/${fileId}/export?format=csv`)).set(bearer(tenant.liveKey)).expect(200);
     expect(csv.text.trim().split(/\r?\n/)).toEqual(['item,cost', 'tea,3']);
-    const xlsx = await binaryExport(fileId, 'xlsx');
+    const xlsx = await fileExport(t, tenant.liveKey, fileId, 'xlsx').expect(200);
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(xlsx.body as unknown as ExcelJS.Buffer);
     expect(workbook.worksheets[0]!.getRow(2).values).toEqual([undefined, 'tea', 3]);

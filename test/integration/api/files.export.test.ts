@@ -4,8 +4,8 @@ import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import type { Response } from 'supertest';
 
-import { api, bearer, postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
-import { binary, kindAfterParse, makeDeckPptx, makeXlsx, storeFile } from '../../helpers/documents.ts';
+import { postAs, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { fileExport, kindAfterParse, makeDeckPptx, makeXlsx, storeFile } from '../../helpers/documents.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 
 let t: TestContext;
@@ -53,12 +53,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const exportOf = (fileId: string, format: string, key = tenant.testKey) =>
-  t.http
-    .get(api(`/files/${fileId}/export?format=${format}`))
-    .set(bearer(key))
-    .buffer(true)
-    .parse(binary);
+const exportOf = (fileId: string, format: string, key = tenant.testKey) => fileExport(t, key, fileId, format);
 
 async function sheetRows(xlsx: Buffer): Promise<unknown[][]> {
   const workbook = new ExcelJS.Workbook();

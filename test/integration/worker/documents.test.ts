@@ -4,10 +4,10 @@ import { extractImages, extractText, getDocumentProxy } from 'unpdf';
 
 import { findFileDocument } from '../../../shared/db/queries/fileDocuments.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
-import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
+import { api, postAs, type TestContext } from '../../helpers/context.ts';
 import {
-  binary,
   deckSlides,
+  fileExport,
   kindAfterParse,
   makeDeckPptx,
   makeXlsx,
@@ -78,12 +78,7 @@ describe('deck__export', () => {
       result: { fileId, pages: 3 },
     });
 
-    const exported = await t.http
-      .get(api(`/files/${fileId}/export?format=pdf`))
-      .set(bearer(tenant.testKey))
-      .buffer(true)
-      .parse(binary)
-      .expect(200);
+    const exported = await fileExport(t, tenant.testKey, fileId, 'pdf').expect(200);
     expect(exported.headers['content-type']).toBe('application/pdf');
     expect(exported.headers['content-disposition']).toContain("filename*=UTF-8''Review.pdf");
     // The faces Chromium embedded: the slides' DejaVu Sans and, for the Nepali line, Noto Sans
