@@ -41,7 +41,6 @@ export const meteringRecord = z.object({
   created_at: isoTimestamp,
   oauth_app_id: z.string().nullable(),
 });
-export type MeteringRecord = z.infer<typeof meteringRecord>;
 
 const recordColumns = columnsOf(meteringRecord);
 const meteringRow = meteringRecord.extend({ cursor_at: cursorAtText });
