@@ -14,7 +14,8 @@ const probeTimeoutMs = 10_000;
 
 /**
  * Times `check`; slower than `slowMs` is degraded. A failure is retried twice, a second apart, before
- * it counts as an outage: one refused connection (a web dyno restarting) is not an outage.
+ * it counts as an outage: one refused connection (a web dyno restarting) is not an outage. A stopping
+ * worker (`signal`) neither waits for another attempt nor makes one.
  */
 async function measured(
   ctx: WorkerContext,
@@ -23,37 +24,46 @@ async function measured(
   check: () => Promise<unknown>,
   failed = 'status probe failed',
 ): Promise<ProbeResult> {
-  for (let attempt = 1; ; attempt++) {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= 3; attempt++) {
     const started = performance.now();
     try {
       await check();
       const latencyMs = Math.round(performance.now() - started);
       return { state: latencyMs > slowMs ? 'degraded' : 'operational', latencyMs };
     } catch (error) {
-      if (attempt >= 3 || signal.aborted) {
-        ctx.logger.warn({ err: error }, failed);
-        return { state: 'outage', latencyMs: null };
-      }
-      await sleep(1000);
+      lastError = error;
     }
+    if (attempt < 3) await sleep(1000, undefined, { signal }).catch(() => {});
+    if (signal.aborted) break;
   }
+  ctx.logger.warn({ err: lastError }, failed);
+  return { state: 'outage', latencyMs: null };
 }
 
-/** `measured`, each attempt given up after probeTimeoutMs. */
+/**
+ * `measured`, each attempt given up after probeTimeoutMs. The attempt's timer ends with it: a
+ * pending one would hold a stopping worker's process open for the rest of its ten seconds.
+ */
 function timed(
   ctx: WorkerContext,
   slowMs: number,
   signal: AbortSignal,
   check: (signal: AbortSignal) => Promise<unknown>,
 ): Promise<ProbeResult> {
-  return measured(ctx, slowMs, signal, () => {
-    const timeout = AbortSignal.any([signal, AbortSignal.timeout(probeTimeoutMs)]);
-    return Promise.race([
-      check(timeout),
-      sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
-        throw new Error('probe timed out');
-      }),
-    ]);
+  return measured(ctx, slowMs, signal, async () => {
+    const settled = new AbortController();
+    const timeout = AbortSignal.any([signal, settled.signal, AbortSignal.timeout(probeTimeoutMs)]);
+    try {
+      return await Promise.race([
+        check(timeout),
+        sleep(probeTimeoutMs, undefined, { signal: timeout }).then(() => {
+          throw new Error('probe timed out');
+        }),
+      ]);
+    } finally {
+      settled.abort();
+    }
   });
 }
 
