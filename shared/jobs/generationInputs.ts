@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { aspectRatio, resolution } from '../db/queries/videos.ts';
+
 /**
  * What the api stores in jobs.input for each generation job, and what the worker parses back.
  * Big payloads (OCR images, audio) live in object storage; the input carries their key. Bump a
@@ -82,8 +84,8 @@ export const videoJobInput = z.object({
   videoId: z.string(),
   prompt: z.string(),
   negativePrompt: z.string().optional(),
-  aspectRatio: z.enum(['16:9', '9:16']),
-  resolution: z.enum(['720p', '1080p']),
+  aspectRatio,
+  resolution,
   durationSeconds: z.number().int().min(1).max(60),
   /** The member whose drive receives the file: the key's creator, or the person behind an OAuth token. */
   memberId: z.string(),

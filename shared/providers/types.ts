@@ -1,4 +1,5 @@
 import type { Answerer } from '../config/providersConfig.ts';
+import type { AspectRatio, Resolution } from '../db/queries/videos.ts';
 
 /**
  * One interface per model capability (DESIGN.md "Providers"). Test keys get the deterministic
@@ -95,8 +96,8 @@ export type OcrProvider = Provider<'extract', OcrRequest, OcrResult>;
 export type VideoRequest = {
   prompt: string;
   negativePrompt?: string;
-  aspectRatio: '16:9' | '9:16';
-  resolution: '720p' | '1080p';
+  aspectRatio: AspectRatio;
+  resolution: Resolution;
   durationSeconds: number;
   /** Where the MP4 is written: a temporary file the caller owns (and deletes). */
   outputPath: string;

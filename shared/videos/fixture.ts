@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 
-import type { AspectRatio, Resolution } from './frame.ts';
+import type { AspectRatio, Resolution } from '../db/queries/videos.ts';
 
 /**
  * The clips test keys get (spec: a ready fixture, nothing rendered): one-second H.264 MP4s of the

@@ -1,5 +1,4 @@
-export type AspectRatio = '16:9' | '9:16';
-export type Resolution = '720p' | '1080p';
+import type { AspectRatio, Resolution } from '../db/queries/videos.ts';
 
 /** Pixel size of a clip: the resolution names the short side (720p → 1280×720, or 720×1280 upright). */
 export function frameSize(

@@ -1,4 +1,4 @@
-import type { NewVideo } from '../db/queries/videos.ts';
+import type { AspectRatio, NewVideo, Resolution } from '../db/queries/videos.ts';
 import type { VideoJobInput } from '../jobs/generationInputs.ts';
 import { videoTitle } from './dto.ts';
 
@@ -7,8 +7,8 @@ export type VideoBody = {
   taskId: string;
   prompt: string;
   negativePrompt?: string;
-  aspectRatio?: '16:9' | '9:16';
-  resolution?: '720p' | '1080p';
+  aspectRatio?: AspectRatio;
+  resolution?: Resolution;
   durationSeconds?: number;
   projectId?: string;
 };

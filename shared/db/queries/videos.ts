@@ -5,6 +5,10 @@ import { findInWorkspace, type NewWorkspaceRecord, workspaceRecord } from './wor
 
 export const videoStatus = z.enum(['generating', 'ready', 'failed']);
 export type VideoStatus = z.infer<typeof videoStatus>;
+export const aspectRatio = z.enum(['16:9', '9:16']);
+export type AspectRatio = z.infer<typeof aspectRatio>;
+export const resolution = z.enum(['720p', '1080p']);
+export type Resolution = z.infer<typeof resolution>;
 
 const videoRow = workspaceRecord.extend({
   task_id: z.string(),
@@ -14,8 +18,8 @@ const videoRow = workspaceRecord.extend({
   title: z.string(),
   status: videoStatus,
   error: z.string().nullable(),
-  aspect_ratio: z.enum(['16:9', '9:16']),
-  resolution: z.enum(['720p', '1080p']),
+  aspect_ratio: aspectRatio,
+  resolution,
   requested_duration_seconds: z.number(),
   duration_seconds: z.number().nullable(),
   livemode: z.boolean(),
@@ -36,8 +40,8 @@ export type NewVideo = NewWorkspaceRecord & {
   title: string;
   prompt: string;
   negativePrompt: string | null;
-  aspectRatio: '16:9' | '9:16';
-  resolution: '720p' | '1080p';
+  aspectRatio: AspectRatio;
+  resolution: Resolution;
   requestedDurationSeconds: number;
   livemode: boolean;
 };
