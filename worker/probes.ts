@@ -34,6 +34,7 @@ async function measured(
     } catch (error) {
       lastError = error;
     }
+    // The wait rejects only when the signal aborts, which the next line handles.
     if (attempt < 3) await sleep(1000, undefined, { signal }).catch(() => {});
     if (signal.aborted) break;
   }
