@@ -108,6 +108,8 @@ describe('a task stream whose reader stops reading', () => {
       expect(t.deps.taskReplyFeed.paused).toBe(0);
       slow.close();
       reading.close();
+      // Both readers gone, both leases are given back (the next test counts this workspace's leases).
+      await waitUntil(async () => ((await leaseCount()) === 0 ? true : undefined));
     } finally {
       await server.close();
     }
