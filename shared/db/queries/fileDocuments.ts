@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { columnsOf, type Db, sql } from '../sql.ts';
 
 /** The native document kinds (DESIGN "Native documents"); any other file keeps kind `file`. */
 export type NativeKind = 'page' | 'sheet' | 'deck';
@@ -21,9 +21,7 @@ const fileDocumentRow = z.object({
 });
 export type FileDocumentRow = z.infer<typeof fileDocumentRow>;
 
-const columns = sql.fragment`
-  file_id, workspace_id, kind, revision, parsed_key, exports, summary, pdf_key, pdf_revision, pdf_pages
-`;
+const columns = columnsOf(fileDocumentRow);
 
 export type ParsedDocument = {
   fileId: string;

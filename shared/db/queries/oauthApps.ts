@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { columnsOf, type Db, isoTimestamp, sql } from '../sql.ts';
 import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 
 export type NewOauthApp = {
@@ -48,10 +48,7 @@ const appRow = z.object({
 });
 export type OauthAppRow = z.infer<typeof appRow>;
 
-const appColumns = sql.fragment`
-  id, project_id, workspace_id, name, client_id, client_secret_hash, type, redirect_uris, scopes, verified, registration,
-  created_at
-`;
+const appColumns = columnsOf(appRow);
 
 export function findOauthAppByClientId(db: Db, clientId: string) {
   return db.maybeOne(sql.type(appRow)`select ${appColumns} from oauth_apps where client_id = ${clientId}`);
