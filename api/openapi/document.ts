@@ -153,7 +153,8 @@ export const idempotencyErrorCodes: ErrorCode[] = [
  * invalid_request_body everywhere (every operation checks what it is sent: query parameters it does
  * not declare, values its schema refuses, text PostgreSQL cannot store, a body that is not JSON or
  * is larger than its x-svc-max-body-bytes), method_not_allowed on every path (another method of the
- * same path) and internal_error. file_too_large is an operation's own code where it takes files.
+ * same path), internal_error and service_unavailable (a database or storage outage, with
+ * Retry-After). file_too_large is an operation's own code where it takes files.
  */
 export function derivedErrorCodes(op: { authenticated: boolean; idempotent: boolean }): ErrorCode[] {
   return [
@@ -162,6 +163,7 @@ export function derivedErrorCodes(op: { authenticated: boolean; idempotent: bool
     'invalid_request_body',
     'method_not_allowed',
     'internal_error',
+    'service_unavailable',
   ];
 }
 
@@ -173,14 +175,17 @@ function ordered(codes: Iterable<ErrorCode>): ErrorCode[] {
   return codeOrder.filter((code) => set.has(code));
 }
 
+const retryAfter: Json = {
+  'Retry-After': {
+    description: 'Seconds to wait before the next request.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
 const errorHeaders: Partial<Record<number, Json>> = {
   405: { Allow: { description: 'The methods this path supports.', schema: { type: 'string' } } },
-  429: {
-    'Retry-After': {
-      description: 'Seconds to wait before the next request.',
-      schema: { type: 'integer', minimum: 1 },
-    },
-  },
+  429: retryAfter,
+  503: retryAfter,
 };
 
 const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());

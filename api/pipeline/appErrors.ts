@@ -1,5 +1,6 @@
 import { AppError, type Issue } from '../../shared/errors/appError.ts';
 import type { ErrorCode } from '../../shared/errors/codes.ts';
+import { isDatabaseUnavailable, serviceUnavailable } from '../../shared/errors/unavailable.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { Operation } from '../openapi/document.ts';
 
@@ -64,6 +65,7 @@ export function toAppError(error: unknown, req: ErrorContext, logger: Logger): A
   // A 5xx from the validator is a response that breaks the contract (tests validate responses):
   // the server's fault, logged with what did not match.
   else if (isValidatorError(error) && error.status < 500) appError = fromValidator(error, req.operation);
+  else if (isDatabaseUnavailable(error)) appError = serviceUnavailable('database', error);
   else {
     logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
     appError = new AppError(

@@ -1,6 +1,7 @@
 import { dailyStatusSamples, latestStatusSamples } from '../../shared/db/queries/statusSamples.ts';
 import { findStatusSnapshot, storeStatusSnapshot } from '../../shared/db/queries/statusSnapshot.ts';
 import type { DatabasePool, Db } from '../../shared/db/sql.ts';
+import { isDatabaseUnavailable } from '../../shared/errors/unavailable.ts';
 import { lastUtcDays } from '../../shared/primitives/utcDays.ts';
 
 /** The status page's components (DESIGN.md), in display order. */
@@ -65,6 +66,37 @@ export async function readStatus(db: Db) {
 
 export type StatusBody = Awaited<ReturnType<typeof readStatus>>;
 
+/**
+ * What GET /status says while the database cannot be read: the last snapshot this process saw (or
+ * every component unknown) with the database in outage, checked now.
+ */
+export function databaseOutageStatus(last: StatusBody | undefined, now: number): StatusBody {
+  const days = lastUtcDays(90, now).map((day) => ({ day, samples: 0, upSamples: 0, uptimePercent: null }));
+  const checkedAt = new Date(now).toISOString();
+  const components = statusComponents.map(({ component, label }) => {
+    const known = last?.components.find((c) => c.component === component);
+    const base = known ?? {
+      component,
+      label,
+      state: 'unknown' as ComponentState,
+      latencyMs: null,
+      checkedAt: null,
+      uptime90dPercent: null,
+      days,
+    };
+    return component === 'database'
+      ? { ...base, state: 'outage' as const, latencyMs: null, checkedAt }
+      : base;
+  });
+  return { state: 'outage', checkedAt, components };
+}
+
+// While the database is out, the outage answer stands this long, so a flood of reads does not
+// become a flood of connection attempts.
+const outageCacheMs = 5_000;
+
+type Snapshot = { body: Promise<StatusBody>; expiresAt: number };
+
 // Spec "Limits": the status endpoint is cached 30 seconds.
 export const statusCacheMs = 30_000;
 
@@ -75,7 +107,8 @@ export const statusCacheMs = 30_000;
  * snapshot until then, so a flood of unauthenticated reads costs one query per process per 30 s.
  */
 export class StatusSnapshots {
-  private current: { body: Promise<StatusBody>; expiresAt: number } | undefined;
+  private current: Snapshot | undefined;
+  private lastGood: StatusBody | undefined;
   private readonly pool: DatabasePool;
 
   constructor(pool: DatabasePool) {
@@ -85,20 +118,33 @@ export class StatusSnapshots {
   /** The snapshot and how many more milliseconds it stands. */
   async get(): Promise<{ body: StatusBody; remainingMs: number }> {
     const now = Date.now();
-    if (!this.current || now >= this.current.expiresAt) {
-      const loading = this.load();
-      const entry = { body: loading.then((l) => l.body), expiresAt: Number.POSITIVE_INFINITY };
-      this.current = entry;
-      loading.then(
-        (l) => (entry.expiresAt = Date.now() + l.remainingMs),
-        () => {
-          if (this.current === entry) this.current = undefined;
-        },
-      );
-    }
+    if (!this.current || now >= this.current.expiresAt) this.current = this.refresh();
     const entry = this.current;
     const body = await entry.body;
     return { body, remainingMs: Math.max(0, entry.expiresAt - Date.now()) };
+  }
+
+  /** A snapshot being loaded; while the database is out, the outage answer for a few seconds. */
+  private refresh(): Snapshot {
+    const entry: Snapshot = {
+      expiresAt: Number.POSITIVE_INFINITY,
+      body: this.load().then(
+        (l) => {
+          entry.expiresAt = Date.now() + l.remainingMs;
+          this.lastGood = l.body;
+          return l.body;
+        },
+        (error: unknown) => {
+          if (!isDatabaseUnavailable(error)) {
+            if (this.current === entry) this.current = undefined;
+            throw error;
+          }
+          entry.expiresAt = Date.now() + outageCacheMs;
+          return databaseOutageStatus(this.lastGood, Date.now());
+        },
+      ),
+    };
+    return entry;
   }
 
   private async load(): Promise<{ body: StatusBody; remainingMs: number }> {

@@ -35,6 +35,11 @@ export const errorStatus = {
   origin_not_allowed: 403,
   rate_limited: 429,
   internal_error: 500,
+  /**
+   * Beyond the spec: a part the platform depends on (the database, object storage) is unreachable for
+   * now, as during a restart; answered with Retry-After, so a client retries instead of giving up.
+   */
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -86,7 +86,10 @@ describe('GET /openapi.json', () => {
       'insufficient_credits',
       'rate_limited',
       'internal_error',
+      'service_unavailable',
     ]);
+    expect(codesAt('/status', 'get', '503')).toEqual(['service_unavailable']);
+    expect(doc.components.responses.ServiceUnavailable.headers['Retry-After']).toBeDefined();
   });
 });
 
