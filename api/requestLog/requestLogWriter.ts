@@ -1,6 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
 import { insertRequestLogs, type RequestLogEntry } from '../../shared/db/queries/requestLogs.ts';
+import { isDatabaseUnavailable } from '../../shared/errors/unavailable.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 
 const flushEveryMs = 100;
@@ -10,7 +11,9 @@ const maxRowsPerStatement = 500;
 // A batch PostgreSQL refuses is split in halves until the bad rows stand alone: about 2·log2(n)
 // statements per bad row. Past this many statements in one flush the rest of that batch is dropped.
 const maxStatementsPerBatch = 64;
-// Rows that met the database unreachable go back to the buffer, at most this many times each.
+// Rows whose write failed for another reason than the database being out (a statement timeout, a
+// permission) go back to the buffer at most this many times each. Rows that met the database out
+// wait for it (a restart takes seconds), bounded by the buffer's size, not by a count of tries.
 const maxAttempts = 3;
 const maxBackoffMs = 5_000;
 
@@ -39,7 +42,7 @@ function isRowError(error: unknown): boolean {
  * Buffers request-log rows and writes them in one statement every 100 ms, off the request's latency
  * path. A row PostgreSQL refuses is found by splitting its batch and dropped alone; the rest of the
  * batch is stored. When the database cannot be reached the rows wait in the buffer and the writer
- * backs off (up to 5 s between tries, each row tried 3 times); the buffer holds at most 10,000 rows
+ * backs off (up to 5 s between tries; rows wait out an outage, other failures are tried 3 times); the buffer holds at most 10,000 rows
  * and drops new ones beyond that, so an outage costs neither unbounded memory nor a busy loop.
  */
 export class RequestLogWriter {
@@ -108,9 +111,9 @@ export class RequestLogWriter {
     if (!final && this.now() < this.nextTryAt) return;
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, maxRowsPerStatement);
-      const unreachable = await this.store(batch);
-      if (unreachable.length > 0) {
-        this.requeue(unreachable);
+      const unwritten = await this.store(batch);
+      if (unwritten.rows.length > 0) {
+        this.requeue(unwritten.rows, unwritten.databaseOut);
         return;
       }
       this.backoffMs = 0;
@@ -119,9 +122,10 @@ export class RequestLogWriter {
 
   /**
    * Inserts `batch`, splitting it around rows PostgreSQL refuses. Returns the rows left unwritten
-   * because the database itself failed (to be tried again later); refused rows are logged and dropped.
+   * because the database itself failed (to be tried again later), and whether it was out; refused
+   * rows are logged and dropped.
    */
-  private async store(batch: Pending[]): Promise<Pending[]> {
+  private async store(batch: Pending[]): Promise<{ rows: Pending[]; databaseOut: boolean }> {
     const segments = [batch];
     let statements = 0;
     while (segments.length > 0) {
@@ -129,7 +133,7 @@ export class RequestLogWriter {
       if (statements >= maxStatementsPerBatch) {
         const rows = segments.reduce((n, s) => n + s.length, segment.length);
         this.logger.error({ rows }, 'request log rows dropped: too many refused rows in one batch');
-        return [];
+        return { rows: [], databaseOut: false };
       }
       statements++;
       try {
@@ -139,8 +143,12 @@ export class RequestLogWriter {
         );
       } catch (error) {
         if (!isRowError(error)) {
-          this.logger.error({ err: error, rows: batch.length }, 'request log flush failed; will retry');
-          return [segment, ...segments].flat();
+          const databaseOut = isDatabaseUnavailable(error);
+          // One warning per outage, not one per try while PostgreSQL restarts.
+          if (!databaseOut || this.backoffMs === 0) {
+            this.logger.error({ err: error, rows: batch.length }, 'request log flush failed; will retry');
+          }
+          return { rows: [segment, ...segments].flat(), databaseOut };
         }
         if (segment.length === 1) {
           this.logger.error(
@@ -153,11 +161,11 @@ export class RequestLogWriter {
         segments.push(segment.slice(half), segment.slice(0, half));
       }
     }
-    return [];
+    return { rows: [], databaseOut: false };
   }
 
-  private requeue(rows: Pending[]): void {
-    const again = rows.filter((p) => ++p.attempts < maxAttempts);
+  private requeue(rows: Pending[], databaseOut: boolean): void {
+    const again = databaseOut ? rows : rows.filter((p) => ++p.attempts < maxAttempts);
     if (again.length < rows.length) {
       this.logger.error(
         { rows: rows.length - again.length },

@@ -156,7 +156,7 @@ async function startPostmaster(
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { fast?: boolean; onLog?: (line: string) => void } = {},
+  options: { fast?: boolean; port?: number; onLog?: (line: string) => void } = {},
 ): Promise<EmbeddedPostgresHandle> {
   const urlFor = (port: number, database: string) =>
     `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
@@ -170,7 +170,8 @@ export async function startEmbeddedPostgres(
     };
   }
 
-  const port = await freePort();
+  // A given port lets a server that was stopped come back where its clients look for it.
+  const port = options.port ?? (await freePort());
   const isRoot = userInfo().uid === 0;
   const flags = [
     '-c',
