@@ -1,5 +1,6 @@
 import type { WorkerEvents } from 'graphile-worker';
 
+import { findQueueLocks, releaseQueueLocks } from '../shared/db/queries/queueJobs.ts';
 import {
   beatWorkers,
   findDeadLockHolders,
@@ -8,45 +9,78 @@ import {
 } from '../shared/db/queries/workerHeartbeats.ts';
 import { heartbeatEveryMs, staleAfterSeconds } from '../shared/queue/liveness.ts';
 import type { WorkerContext } from './context.ts';
+import { endWriteGraceMs, HeldJobs } from './heldJobs.ts';
 
 // A reaper runs every 5 s in every worker process, so a killed worker's job is back in the queue
-// well within 60 s of the kill.
+// well within 60 s of the kill, and a lock this process left behind within 5 s of the database
+// answering again.
 const reapEveryMs = 5000;
 
 /**
- * Heartbeats for this process's graphile workers (and their pool), and the reaper that force-unlocks the jobs of dead
- * ones (graphile-worker alone would leave them locked for four hours). Cron's one-minute granularity
- * is too coarse for the 60 s promise, so the reaper runs on a timer in every worker process.
+ * Heartbeats for this process's graphile workers (and their pools), and the reaper. The reaper
+ * force-unlocks the jobs of dead workers (graphile-worker alone would leave them locked for four
+ * hours), and releases the locks this process's own pools left behind: graphile-worker locks a job
+ * in its pool's id, and when the write of a job's end fails (PostgreSQL restarting) it logs "Failed
+ * to fail jobs" and stops the pool with the job still locked, in the name of a process that is alive
+ * and beating. Such a lock is released at the first pass that reaches the database; a lock of a live
+ * pool that holds no such job (see HeldJobs) once it is `endWriteGraceMs` old. Cron's one-minute
+ * granularity is too coarse for this, so the reaper runs on a timer in every worker process.
  */
 export function startLiveness(
   ctx: WorkerContext,
   events: WorkerEvents,
   label: string,
 ): { stop(): Promise<void> } {
-  const workerIds = new Set<string>();
+  const held = new HeldJobs(events);
   const beat = () =>
-    beatWorkers(ctx.pool, [...workerIds], label).catch((error: unknown) =>
+    beatWorkers(ctx.pool, held.liveIds(), label).catch((error: unknown) =>
       ctx.logger.warn({ err: error }, 'heartbeat failed'),
     );
-  // The local queue locks the jobs it holds in the pool's name: the pool beats like a worker.
-  events.on('pool:create', ({ workerPool }) => {
-    workerIds.add(workerPool.id);
-    void beat();
-  });
-  events.on('worker:create', ({ worker }) => {
-    workerIds.add(worker.workerId);
-    // Beat at once: a worker must count as live from its first job on.
-    void beat();
-  });
+  // Beat at once: a pool and its workers must count as live from their first job on.
+  events.on('pool:create', () => void beat());
+  events.on('worker:create', () => void beat());
+  const reapDead = async () => {
+    const live = new Set(held.liveIds());
+    const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter((id) => !live.has(id));
+    if (dead.length > 0) {
+      await forceUnlockWorkers(ctx.pool, dead);
+      ctx.logger.warn({ workers: dead }, 'released the jobs of dead workers');
+    }
+  };
+  const releaseLeftovers = async () => {
+    const pools = held.poolIds();
+    if (pools.length === 0) return;
+    const released = new Set(held.releasedPoolIds());
+    const locks = await findQueueLocks(ctx.pool, pools);
+    const unheld = locks.filter((lock) => !held.holds(lock.locked_by, lock.id));
+    const ofReleased = unheld.filter((lock) => released.has(lock.locked_by));
+    const ofLive = unheld.filter(
+      (lock) => !released.has(lock.locked_by) && lock.locked_seconds * 1000 >= endWriteGraceMs,
+    );
+    const toRelease = (list: typeof locks) => list.map((lock) => ({ id: lock.id, lockedBy: lock.locked_by }));
+    const freed = [
+      ...(ofReleased.length > 0 ? await releaseQueueLocks(ctx.pool, toRelease(ofReleased), 0) : []),
+      ...(ofLive.length > 0
+        ? await releaseQueueLocks(ctx.pool, toRelease(ofLive), endWriteGraceMs / 1000)
+        : []),
+    ];
+    if (freed.length > 0) {
+      ctx.logger.warn(
+        { queueJobs: freed, pools: [...new Set(unheld.map((lock) => lock.locked_by))] },
+        'released queue jobs this worker had locked but no longer runs; they will be attempted again',
+      );
+    }
+    // A released pool with nothing left locked in its name is done with; its heartbeat rows go too.
+    const freedIds = new Set(freed);
+    for (const poolId of released) {
+      if (ofReleased.some((lock) => lock.locked_by === poolId && !freedIds.has(lock.id))) continue;
+      await forgetWorkers(ctx.pool, held.forget(poolId));
+    }
+  };
   const reap = async () => {
     try {
-      const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter(
-        (id) => !workerIds.has(id),
-      );
-      if (dead.length > 0) {
-        await forceUnlockWorkers(ctx.pool, dead);
-        ctx.logger.warn({ workers: dead }, 'released the jobs of dead workers');
-      }
+      await reapDead();
+      await releaseLeftovers();
     } catch (error) {
       ctx.logger.warn({ err: error }, 'reaper failed');
     }
@@ -59,7 +93,7 @@ export function startLiveness(
       clearInterval(beatTimer);
       clearInterval(reapTimer);
       // Best effort: a heartbeat left behind goes stale and is ignored after 20 s anyway.
-      await forgetWorkers(ctx.pool, [...workerIds]).catch(() => {});
+      await forgetWorkers(ctx.pool, held.allIds()).catch(() => {});
     },
   };
 }

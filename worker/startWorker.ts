@@ -32,13 +32,15 @@ import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
 import { mainRunnerPreset, sideRunnerPreset } from './runnerPresets.ts';
+import { SupervisedRunner } from './supervisedRunner.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
 const crontabPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crontab');
 
 export type WorkerHandle = {
-  /** The main runner (every task but webhook deliveries, OCR and video renders). */
-  runner: Runner;
+  /** The main runner (every task but webhook deliveries, OCR and video renders), as it is now. */
+  readonly runner: Runner;
+  /** Each lane's runner as it is now: one that stopped on its own has been replaced. */
   runners: Partial<Record<LaneName, Runner>>;
   ctx: WorkerContext;
   /** The process's metrics registry (the api's, when given one). */
@@ -170,9 +172,11 @@ export async function startWorker(
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
   ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
+  // The lanes' current runners: a runner that stops on its own is replaced (see SupervisedRunner).
   const runners: Partial<Record<LaneName, Runner>> = {};
+  const supervised: SupervisedRunner[] = [];
   const stopAll = async () => {
-    await Promise.all(Object.values(runners).map((runner) => runner.stop()));
+    await Promise.all(supervised.map((lane) => lane.stop()));
     await metrics.close();
     await ctx.close();
     await liveness.stop();
@@ -187,17 +191,25 @@ export async function startWorker(
   try {
     for (const lane of lanes) {
       const main = lane.name === 'main';
-      runners[lane.name] = await run({
-        events,
-        pgPool: main ? mainPgPool : runnerPool(lane),
-        taskList: lane.taskList,
-        parsedCronItems: main ? parseCrontab(readFileSync(crontabPath, 'utf8')) : [],
-        concurrency: lane.concurrency,
-        noHandleSignals: true,
-        pollInterval: 2000,
-        preset: { worker: main ? mainRunnerPreset(lane.concurrency) : sideRunnerPreset },
-        logger: graphileLogger(logger),
+      // The pool is made once per lane: a runner started again fetches on the same connections.
+      const pgPool = main ? mainPgPool : runnerPool(lane);
+      const start = () =>
+        run({
+          events,
+          pgPool,
+          taskList: lane.taskList,
+          parsedCronItems: main ? parseCrontab(readFileSync(crontabPath, 'utf8')) : [],
+          concurrency: lane.concurrency,
+          noHandleSignals: true,
+          pollInterval: 2000,
+          preset: { worker: main ? mainRunnerPreset(lane.concurrency) : sideRunnerPreset },
+          logger: graphileLogger(logger),
+        });
+      const laneRunner = await SupervisedRunner.start(lane.name, start, logger, (runner) => {
+        runners[lane.name] = runner;
       });
+      supervised.push(laneRunner);
+      runners[lane.name] = laneRunner.runner;
     }
   } catch (error) {
     await stop().catch((stopError: unknown) =>
@@ -208,5 +220,13 @@ export async function startWorker(
   await pool.transaction((tx) =>
     enqueue(tx, 'status__probe', {}, { jobKey: 'status_probe_boot', maxAttempts: 1 }),
   );
-  return { runner: runners.main!, runners, ctx, metrics: metrics.registry, stop };
+  return {
+    get runner() {
+      return runners.main!;
+    },
+    runners,
+    ctx,
+    metrics: metrics.registry,
+    stop,
+  };
 }

@@ -4,7 +4,12 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../shared/config/config.ts';
 import { contentFitsDeclared, refusedDeclaredType } from '../../shared/files/contentPolicy.ts';
 import { fileObjectKey } from '../../shared/files/dto.ts';
-import { releaseStorage, reserveStorage, type StorageHold } from '../../shared/files/storageQuota.ts';
+import {
+  releaseStorageHold,
+  renewStorageHold,
+  storageHoldLease,
+} from '../../shared/files/storageHoldLease.ts';
+import { reserveStorage, type StorageHold } from '../../shared/files/storageQuota.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { type ReceivedUpload, receiveUpload, type UploadReservation } from './receiveUpload.ts';
@@ -18,11 +23,12 @@ export type ReceiveFileDeps = {
   config: Pick<Config, 'filesDirectMaxBytes' | 'uploadIdleTimeoutMs'>;
 };
 
-// Long enough for a slow 100 MiB upload; a hold left by a process that died stops counting then.
-const holdSeconds = 3600;
-
-/** The quota hold for one upload: what the body can hold at most, or what the quota has left. */
-function holdFor(deps: ReceiveFileDeps, req: Request, onHold: (hold: StorageHold) => void) {
+/**
+ * The quota hold for one upload: what the body can hold at most, or what the quota has left. It is a
+ * lease renewed until the answer has gone out (see storageHoldLease), so a hold nobody could release
+ * stops counting within minutes, not after the slowest upload's hour.
+ */
+function holdFor(deps: ReceiveFileDeps, req: Request, res: Response, onHold: (hold: StorageHold) => void) {
   const maxBytes = deps.config.filesDirectMaxBytes;
   return async (): Promise<UploadReservation> => {
     const declared = Number(req.get('content-length'));
@@ -30,11 +36,20 @@ function holdFor(deps: ReceiveFileDeps, req: Request, onHold: (hold: StorageHold
     const hold = await reserveStorage(deps.pool, {
       workspaceId: req.principal!.workspaceId,
       bytes,
-      ttlSeconds: holdSeconds,
+      ttlSeconds: storageHoldLease.leaseSeconds,
       partial: true,
     });
     onHold(hold);
-    return { maxBytes: hold.bytes, release: () => releaseStorage(deps.pool, hold) };
+    // By the answer the hold has become stored bytes or is being released.
+    const stopRenewing = renewStorageHold(deps.pool, hold, deps.logger);
+    res.once('close', stopRenewing);
+    return {
+      maxBytes: hold.bytes,
+      release: async () => {
+        stopRenewing();
+        await releaseStorageHold(deps.pool, hold, deps.logger);
+      },
+    };
   };
 }
 
@@ -60,7 +75,7 @@ export async function receiveFile(
       acceptsFile: (mimeType) => !refusedDeclaredType(mimeType),
       acceptsContent: (head, mimeType) => contentFitsDeclared(mimeType, head),
       objectKey: fileObjectKey(req.principal!.workspaceId, fileId),
-      reserve: holdFor(deps, req, (h) => (hold = h)),
+      reserve: holdFor(deps, req, res, (h) => (hold = h)),
     },
     {
       store: deps.objectStore,

@@ -1,13 +1,17 @@
 import type { DatabasePool } from 'slonik';
 
-import type { NewUploadSession } from '../db/queries/uploadSessions.ts';
+import { extendStorageReservation } from '../db/queries/storageReservations.ts';
+import { insertUploadSession, type NewUploadSession } from '../db/queries/uploadSessions.ts';
+import type { Db } from '../db/sql.ts';
 import { AppError, errors } from '../errors/appError.ts';
+import type { Logger } from '../observability/logger.ts';
 import { newId } from '../primitives/ids.ts';
 import type { ObjectStore } from '../storage/objectStore.ts';
 import { isMediaType, refusedDeclaredType } from './contentPolicy.ts';
 import { fileObjectKey } from './dto.ts';
 import { maxPresignedBytes, partLayout, sessionSeconds } from './presignedUploads.ts';
-import { releaseStorage, reserveStorage } from './storageQuota.ts';
+import { releaseStorageHold, storageHoldLease } from './storageHoldLease.ts';
+import { reserveStorage } from './storageQuota.ts';
 
 export type UploadRequest = { filename: string; mimeType: string; sizeBytes: number };
 
@@ -21,6 +25,8 @@ const holdSeconds = sessionSeconds + 600;
 export type StartedUpload = {
   session: NewUploadSession;
   answer: { upload: Record<string, unknown> };
+  /** Records the session in `tx`, its quota hold kept from then on for the session's life. */
+  record(tx: Db): Promise<void>;
   abandon(): Promise<void>;
 };
 
@@ -48,7 +54,7 @@ function checkUploadRequest(request: UploadRequest): void {
  * @throws what checkUploadRequest and reserveStorage throw.
  */
 export async function startPresignedUpload(
-  deps: { pool: DatabasePool; objectStore: ObjectStore },
+  deps: { pool: DatabasePool; objectStore: ObjectStore; logger: Logger },
   owner: { workspaceId: string; memberId: string },
   request: UploadRequest,
 ): Promise<StartedUpload> {
@@ -56,17 +62,18 @@ export async function startPresignedUpload(
   const { pool, objectStore: store } = deps;
   const id = newId('upl');
   const { partSize, partCount } = partLayout(request.sizeBytes);
+  // A lease until the session is recorded: a hold whose session never was stops counting soon.
   const hold = await reserveStorage(pool, {
     id,
     workspaceId: owner.workspaceId,
     bytes: request.sizeBytes,
-    ttlSeconds: holdSeconds,
+    ttlSeconds: storageHoldLease.leaseSeconds,
   });
   const storageKey = fileObjectKey(owner.workspaceId, newId('file'));
   let s3UploadId: string | undefined;
   const abandon = async () => {
     if (s3UploadId !== undefined) await store.abortMultipart(storageKey, s3UploadId).catch(() => {});
-    await releaseStorage(pool, hold).catch(() => {});
+    await releaseStorageHold(pool, hold, deps.logger);
   };
   try {
     s3UploadId = await store.startMultipart(storageKey, request.mimeType);
@@ -88,7 +95,15 @@ export async function startPresignedUpload(
       ttlSeconds: sessionSeconds,
     };
     const upload = { sessionId: id, partSize, partCount, parts, expiresInSeconds: sessionSeconds };
-    return { session, answer: { upload }, abandon };
+    const record = async (tx: Db) => {
+      await insertUploadSession(tx, session);
+      // Expired already (the lease ran out while the parts were signed): the hold no longer counts,
+      // so the session cannot be recorded against it.
+      if (!(await extendStorageReservation(tx, id, holdSeconds))) {
+        throw new Error(`the quota hold of upload ${id} expired before its session was recorded`);
+      }
+    };
+    return { session, answer: { upload }, record, abandon };
   } catch (error) {
     await abandon();
     throw error;

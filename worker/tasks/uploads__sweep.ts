@@ -10,10 +10,13 @@ const batch = 50;
 /**
  * Every few minutes. Presigned upload sessions past their expiry are aborted in S3 (their parts
  * deleted, and an object a complete assembled but never recorded removed) and their quota holds
- * given back; holds of uploads whose process died, already no longer counted, are deleted.
+ * given back; holds that expired without being released (an upload whose process died or whose
+ * release could not be written), already no longer counted, are deleted with a log line.
  * Returns how many sessions it ended.
  */
-export async function sweepExpiredUploads(ctx: Pick<WorkerContext, 'pool' | 'objectStore'>): Promise<number> {
+export async function sweepExpiredUploads(
+  ctx: Pick<WorkerContext, 'pool' | 'objectStore' | 'logger'>,
+): Promise<number> {
   let ended = 0;
   for (;;) {
     const count = await ctx.pool.transaction(async (tx) => {
@@ -33,7 +36,15 @@ export async function sweepExpiredUploads(ctx: Pick<WorkerContext, 'pool' | 'obj
     ended += count;
     if (count < batch) break;
   }
-  while ((await deleteExpiredStorageReservations(ctx.pool, 1000)) === 1000);
+  // What is left expired was never released: an upload whose process died, or whose release could
+  // not be written (see shared/files/storageHoldLease.ts). It stopped counting when it expired.
+  for (;;) {
+    const holds = await deleteExpiredStorageReservations(ctx.pool, 1000);
+    if (holds.length > 0) {
+      ctx.logger.warn({ holds }, 'removed storage quota holds that expired without being released');
+    }
+    if (holds.length < 1000) break;
+  }
   return ended;
 }
 

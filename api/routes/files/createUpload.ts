@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 
-import { insertUploadSession } from '../../../shared/db/queries/uploadSessions.ts';
 import { startPresignedUpload, type UploadRequest } from '../../../shared/files/startUpload.ts';
 import type { AppDeps } from '../../deps.ts';
 
@@ -16,7 +15,7 @@ export function createUpload(deps: AppDeps): RequestHandler {
     );
     try {
       await deps.idempotency.answerFromTransaction(req, res, 201, async (tx) => {
-        await insertUploadSession(tx, started.session);
+        await started.record(tx);
         return { body: started.answer, location: null };
       });
     } catch (error) {

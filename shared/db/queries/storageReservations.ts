@@ -37,15 +37,27 @@ export function deleteStorageReservation(db: Db, id: string) {
   return db.query(sql.typeAlias('void')`delete from storage_reservations where id = ${id}`);
 }
 
-/** Reservations past their expiry (they no longer count): removed by the upload sweeper. */
-export function deleteExpiredStorageReservations(db: Db, limit: number): Promise<number> {
-  return db
-    .query(
-      sql.typeAlias('void')`
-      delete from storage_reservations where id in (
-        select id from storage_reservations where expires_at <= now() limit ${limit}
-      )
-    `,
+/**
+ * Moves an unexpired reservation's expiry to `ttlSeconds` from now (an upload still in flight keeps
+ * its lease; a session recorded keeps its hold for its hour). An expired one is left to the sweeper:
+ * it no longer counts, and counting it again would skip the quota check. True when one was moved.
+ */
+export async function extendStorageReservation(db: Db, id: string, ttlSeconds: number): Promise<boolean> {
+  const result = await db.query(sql.typeAlias('void')`
+    update storage_reservations set expires_at = now() + make_interval(secs => ${ttlSeconds})
+    where id = ${id} and expires_at > now()
+  `);
+  return result.rowCount > 0;
+}
+
+const reservationIdRow = z.object({ id: z.string() });
+
+/** Reservations past their expiry (they no longer count), removed by the upload sweeper: their ids. */
+export function deleteExpiredStorageReservations(db: Db, limit: number) {
+  return db.anyFirst(sql.type(reservationIdRow)`
+    delete from storage_reservations where id in (
+      select id from storage_reservations where expires_at <= now() limit ${limit}
     )
-    .then((r) => r.rowCount);
+    returning id
+  `);
 }

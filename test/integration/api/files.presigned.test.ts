@@ -253,12 +253,14 @@ describe('presigned multipart uploads', () => {
     `);
     expect(await incompleteUploads()).toContain(key);
     // Sessions of earlier tests may have expired; this one has not, and stays.
-    await sweepExpiredUploads({ pool: t.deps.pool, objectStore: store });
+    await sweepExpiredUploads({ pool: t.deps.pool, objectStore: store, logger: t.deps.logger });
     expect(await incompleteUploads()).toContain(key);
     await t.deps.pool.query(sql.typeAlias('void')`
       update upload_sessions set expires_at = now() - interval '1 second' where id = ${session.sessionId}
     `);
-    expect(await sweepExpiredUploads({ pool: t.deps.pool, objectStore: store })).toBe(1);
+    expect(await sweepExpiredUploads({ pool: t.deps.pool, objectStore: store, logger: t.deps.logger })).toBe(
+      1,
+    );
     expect(await incompleteUploads()).not.toContain(key);
     expect(await holdsOf(other.workspaceId)).toBe(0);
     const status = await t.deps.pool.oneFirst(sql.type(z.object({ status: z.string() }))`

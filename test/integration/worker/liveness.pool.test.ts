@@ -29,16 +29,23 @@ const heartbeatIds = () =>
     select worker_id from worker_heartbeats order by worker_id
   `);
 
-/** A job no worker here runs (unknown task), locked by `holder` as if queued locally for an hour. */
-async function jobLockedBy(holder: string): Promise<void> {
-  await t.deps.pool.query(sql.unsafe`select graphile_worker.add_job('liveness__probe_only', '{}'::json)`);
-  await t.deps.pool.query(sql.typeAlias('void')`
-    update graphile_worker._private_jobs j
-    set locked_by = ${holder}, locked_at = now() - interval '1 hour'
-    from graphile_worker._private_tasks k
-    where k.id = j.task_id and k.identifier = 'liveness__probe_only' and j.locked_by is null
+/** A job no worker here runs (unknown task), locked by `holder` `ago` (as if queued locally that long). */
+async function jobLockedBy(holder: string, task = 'liveness__probe_only', ago = '1 hour'): Promise<string> {
+  const id = await t.deps.pool.oneFirst(sql.unsafe`
+    select (graphile_worker.add_job(${task}, '{}'::json)).id::text as id
   `);
+  await t.deps.pool.query(sql.unsafe`
+    update graphile_worker._private_jobs
+    set locked_by = ${holder}, locked_at = now() - ${ago}::interval
+    where id = ${id as string}::bigint
+  `);
+  return id as string;
 }
+
+const lockOf = (id: string) =>
+  t.deps.pool.oneFirst(sql.type(z.object({ locked_by: z.string().nullable() }))`
+    select locked_by from graphile_worker.jobs where id = ${id}::bigint
+  `);
 
 describe('worker liveness with a local queue', () => {
   it("beats for the worker pool, so jobs locked in the pool's name are not reaped while it lives", async () => {
@@ -56,6 +63,16 @@ describe('worker liveness with a local queue', () => {
     const dead = await findDeadLockHolders(t.deps.pool, staleAfterSeconds);
     expect(dead).toContain('pool-gone');
     expect(dead).not.toContain(poolId);
+  });
+
+  it("releases a job locked in a live pool's name that the pool does not hold, once the lock is 30 s old", async () => {
+    // What graphile-worker leaves when the write of a job's end fails and the pool lives on.
+    const poolId = (await heartbeatIds()).find((id) => id.startsWith('pool-'))!;
+    const orphan = await jobLockedBy(poolId, 'liveness__orphan');
+    const recent = await jobLockedBy(poolId, 'liveness__recent', '5 seconds');
+    await waitUntil(async () => ((await lockOf(orphan)) === null ? true : undefined));
+    // The same pass saw the younger lock and left it: its end may still be on its way.
+    expect(await lockOf(recent)).toBe(poolId);
   });
 
   it('beats for every runner of the process (main, webhooks, OCR, video): their pools and each of their workers', async () => {
