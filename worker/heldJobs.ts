@@ -14,6 +14,8 @@ type PoolState = {
   workerIds: Set<string>;
   /** The local queue's jobs not yet given to a worker (graphile-worker's LocalQueue.jobQueue). */
   queued: () => readonly { id: string }[];
+  /** Whether the local queue is fetching: the jobs it has just locked are not in `queued` yet. */
+  fetching: () => boolean;
   /** Job id → when its end was handed to graphile-worker. */
   ended: Map<string, number>;
   /**
@@ -41,13 +43,16 @@ export class HeldJobs {
         workers: new Set(),
         workerIds: new Set(),
         queued: () => [],
+        fetching: () => false,
         ended: new Map(),
         released: false,
       });
     });
     events.on('localQueue:init', ({ localQueue }) => {
       const pool = this.#pools.get(localQueue.workerPool.id);
-      if (pool) pool.queued = () => localQueue.jobQueue;
+      if (!pool) return;
+      pool.queued = () => localQueue.jobQueue;
+      pool.fetching = () => localQueue.fetchInProgress;
     });
     events.on('worker:create', ({ worker }) => {
       const pool = this.#pools.get(worker.workerPool.id);
@@ -104,6 +109,7 @@ export class HeldJobs {
   holds(poolId: string, jobId: string): boolean {
     const pool = this.#pools.get(poolId);
     if (!pool || pool.released) return false;
+    if (pool.fetching()) return true;
     for (const worker of pool.workers) if (worker.getActiveJob()?.id === jobId) return true;
     if (pool.queued().some((job) => job.id === jobId)) return true;
     const ended = pool.ended.get(jobId);

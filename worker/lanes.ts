@@ -1,7 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 
 import type { Config } from '../shared/config/config.ts';
-import { type LaneName,laneOfTask } from '../shared/queue/lanes.ts';
+import { type LaneName, laneOfTask } from '../shared/queue/lanes.ts';
 
 /**
  * The graphile-worker runners of a worker process, one per lane (shared/queue/lanes.ts):

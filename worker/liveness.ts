@@ -9,7 +9,7 @@ import {
 } from '../shared/db/queries/workerHeartbeats.ts';
 import { heartbeatEveryMs, staleAfterSeconds } from '../shared/queue/liveness.ts';
 import type { WorkerContext } from './context.ts';
-import { endWriteGraceMs, HeldJobs } from './heldJobs.ts';
+import { HeldJobs } from './heldJobs.ts';
 
 // A reaper runs every 5 s in every worker process, so a killed worker's job is back in the queue
 // well within 60 s of the kill, and a lock this process left behind within 5 s of the database
@@ -23,7 +23,8 @@ const reapEveryMs = 5000;
  * in its pool's id, and when the write of a job's end fails (PostgreSQL restarting) it logs "Failed
  * to fail jobs" and stops the pool with the job still locked, in the name of a process that is alive
  * and beating. Such a lock is released at the first pass that reaches the database; a lock of a live
- * pool that holds no such job (see HeldJobs) once it is `endWriteGraceMs` old. Cron's one-minute
+ * pool that does not hold its job (see HeldJobs) at two passes in a row, 5-10 s after it was lost (a
+ * fetch whose answer was lost with its connection leaves one). Cron's one-minute
  * granularity is too coarse for this, so the reaper runs on a timer in every worker process.
  */
 export function startLiveness(
@@ -47,6 +48,7 @@ export function startLiveness(
       ctx.logger.warn({ workers: dead }, 'released the jobs of dead workers');
     }
   };
+  let unheldBefore = new Set<string>();
   const releaseLeftovers = async () => {
     const pools = held.poolIds();
     if (pools.length === 0) return;
@@ -54,15 +56,17 @@ export function startLiveness(
     const locks = await findQueueLocks(ctx.pool, pools);
     const unheld = locks.filter((lock) => !held.holds(lock.locked_by, lock.id));
     const ofReleased = unheld.filter((lock) => released.has(lock.locked_by));
+    // A live pool's lock it does not hold at two passes in a row: a job passes from the local queue
+    // to a worker within a tick, never across a pass, so this is a lock nothing of ours will end.
+    const seen = new Set(unheld.map((lock) => `${lock.locked_by}/${lock.id}`));
     const ofLive = unheld.filter(
-      (lock) => !released.has(lock.locked_by) && lock.locked_seconds * 1000 >= endWriteGraceMs,
+      (lock) => !released.has(lock.locked_by) && unheldBefore.has(`${lock.locked_by}/${lock.id}`),
     );
+    unheldBefore = seen;
     const toRelease = (list: typeof locks) => list.map((lock) => ({ id: lock.id, lockedBy: lock.locked_by }));
     const freed = [
       ...(ofReleased.length > 0 ? await releaseQueueLocks(ctx.pool, toRelease(ofReleased), 0) : []),
-      ...(ofLive.length > 0
-        ? await releaseQueueLocks(ctx.pool, toRelease(ofLive), endWriteGraceMs / 1000)
-        : []),
+      ...(ofLive.length > 0 ? await releaseQueueLocks(ctx.pool, toRelease(ofLive), reapEveryMs / 1000) : []),
     ];
     if (freed.length > 0) {
       ctx.logger.warn(

@@ -99,8 +99,9 @@ export async function checkFiles(pool: DatabasePool, store: ObjectStore, workspa
   }
   const names = new Set(files.map((f) => f.filename));
   const answered = calls.filter((c) => c.kind === 'upload' && c.final === 201);
-  for (const call of answered)
-    {if (!names.has(`${call.tag}.txt`)) problems.push(`${call.tag}: answered 201, no row`);}
+  for (const call of answered) {
+    if (!names.has(`${call.tag}.txt`)) problems.push(`${call.tag}: answered 201, no row`);
+  }
   const sum = files.reduce((total, f) => total + f.size_bytes, 0);
   if (sum !== used) problems.push(`storage used ${used}, files ${sum}`);
   return { problems, files: files.length, answered201: answered.length };
@@ -114,5 +115,15 @@ export async function describeUnfinished(pool: DatabasePool, workspaceId: string
     from jobs j left join graphile_worker.jobs q on q.id = j.queue_job_id
     where j.workspace_id = ${workspaceId} and j.completed_at is null
     order by j.created_at
+  `);
+}
+
+/** The jobs behind these Idempotency-Keys, with their timeline, for a failure's message. */
+export async function describeKeys(pool: DatabasePool, keys: string[]) {
+  return pool.any(sql.type(z.object({}).passthrough())`
+    select k.key, k.status as key_status, k.created_at as key_at, j.id, j.status, j.created_at, j.started_at,
+           j.completed_at, j.error
+    from idempotency_keys k left join jobs j on j.id = k.job_id
+    where k.key = any(${sql.array(keys, 'text')})
   `);
 }

@@ -15,8 +15,8 @@ export type LoadReport = {
   calls: Call[];
   /** Error answers that were not the API's JSON envelope (an HTML page, a bare text). */
   nonEnvelope: { status: number; text: string }[];
-  /** Attempts that got no answer within the per-attempt timeout. */
-  hangs: number;
+  /** Attempts that got no answer within the per-attempt timeout: which call, when it was sent. */
+  hangs: { tag: string; sentAt: string }[];
   /** Attempts whose connection failed (refused, reset) before an answer. */
   networkErrors: number;
 };
@@ -32,15 +32,17 @@ const maxAttempts = 8;
  */
 async function callWithRetries(
   report: LoadReport,
+  tag: string,
   send: (signal: AbortSignal) => Promise<Response>,
 ): Promise<{ statuses: number[]; final: number; body?: Record<string, unknown> }> {
   const statuses: number[] = [];
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     let res: Response;
+    const sentAt = new Date().toISOString();
     try {
       res = await send(AbortSignal.timeout(attemptTimeoutMs));
     } catch (error) {
-      if ((error as Error).name === 'TimeoutError') report.hangs++;
+      if ((error as Error).name === 'TimeoutError') report.hangs.push({ tag, sentAt });
       else report.networkErrors++;
       statuses.push(0);
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * 2 ** attempt)));
@@ -75,7 +77,7 @@ export type LoadTarget = { origins: string[]; liveKey: string };
  * uploads, spread over the web processes, until `stop()`; then the report of every call.
  */
 export function startLoad(target: LoadTarget, clients: number, label: string) {
-  const report: LoadReport = { calls: [], nonEnvelope: [], hangs: 0, networkErrors: 0 };
+  const report: LoadReport = { calls: [], nonEnvelope: [], hangs: [], networkErrors: 0 };
   let running = true;
   let sequence = 0;
   const post =
@@ -100,18 +102,30 @@ export function startLoad(target: LoadTarget, clients: number, label: string) {
       let call: Call;
       if (pick < 5) {
         const prompt = `Load ${tag}`;
-        const r = await callWithRetries(report, post(origin, '/text', tag, JSON.stringify({ prompt }), true));
+        const r = await callWithRetries(
+          report,
+          tag,
+          post(origin, '/text', tag, JSON.stringify({ prompt }), true),
+        );
         call = { kind: 'text', tag, ...r };
       } else if (pick < 6 || tasks.length === 0) {
         const input = `Task ${tag}`;
-        const r = await callWithRetries(report, post(origin, '/tasks', tag, JSON.stringify({ input }), true));
+        const r = await callWithRetries(
+          report,
+          tag,
+          post(origin, '/tasks', tag, JSON.stringify({ input }), true),
+        );
         const id = (r.body?.task as { id?: string } | undefined)?.id;
         if (id) tasks.push(id);
         call = { kind: 'task', tag, ...r };
       } else if (pick < 8) {
         const input = `Message ${tag}`;
         const path = `/tasks/${tasks[sequence % tasks.length]}/messages`;
-        const r = await callWithRetries(report, post(origin, path, tag, JSON.stringify({ input }), true));
+        const r = await callWithRetries(
+          report,
+          tag,
+          post(origin, path, tag, JSON.stringify({ input }), true),
+        );
         call = { kind: 'message', tag, ...r };
       } else {
         const filename = `${tag}.txt`;
@@ -124,7 +138,7 @@ export function startLoad(target: LoadTarget, clients: number, label: string) {
           );
           return data;
         };
-        const r = await callWithRetries(report, (signal) =>
+        const r = await callWithRetries(report, tag, (signal) =>
           post(origin, '/files', tag, form(), false)(signal),
         );
         call = { kind: 'upload', tag, ...r };

@@ -65,14 +65,14 @@ describe('worker liveness with a local queue', () => {
     expect(dead).not.toContain(poolId);
   });
 
-  it("releases a job locked in a live pool's name that the pool does not hold, once the lock is 30 s old", async () => {
-    // What graphile-worker leaves when the write of a job's end fails and the pool lives on.
+  it("releases a job locked in a live pool's name that the pool does not hold, at the second pass that finds it", async () => {
+    // What a fetch whose answer was lost with its connection leaves: locked by a live pool that never got it.
     const poolId = (await heartbeatIds()).find((id) => id.startsWith('pool-'))!;
-    const orphan = await jobLockedBy(poolId, 'liveness__orphan');
-    const recent = await jobLockedBy(poolId, 'liveness__recent', '5 seconds');
-    await waitUntil(async () => ((await lockOf(orphan)) === null ? true : undefined));
-    // The same pass saw the younger lock and left it: its end may still be on its way.
-    expect(await lockOf(recent)).toBe(poolId);
+    const orphan = await jobLockedBy(poolId, 'liveness__orphan', '0 seconds');
+    const lockedAt = Date.now();
+    await waitUntil(async () => ((await lockOf(orphan)) === null ? true : undefined), 20_000);
+    // Not at the first pass (every 5 s): a job on its way from the local queue to a worker is unheld for a tick.
+    expect(Date.now() - lockedAt).toBeGreaterThanOrEqual(5_000);
   });
 
   it('beats for every runner of the process (main, webhooks, OCR, video): their pools and each of their workers', async () => {
