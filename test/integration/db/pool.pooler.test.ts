@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type DatabasePooler, makePool } from '../../../shared/db/pool.ts';
 import { leaseRateLimit, openRateLimitWindow } from '../../../shared/db/queries/rateLimits.ts';
 import { type DatabasePool, sql } from '../../../shared/db/sql.ts';
+import { admin } from '../../helpers/cli.ts';
 import { adminQuery, createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { createTenant } from '../../helpers/fixtures.ts';
 import { type Pgbouncer, pgbouncerSkipReason, startPgbouncer } from '../../helpers/pgbouncer.ts';
@@ -69,6 +70,19 @@ const currentMinute = () => new Date(Math.floor(Date.now() / 60_000) * 60_000).t
       }),
     );
     expect(granted.reduce((sum: number, g) => sum + (g ?? 0), 0)).toBe(40);
+  });
+
+  it("runs the operator CLI's commands through it, DATABASE_DIRECT_URL direct", async () => {
+    const env = { DATABASE_URL: bouncer.urlFor(db.url), DATABASE_DIRECT_URL: db.url };
+    const made = await admin(['workspace', 'create', '--name', 'Pooled', '--credits', '500'], env);
+    expect(made).toMatchObject({ code: 0, stdout: { workspace: { name: 'Pooled' } } });
+    const { workspace } = made.stdout as { workspace: { id: string } };
+    expect(
+      await admin(['credits', 'add', '--workspace', workspace.id, '--amount', '250'], env),
+    ).toMatchObject({
+      code: 0,
+      stdout: { workspace: { id: workspace.id, balance: 750 } },
+    });
   });
 
   it('bounds a statement inside a transaction', async () => {
