@@ -68,6 +68,7 @@ export function pgbouncerSkipReason(): string | undefined {
 }
 
 export type Pgbouncer = {
+  pid: number;
   /** `url` (a database on the PostgreSQL server behind it) as reached through PgBouncer. */
   urlFor(url: string): string;
   /** PgBouncer's own log so far. */
@@ -121,6 +122,7 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
   await whenListening(child, port);
   const log = () => readFile(path.join(dir, 'pgbouncer.log'), 'utf8').catch(() => '');
   return {
+    pid: child.pid!,
     urlFor: (url) => {
       const through = new URL(url);
       through.hostname = '127.0.0.1';
