@@ -31,7 +31,11 @@ export async function makeAppDeps(
   logger: Logger,
   options: { oauth?: OauthOptions } = {},
 ): Promise<AppDeps & { drain(): void; close(): Promise<void> }> {
-  const pool = await makePool(services.databaseUrl, { maxPoolSize: config.databasePoolSize, name: 'api' });
+  const pool = await makePool(services.databaseUrl, {
+    maxPoolSize: config.databasePoolSize,
+    name: 'api',
+    pooler: config.databasePooler,
+  });
   // LISTEN needs a session of its own: never through a transaction-pooling proxy.
   const hub = new NotificationHub(services.directDatabaseUrl ?? services.databaseUrl, logger);
   await hub.start();

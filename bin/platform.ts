@@ -54,7 +54,11 @@ export async function startPlatform(options: { afterStop?: () => Promise<void> }
   const services = await resolveServices(config, { logger });
   running.services = services;
   await migrate(services.directDatabaseUrl, (line) => logger.info(line));
-  const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'start' });
+  const pool = await makePool(services.databaseUrl, {
+    maxPoolSize: 2,
+    name: 'start',
+    pooler: config.databasePooler,
+  });
   const demo = await ensureDemoWorkspace(pool);
   await pool.end();
   // The api first: the worker's boot-time status probe calls it.

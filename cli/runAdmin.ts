@@ -45,7 +45,11 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, out: CliO
 async function runCommand(command: Command, values: Values, config: Config, out: CliOutput): Promise<number> {
   const services = await resolveServices(config, { needS3: false });
   try {
-    const pool = await makePool(services.databaseUrl, { maxPoolSize: 2, name: 'cli' });
+    const pool = await makePool(services.databaseUrl, {
+      maxPoolSize: 2,
+      name: 'cli',
+      pooler: config.databasePooler,
+    });
     // slonik announces a failed query on the pool, then throws it. Unheard, the announcement throws
     // instead: the same error in a process of its own, but a wrapper of it when the error was made in
     // another realm (jest's module sandbox), which would turn `conflict` into `internal_error`.

@@ -136,6 +136,7 @@ export async function startWorker(
   const pool = await makePool(services.databaseUrl, {
     maxPoolSize: concurrency.main + concurrency.webhooks + concurrency.ocr + concurrency.video + 4,
     name: 'worker',
+    pooler: config.databasePooler,
   });
   // LISTEN and graphile-worker's runner (LISTEN, session state) need sessions of their own.
   const direct = services.directDatabaseUrl ?? services.databaseUrl;

@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import { z } from 'zod';
 
+import type { DatabasePooler } from '../db/pool.ts';
 import { parsePrices, type Prices } from './prices.ts';
 import {
   parseProvidersConfig,
@@ -85,6 +86,13 @@ const envSchema = z.object({
    * its own: LISTEN, graphile-worker's runner, migrations' advisory lock. Defaults to DATABASE_URL.
    */
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  /**
+   * What DATABASE_URL's pools go through: `transaction` (a transaction-pooling proxy: no startup
+   * parameters, no named prepared statements, bounds set per transaction) or `none`. Default:
+   * `transaction` when DATABASE_DIRECT_URL is set and differs from DATABASE_URL (the documented way
+   * to deploy behind PgBouncer), else `none`.
+   */
+  DATABASE_POOLER: z.enum(['transaction', 'none']).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Browser origins besides PUBLIC_BASE_URL's that may call POST /mcp (comma-separated). */
@@ -196,6 +204,7 @@ export type Config = Readonly<{
   dataDir: string;
   databaseUrl: string | undefined;
   databaseDirectUrl: string | undefined;
+  databasePooler: DatabasePooler;
   databasePoolSize: number;
   publicBaseUrl: string;
   /** Origins POST /mcp accepts besides the server's own (DNS-rebinding defence). */
@@ -289,6 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
+    databasePooler: e.DATABASE_POOLER ?? defaultPooler(e.DATABASE_URL, e.DATABASE_DIRECT_URL),
     databasePoolSize: e.DATABASE_POOL_SIZE,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',')
@@ -345,6 +355,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     judoscaleUrl: e.JUDOSCALE_URL?.replace(/\/+$/, ''),
     dyno: e.DYNO,
   });
+}
+
+/**
+ * A direct URL of its own says DATABASE_URL goes through a pooler. Transaction mode is the safe guess:
+ * on a session it only costs a little speed, while session habits through a transaction pooler fail
+ * every connection (startup parameters) or statement (named prepared statements).
+ */
+function defaultPooler(databaseUrl: string | undefined, directUrl: string | undefined): DatabasePooler {
+  return databaseUrl !== undefined && directUrl !== undefined && directUrl !== databaseUrl
+    ? 'transaction'
+    : 'none';
 }
 
 /** The one-provider case of PROVIDER and OPENAI_*, which the gateway runs when PROVIDERS is unset. */

@@ -1,3 +1,4 @@
+import { createPgDriverFactory } from '@slonik/pg-driver';
 import {
   createPool,
   type DatabasePool,
@@ -5,6 +6,8 @@ import {
   type Interceptor,
   SchemaValidationError,
 } from 'slonik';
+
+import { type SessionBounds, transactionPoolerDriver } from './transactionPooler.ts';
 
 /** Validates each row against the query's `sql.type(schema)` (slonik's documented result-parser pattern). */
 const resultParserInterceptor: Interceptor = {
@@ -29,23 +32,47 @@ const typeParsers: DriverTypeParser[] = [
   { name: 'date', parse: (v) => v },
 ];
 
+/**
+ * What stands between the pool and PostgreSQL: `none` (PostgreSQL itself, or a pooler that keeps one
+ * server session per client) or `transaction` (a transaction-pooling proxy such as PgBouncer in
+ * `pool_mode = transaction`: no session state, see transactionPooler.ts).
+ */
+export type DatabasePooler = 'none' | 'transaction';
+
 export type PoolOptions = {
   maxPoolSize?: number;
   name?: string;
   /** Run before the result parser (tests count or slow down statements with them). */
   interceptors?: Interceptor[];
+  pooler?: DatabasePooler;
+  /** Shorter bounds for tests of the bounds themselves. */
+  bounds?: SessionBounds;
 };
 
+// Bounded so a stuck statement or an abandoned transaction cannot hold a connection forever.
+const defaultBounds: SessionBounds = { statementTimeoutMs: 60_000, idleInTransactionTimeoutMs: 60_000 };
+
 export async function makePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
+  const bounds = options.bounds ?? defaultBounds;
+  const sessionless = options.pooler === 'transaction';
   return createPool(connectionUri, {
     interceptors: [...(options.interceptors ?? []), resultParserInterceptor],
     typeParsers,
     maxPoolSize: options.maxPoolSize ?? 10,
     poolName: options.name ?? 'main',
     resetConnection: async () => {},
-    // Bounded so a stuck statement or an abandoned transaction cannot hold a connection forever.
-    statementTimeout: 60_000,
-    idleInTransactionSessionTimeout: 60_000,
+    // slonik sends these two as startup parameters, which a transaction pooler refuses (PgBouncer:
+    // "unsupported startup parameter"): there each transaction sets them instead.
+    ...(sessionless
+      ? {
+          driverFactory: transactionPoolerDriver(createPgDriverFactory(), bounds),
+          statementTimeout: 'DISABLE_TIMEOUT',
+          idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT',
+        }
+      : {
+          statementTimeout: bounds.statementTimeoutMs,
+          idleInTransactionSessionTimeout: bounds.idleInTransactionTimeoutMs,
+        }),
     idleTimeout: 30_000,
     connectionTimeout: 10_000,
     captureStackTrace: false,

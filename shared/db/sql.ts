@@ -11,6 +11,8 @@ export const idRow = z.object({ id: z.string() });
  * PostgreSQL then parses and plans them once per connection instead of on every call. Their generic
  * plans follow the table statistics autovacuum keeps: on a brand-new database, until its first
  * ANALYZE (within a minute of the first writes), a lookup planned against empty tables may scan.
+ * Through a transaction pooler (DATABASE_POOLER=transaction) the names are dropped in the driver
+ * (transactionPooler.ts) and the statements run unnamed; nothing here changes.
  */
 export const sql = createSqlTag({
   typeAliases: {

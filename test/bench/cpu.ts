@@ -19,7 +19,7 @@ export function cpuTicks(): { total: number; steal: number } {
 }
 
 /** User + system CPU of one /proc stat file in ms; 0 when it is gone or unreadable. */
-function statCpuMs(file: string): number {
+export function statCpuMs(file: string): number {
   try {
     // The command name in parentheses may hold spaces: count fields after its closing bracket.
     const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');

@@ -84,8 +84,16 @@ export type BenchContext = {
    */
   floorDatabaseUrl: string;
   s3: ObjectStoreConfig;
-  /** Starts an api (listening on a loopback port) and, unless `worker: false`, a worker pool. */
-  startPlatform(options?: { env?: Record<string, string>; worker?: boolean }): Promise<Platform>;
+  /**
+   * Starts an api (listening on a loopback port) and, unless `worker: false`, a worker pool.
+   * `databaseUrl`: where DATABASE_URL's pools connect instead (a pooler in front of the bench's
+   * database, which stays DATABASE_DIRECT_URL).
+   */
+  startPlatform(options?: {
+    env?: Record<string, string>;
+    worker?: boolean;
+    databaseUrl?: string;
+  }): Promise<Platform>;
   /** Drives `url` with `connections` keep-alive connections for `seconds`. */
   load(options: {
     url: string;
@@ -202,18 +210,20 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
       for (const [k, v] of Object.entries(rows)) process.stdout.write(`  ${k.padEnd(44)} ${v}\n`);
     },
     async startPlatform(options = {}) {
+      const pooledUrl = options.databaseUrl ?? databaseUrl;
       const config = loadConfig({
         NODE_ENV: 'production',
         LOG_LEVEL: 'silent',
         PORT: '0',
-        DATABASE_URL: databaseUrl,
+        DATABASE_URL: pooledUrl,
+        DATABASE_DIRECT_URL: databaseUrl,
         S3_ENDPOINT: s3.endpoint,
         S3_BUCKET: s3.bucket,
         RATE_LIMIT_PER_MINUTE: '100000000',
         ...options.env,
       });
       const logger = createLogger('silent', 'bench');
-      const services = { databaseUrl, s3 };
+      const services = { databaseUrl: pooledUrl, directDatabaseUrl: databaseUrl, s3 };
       const api = await startApi(config, services, logger);
       const worker = options.worker === false ? undefined : await startWorker(config, services, logger);
       const pool = await makePool(databaseUrl, { maxPoolSize: 4, name: 'bench' });

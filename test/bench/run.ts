@@ -7,6 +7,7 @@ import jobsBench from './jobs.ts';
 import mcpBench from './mcp.ts';
 import meBench from './me.ts';
 import metricsBench from './metrics.ts';
+import poolerBench from './pooler.ts';
 import signInFloodBench from './signInFlood.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
@@ -29,6 +30,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'sign-in flood', run: signInFloodBench },
   { name: 'GET /me: tracing on vs off', run: tracingBench },
   { name: 'provider fallback', run: fallbackBench },
+  { name: 'pooler: PgBouncer vs direct', run: poolerBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

@@ -10,15 +10,19 @@ import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { type Pgbouncer, pgbouncerSkipReason, startPgbouncer } from '../../helpers/pgbouncer.ts';
 import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 /**
  * The platform deployed as the Procfile runs it: two web and two worker processes on one
- * PostgreSQL (DATABASE_URL) and one S3 server (S3_ENDPOINT), nothing embedded.
+ * PostgreSQL and one S3 server (S3_ENDPOINT), nothing embedded. Their pools reach PostgreSQL through
+ * PgBouncer in transaction mode with its default settings (DATABASE_URL, docs/pgbouncer.ini), what
+ * needs a session goes direct (DATABASE_DIRECT_URL); the Procfile test covers DATABASE_URL direct.
  */
 let t: TestContext;
+let bouncer: Pgbouncer | undefined;
 let mock: OpenAiMock;
 let tenant: Tenant;
 const processes: Spawned[] = [];
@@ -29,9 +33,12 @@ beforeAll(async () => {
   mock = await startOpenAiMock();
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool, { credits: 100_000, rateLimitPerMinute: 10_000 });
+  // Only where apt-get is unavailable (globalSetup said so once): the same fleet, direct.
+  bouncer = pgbouncerSkipReason() ? undefined : await startPgbouncer(t.databaseUrl);
   const shared = {
     ...openaiEnv(mock),
-    DATABASE_URL: t.databaseUrl,
+    DATABASE_URL: bouncer ? bouncer.urlFor(t.databaseUrl) : t.databaseUrl,
+    DATABASE_DIRECT_URL: t.databaseUrl,
     S3_ENDPOINT: t.s3.endpoint,
     S3_BUCKET: t.s3.bucket,
     DATABASE_POOL_SIZE: '5',
@@ -66,6 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const p of processes) await p.stop();
+  await bouncer?.stop();
   await t.close();
   await mock.close();
 });
@@ -75,6 +83,16 @@ const call = (origin: string, path: string, key: string, init: RequestInit = {})
     ...init,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
   });
+
+(pgbouncerSkipReason() ? describe.skip : describe)('the fleet behind PgBouncer', () => {
+  it("opens every process's pool through PgBouncer", async () => {
+    const database = new URL(t.databaseUrl).pathname.slice(1);
+    const log = await bouncer!.log();
+    // Each process logs in at least once for its pool (DATABASE_POOLER's default: transaction).
+    expect(log.split(`login attempt: db=${database} `).length - 1).toBeGreaterThanOrEqual(processes.length);
+    expect(log).not.toMatch(/unsupported startup parameter|prepared statement/);
+  });
+});
 
 describe('two web and two worker processes on one PostgreSQL and one S3', () => {
   it('streams on web B the reply to a message sent to web A', async () => {
