@@ -23,6 +23,12 @@ type PoolState = {
    * failure write failed): it holds nothing any more, whatever it still has locked.
    */
   released: boolean;
+  /**
+   * The pool is shutting down (graphile-worker starts that when a completion or failure write fails,
+   * and waits for its running jobs, tens of seconds while the database is out): an end it was
+   * handed is no longer being written.
+   */
+  stopping: boolean;
 };
 
 /**
@@ -46,6 +52,7 @@ export class HeldJobs {
         fetching: () => false,
         ended: new Map(),
         released: false,
+        stopping: false,
       });
     });
     events.on('localQueue:init', ({ localQueue }) => {
@@ -66,6 +73,10 @@ export class HeldJobs {
       const now = this.#now();
       pool.ended.set(job.id, now);
       for (const [id, at] of pool.ended) if (now - at > endWriteGraceMs) pool.ended.delete(id);
+    });
+    events.on('pool:gracefulShutdown', ({ workerPool }) => {
+      const pool = this.#pools.get(workerPool.id);
+      if (pool) pool.stopping = true;
     });
     events.on('pool:release', ({ workerPool }) => {
       const pool = this.#pools.get(workerPool.id);
@@ -113,6 +124,6 @@ export class HeldJobs {
     for (const worker of pool.workers) if (worker.getActiveJob()?.id === jobId) return true;
     if (pool.queued().some((job) => job.id === jobId)) return true;
     const ended = pool.ended.get(jobId);
-    return ended !== undefined && this.#now() - ended <= endWriteGraceMs;
+    return !pool.stopping && ended !== undefined && this.#now() - ended <= endWriteGraceMs;
   }
 }

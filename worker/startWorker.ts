@@ -32,6 +32,7 @@ import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
 import { mainRunnerPreset, sideRunnerPreset } from './runnerPresets.ts';
+import { watchStuckPools } from './stuckPools.ts';
 import { SupervisedRunner } from './supervisedRunner.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
@@ -171,6 +172,8 @@ export async function startWorker(
     providerMetrics: metrics.providers,
   });
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
+  let stopping: Promise<void> | undefined;
+  const stuckPools = watchStuckPools(events, logger, () => stopping !== undefined);
   ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
   // The lanes' current runners: a runner that stops on its own is replaced (see SupervisedRunner).
@@ -178,6 +181,7 @@ export async function startWorker(
   const supervised: SupervisedRunner[] = [];
   const stopAll = async () => {
     await Promise.all(supervised.map((lane) => lane.stop()));
+    stuckPools.stop();
     await metrics.close();
     await ctx.close();
     await liveness.stop();
@@ -186,7 +190,6 @@ export async function startWorker(
     await workerUtils.release();
     for (const runnerPool of pgPools.values()) await runnerPool.end();
   };
-  let stopping: Promise<void> | undefined;
   // Once: a second signal, or a test that stops its worker before the context's own teardown.
   const stop = () => (stopping ??= stopAll());
   try {

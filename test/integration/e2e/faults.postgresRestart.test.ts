@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { makePool } from '../../../shared/db/pool.ts';
@@ -71,18 +74,13 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (process.env.FAULT_LOGS) {
-    for (const p of [...(fleet?.webs.map((w) => w.process) ?? []), ...(fleet?.workers ?? [])]) {
-      process.stderr.write(
-        p
-          .output()
-          .split('\n')
-          .filter((l) => /"level":(40|50|60)/.test(l))
-          .slice(-40)
-          .join('\n')
-          .slice(0, 20000) + '\n-----\n',
-      );
-    }
+  // FAULT_LOGS=<dir>: every process's whole output there, to follow one job through the fleet.
+  const logDir = process.env.FAULT_LOGS;
+  if (logDir) {
+    const processes = [...(fleet?.webs.map((w) => w.process) ?? []), ...(fleet?.workers ?? [])];
+    processes.forEach((p, i) =>
+      writeFileSync(path.join(logDir, `process-${i}-${p.child.pid}.log`), p.output()),
+    );
   }
   await fleet?.stop();
   await pool?.end();
