@@ -7,9 +7,9 @@ import { fileObjectKey } from '../../shared/files/dto.ts';
 import {
   releaseStorageHold,
   renewStorageHold,
-  storageHoldLease,
+  takeStorageHold,
 } from '../../shared/files/storageHoldLease.ts';
-import { reserveStorage, type StorageHold } from '../../shared/files/storageQuota.ts';
+import type { StorageHold } from '../../shared/files/storageQuota.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { ObjectStore } from '../../shared/storage/objectStore.ts';
 import { type ReceivedUpload, receiveUpload, type UploadReservation } from './receiveUpload.ts';
@@ -33,12 +33,11 @@ function holdFor(deps: ReceiveFileDeps, req: Request, res: Response, onHold: (ho
   return async (): Promise<UploadReservation> => {
     const declared = Number(req.get('content-length'));
     const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxBytes) : maxBytes;
-    const hold = await reserveStorage(deps.pool, {
-      workspaceId: req.principal!.workspaceId,
-      bytes,
-      ttlSeconds: storageHoldLease.leaseSeconds,
-      partial: true,
-    });
+    const hold = await takeStorageHold(
+      deps.pool,
+      { workspaceId: req.principal!.workspaceId, bytes, partial: true },
+      deps.logger,
+    );
     onHold(hold);
     // By the answer the hold has become stored bytes or is being released.
     const stopRenewing = renewStorageHold(deps.pool, hold, deps.logger);

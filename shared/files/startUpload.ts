@@ -10,8 +10,7 @@ import type { ObjectStore } from '../storage/objectStore.ts';
 import { isMediaType, refusedDeclaredType } from './contentPolicy.ts';
 import { fileObjectKey } from './dto.ts';
 import { maxPresignedBytes, partLayout, sessionSeconds } from './presignedUploads.ts';
-import { releaseStorageHold, storageHoldLease } from './storageHoldLease.ts';
-import { reserveStorage } from './storageQuota.ts';
+import { releaseStorageHold, takeStorageHold } from './storageHoldLease.ts';
 
 export type UploadRequest = { filename: string; mimeType: string; sizeBytes: number };
 
@@ -63,12 +62,11 @@ export async function startPresignedUpload(
   const id = newId('upl');
   const { partSize, partCount } = partLayout(request.sizeBytes);
   // A lease until the session is recorded: a hold whose session never was stops counting soon.
-  const hold = await reserveStorage(pool, {
-    id,
-    workspaceId: owner.workspaceId,
-    bytes: request.sizeBytes,
-    ttlSeconds: storageHoldLease.leaseSeconds,
-  });
+  const hold = await takeStorageHold(
+    pool,
+    { id, workspaceId: owner.workspaceId, bytes: request.sizeBytes },
+    deps.logger,
+  );
   const storageKey = fileObjectKey(owner.workspaceId, newId('file'));
   let s3UploadId: string | undefined;
   const abandon = async () => {

@@ -3,8 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 
 import { extendStorageReservation } from '../db/queries/storageReservations.ts';
+import { isDatabaseUnavailable } from '../errors/unavailable.ts';
 import type { Logger } from '../observability/logger.ts';
-import { releaseStorage, type StorageHold } from './storageQuota.ts';
+import { newId } from '../primitives/ids.ts';
+import { releaseStorage, reserveStorage, type StorageHold } from './storageQuota.ts';
 
 /**
  * A quota hold for an upload in flight is a lease: it counts for `leaseSeconds` and is renewed every
@@ -17,6 +19,29 @@ export const storageHoldLease = { leaseSeconds: 120, renewEveryMs: 30_000, relea
 
 const firstRetryMs = 500;
 const maxRetryDelayMs = 5000;
+
+/**
+ * Takes a quota hold (see reserveStorage) as a lease. When the database went away during the taking,
+ * whether it committed is unknown (PostgreSQL may have committed it and lost the answer), so the hold
+ * is released in the background as any failed release is, by its id: it stops counting as soon as
+ * the database is back, not when its lease ends.
+ * @throws what reserveStorage throws.
+ */
+export async function takeStorageHold(
+  pool: DatabasePool,
+  request: { workspaceId: string; bytes: number; partial?: boolean; id?: string },
+  logger: Logger,
+): Promise<StorageHold> {
+  const id = request.id ?? newId('srv');
+  try {
+    return await reserveStorage(pool, { ...request, id, ttlSeconds: storageHoldLease.leaseSeconds });
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) {
+      void releaseStorageHold(pool, { id, workspaceId: request.workspaceId, bytes: request.bytes }, logger);
+    }
+    throw error;
+  }
+}
 
 /**
  * Keeps `hold` counting while its upload runs, renewing its lease; returns the function that stops

@@ -80,8 +80,8 @@ describe('a quota hold around an upload that fails while PostgreSQL is away', ()
       return response && Buffer.byteLength(response.body) >= length ? response : undefined;
     });
     client.socket.destroy();
-    expect(answer.status).toBe(500);
-    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'internal_error' } });
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'service_unavailable' } });
     expect(logged('releasing a storage quota hold failed; retrying')).toBe(true);
     expect(await holds()).toHaveLength(1);
 
