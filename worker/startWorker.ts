@@ -27,6 +27,7 @@ import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
 import { type Lane, laneConcurrency, runnerPoolSize, splitIntoLanes } from './lanes.ts';
 import { startLiveness } from './liveness.ts';
+import { survivalOfLostLocalQueue } from './lostLocalQueue.ts';
 import { workerMetrics } from './metrics/workerMetrics.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
@@ -174,6 +175,7 @@ export async function startWorker(
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
   let stopping: Promise<void> | undefined;
   const stuckPools = watchStuckPools(events, logger, () => stopping !== undefined);
+  const forgetLostLocalQueues = survivalOfLostLocalQueue(logger);
   ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
   // The lanes' current runners: a runner that stops on its own is replaced (see SupervisedRunner).
@@ -182,6 +184,7 @@ export async function startWorker(
   const stopAll = async () => {
     await Promise.all(supervised.map((lane) => lane.stop()));
     stuckPools.stop();
+    forgetLostLocalQueues();
     await metrics.close();
     await ctx.close();
     await liveness.stop();
