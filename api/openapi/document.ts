@@ -184,6 +184,13 @@ const retryAfter: Json = {
 
 const errorHeaders: Partial<Record<number, Json>> = {
   405: { Allow: { description: 'The methods this path supports.', schema: { type: 'string' } } },
+  409: {
+    'Retry-After': {
+      description:
+        'With idempotency_request_in_progress: seconds until the first request with the key has let it go (a retry may then take its work over).',
+      schema: { type: 'integer', minimum: 1 },
+    },
+  },
   429: retryAfter,
   503: retryAfter,
 };

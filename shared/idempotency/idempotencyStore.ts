@@ -118,9 +118,12 @@ export class IdempotencyStore {
       holder.idempotency = { ref, requestHash: hash, claimed: true, resumeJobId: entry.job_id };
       return undefined;
     }
+    // A retry can take a synchronous job over once the first request's lease ends (it renews it
+    // while it waits): no sooner is worth asking.
     throw new AppError(
       'idempotency_request_in_progress',
       'The first request with this Idempotency-Key is still running.',
+      { headers: { 'Retry-After': String(entry.job_id === null ? 1 : entry.lease_left_seconds) } },
     );
   }
 

@@ -11,6 +11,8 @@ const entryRow = z.object({
   job_id: z.string().nullable(),
   output_delivered: z.boolean(),
   is_leased: z.boolean(),
+  /** Whole seconds until the lease of the request holding the key ends (at least 1). */
+  lease_left_seconds: z.number(),
 });
 export type IdempotencyEntry = z.infer<typeof entryRow>;
 
@@ -24,7 +26,8 @@ export type IdempotencyKeyRef = { credentialId: string; key: string };
 export function findIdempotencyEntry(db: Db, ref: IdempotencyKeyRef) {
   return db.maybeOne(sql.type(entryRow)`
     select request_hash, status, response_status, response_body, response_location, job_id,
-           output_delivered, locked_until > now() as is_leased
+           output_delivered, locked_until > now() as is_leased,
+           greatest(1, ceil(extract(epoch from locked_until - now())))::int as lease_left_seconds
     from idempotency_keys
     where credential_id = ${ref.credentialId} and key = ${ref.key} and created_at > now() - interval '24 hours'
   `);

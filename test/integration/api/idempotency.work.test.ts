@@ -138,7 +138,11 @@ describe('Idempotency-Key on a synchronous generation', () => {
         .set(bearer(tenant.liveKey))
         .set('Idempotency-Key', 'api-died')
         .send({ prompt: 'Survive a crash.' });
-    expect((await retry().expect(409)).body.error.code).toBe('idempotency_request_in_progress');
+    const inProgress = await retry().expect(409);
+    expect(inProgress.body.error.code).toBe('idempotency_request_in_progress');
+    // ...for at most the lease's 15 s, which the answer tells the client to wait out...
+    expect(Number(inProgress.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(inProgress.headers['retry-after'])).toBeLessThanOrEqual(15);
     // ...and once it ran out (no renewal from the dead process), a retry takes the job over.
     for (let leased = true; leased;) {
       leased = await t.deps.pool.oneFirst(sql.type(z.object({ leased: z.boolean() }))`

@@ -7,7 +7,7 @@ import { makeAppDeps } from '../../../api/makeDeps.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { startTcpProxy, type TcpProxy } from '../../helpers/tcpProxy.ts';
+import { type PgFaultProxy, startPgFaultProxy } from '../../helpers/pgFaultProxy.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 /**
@@ -16,18 +16,18 @@ import { waitUntil } from './tasks.helpers.ts';
  * page says the database is out; once it is back, calls succeed again without a restart.
  */
 let t: TestContext;
-let proxy: TcpProxy;
+let proxy: PgFaultProxy;
 let http: ReturnType<typeof supertest>;
 let tenant: Tenant;
 
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool, { credits: 10_000 });
-  proxy = await startTcpProxy(Number(new URL(t.databaseUrl).port));
+  proxy = await startPgFaultProxy(t.databaseUrl);
   t.closeWith(proxy);
   const deps = await makeAppDeps(
     t.config,
-    { databaseUrl: proxy.url(t.databaseUrl), directDatabaseUrl: t.databaseUrl, s3: t.s3 },
+    { databaseUrl: proxy.url, directDatabaseUrl: t.databaseUrl, s3: t.s3 },
     createLogger('silent', 'test'),
   );
   t.closeWith(deps);
@@ -42,7 +42,7 @@ describe('while the database is unreachable', () => {
   it('answers 503 service_unavailable with Retry-After, reports the outage, and recovers', async () => {
     await http.get(api('/me')).set(bearer(tenant.testKey)).expect(200);
 
-    await proxy.cut();
+    proxy.cut();
     // GET /me may still answer from the key cache and the rate limiter's lease; these need the database.
     for (const call of [
       http.post(api('/text')).set(bearer(tenant.liveKey)).send({ prompt: 'During the outage.' }),
@@ -74,7 +74,7 @@ describe('while the database is unreachable', () => {
     });
     expect(status.headers['cache-control']).toMatch(/max-age=[1-5]$/);
 
-    await proxy.restore();
+    proxy.restore();
     await waitUntil(async () => {
       const res = await http.get(api('/me')).set(bearer(tenant.testKey));
       return res.status === 200 ? res : undefined;
