@@ -84,6 +84,12 @@ export class HeldJobs {
     });
   }
 
+  /** A pool given up on: from now on it holds nothing, as a released one (its locks are released). */
+  abandon(poolId: string): void {
+    const pool = this.#pools.get(poolId);
+    if (pool) pool.released = true;
+  }
+
   /** Ids to heartbeat: every live pool and its workers. A released pool's locks are not ours to keep. */
   liveIds(): string[] {
     const ids: string[] = [];

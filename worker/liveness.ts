@@ -31,7 +31,7 @@ export function startLiveness(
   ctx: WorkerContext,
   events: WorkerEvents,
   label: string,
-): { stop(): Promise<void> } {
+): { stop(): Promise<void>; abandon(poolId: string): void } {
   const held = new HeldJobs(events);
   const beat = () =>
     beatWorkers(ctx.pool, held.liveIds(), label).catch((error: unknown) =>
@@ -93,6 +93,8 @@ export function startLiveness(
   const beatTimer = setInterval(() => void beat(), heartbeatEveryMs);
   const reapTimer = setInterval(() => void reap(), reapEveryMs);
   return {
+    // A pool that could not be stopped (worker/stuckPools.ts) holds nothing any more.
+    abandon: (poolId) => held.abandon(poolId),
     stop: async () => {
       clearInterval(beatTimer);
       clearInterval(reapTimer);

@@ -33,7 +33,7 @@ import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
 import { DeckRenderer } from './render/deckRenderer.ts';
 import { mainRunnerPreset, sideRunnerPreset } from './runnerPresets.ts';
-import { watchStuckPools } from './stuckPools.ts';
+import { laneEmitter, watchStuckPools } from './stuckPools.ts';
 import { SupervisedRunner } from './supervisedRunner.ts';
 import { makeJobDefinitions, makeTaskList } from './taskList.ts';
 
@@ -174,7 +174,7 @@ export async function startWorker(
   });
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
   let stopping: Promise<void> | undefined;
-  const stuckPools = watchStuckPools(events, logger, () => stopping !== undefined);
+  const watchers: { stop(): void }[] = [];
   const forgetLostLocalQueues = survivalOfLostLocalQueue(logger);
   ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
@@ -183,7 +183,7 @@ export async function startWorker(
   const supervised: SupervisedRunner[] = [];
   const stopAll = async () => {
     await Promise.all(supervised.map((lane) => lane.stop()));
-    stuckPools.stop();
+    for (const watcher of watchers) watcher.stop();
     forgetLostLocalQueues();
     await metrics.close();
     await ctx.close();
@@ -200,9 +200,10 @@ export async function startWorker(
       const main = lane.name === 'main';
       // The pool is made once per lane: a runner started again fetches on the same connections.
       const pgPool = main ? mainPgPool : runnerPool(lane);
+      const laneEvents = laneEmitter(events);
       const start = () =>
         run({
-          events,
+          events: laneEvents,
           pgPool,
           taskList: lane.taskList,
           parsedCronItems: main ? parseCrontab(readFileSync(crontabPath, 'utf8')) : [],
@@ -216,6 +217,17 @@ export async function startWorker(
         runners[lane.name] = runner;
       });
       supervised.push(laneRunner);
+      watchers.push(
+        watchStuckPools(
+          laneEvents,
+          logger,
+          () => stopping !== undefined,
+          (workerPool) => {
+            liveness.abandon(workerPool.id);
+            laneRunner.replace();
+          },
+        ),
+      );
       runners[lane.name] = laneRunner.runner;
     }
   } catch (error) {

@@ -71,6 +71,16 @@ export class SupervisedRunner {
     runner.promise.then(ended, ended);
   }
 
+  /**
+   * Starts the lane's runner again without waiting for the current one, whose pool could not be
+   * stopped (see watchStuckPools): it is left behind, and what it has locked is released by the reaper.
+   */
+  replace(): void {
+    if (this.#stopping || this.#ended) return;
+    this.#ended = true;
+    this.#restarting = this.#restart();
+  }
+
   async #restart(): Promise<void> {
     for (let delay = firstRestartDelayMs; ; delay = Math.min(delay * 2, maxRestartDelayMs)) {
       await sleep(delay, undefined, { signal: this.#stopped.signal }).catch(() => {});
