@@ -655,6 +655,7 @@ create table webhook_deliveries (
   next_attempt_at timestamp with time zone,
   created_at timestamp with time zone not null default now(),
   completed_at timestamp with time zone,
+  next_attempt_reason text,
   constraint webhook_deliveries_attempts_check CHECK ((attempts >= 0)),
   constraint webhook_deliveries_check CHECK (((status = 'pending'::text) = (completed_at IS NULL))),
   constraint webhook_deliveries_endpoint_id_event_id_key UNIQUE (endpoint_id, event_id),
@@ -674,6 +675,7 @@ create table webhook_delivery_attempts (
   duration_ms integer not null,
   created_at timestamp with time zone not null default now(),
   response_excerpt text,
+  reason text,
   constraint webhook_delivery_attempts_attempt_check CHECK ((attempt > 0)),
   constraint webhook_delivery_attempts_delivery_id_attempt_key UNIQUE (delivery_id, attempt),
   constraint webhook_delivery_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
@@ -792,6 +794,7 @@ CREATE INDEX videos_task_idx ON public.videos USING btree (task_id, created_at);
 CREATE INDEX videos_workspace_idx ON public.videos USING btree (workspace_id, created_at);
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at);
 CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btree (event_id);
+CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at, id) WHERE (status = 'pending'::text);
 CREATE INDEX webhook_endpoints_project_idx ON public.webhook_endpoints USING btree (project_id);
 CREATE INDEX workflows_workspace_idx ON public.workflows USING btree (workspace_id, created_at);
 

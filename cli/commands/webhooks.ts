@@ -52,8 +52,11 @@ export const webhookCommands: CommandTable = {
               error: a.error,
               durationMs: a.duration_ms,
               at: a.created_at,
+              // Set when the attempt ran before its retry schedule said (a catch-up after an outage).
+              ...(a.reason === null ? {} : { reason: a.reason }),
             })),
             nextAttemptAt: d.next_attempt_at,
+            ...(d.next_attempt_reason === null ? {} : { nextAttemptReason: d.next_attempt_reason }),
           })),
         ),
       };

@@ -31,13 +31,18 @@ export async function enqueueDeliveryAttempt(
   options: { endpointId: string; runAt?: string },
 ): Promise<void> {
   await enqueue(tx, 'webhook__deliver', payload, {
-    jobKey: `webhook:${payload.deliveryId}:${payload.attempt}`,
+    jobKey: attemptJobKey(payload.deliveryId, payload.attempt),
     queueName: webhookQueueName(options.endpointId),
     // Transport failures are retried by our own schedule; these attempts only cover database errors.
     maxAttempts: 5,
     priority: 1,
     runAt: options.runAt,
   });
+}
+
+/** The job key of a delivery's attempt (bringForwardHeldDeliveries spells it in SQL too). */
+export function attemptJobKey(deliveryId: string, attempt: number): string {
+  return `webhook:${deliveryId}:${attempt}`;
 }
 
 /** The graphile-worker queue of an endpoint's deliveries. */

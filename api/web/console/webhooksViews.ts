@@ -98,6 +98,7 @@ export function deliveriesView(
                   html`<li>
                     ${a.status_code === null ? 'no answer' : `HTTP ${a.status_code}`}, ${a.duration_ms} ms,
                     ${when(a.created_at)}${a.error ? html` — ${a.error}` : ''}
+                    ${a.reason ? html`<br /><span class="muted">${a.reason}</span>` : ''}
                     ${a.response_excerpt ? html`<pre>${a.response_excerpt}</pre>` : ''}
                   </li>`,
               )}

@@ -83,6 +83,8 @@ const deliveryRow = z.object({
   last_status_code: z.number().nullable(),
   last_error: z.string().nullable(),
   next_attempt_at: isoTimestamp.nullable(),
+  /** Set when the next attempt was brought forward (catch-up), until that attempt is logged. */
+  next_attempt_reason: z.string().nullable(),
   created_at: isoTimestamp,
   completed_at: isoTimestamp.nullable(),
 });
@@ -127,16 +129,22 @@ export type DeliveryAttempt = {
   error: string | null;
   durationMs: number;
   responseExcerpt?: string | null;
+  /** Why it ran when it did, when not on the retry schedule. */
+  reason?: string | null;
 };
 
 export async function insertDeliveryAttempt(db: Db, a: DeliveryAttempt): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    insert into webhook_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms, response_excerpt)
-    values (${a.deliveryId}, ${a.attempt}, ${a.statusCode}, ${a.error}, ${a.durationMs}, ${a.responseExcerpt ?? null})
+    insert into webhook_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms, response_excerpt, reason)
+    values (${a.deliveryId}, ${a.attempt}, ${a.statusCode}, ${a.error}, ${a.durationMs}, ${a.responseExcerpt ?? null},
+            ${a.reason ?? null})
   `);
 }
 
-/** Records the outcome of attempt `attempts`: `pending` with the next attempt's time, or final. */
+/**
+ * Records the outcome of attempt `attempts`: `pending` with the next attempt's time, or final. The
+ * reason an attempt was brought forward is spent by it.
+ */
 export async function updateDelivery(
   db: Db,
   d: {
@@ -151,10 +159,73 @@ export async function updateDelivery(
   await db.query(sql.typeAlias('void')`
     update webhook_deliveries
     set status = ${d.status}, attempts = ${d.attempts}, last_status_code = ${d.lastStatusCode},
-        last_error = ${d.lastError}, next_attempt_at = ${d.nextAttemptAt}::timestamptz,
+        last_error = ${d.lastError}, next_attempt_at = ${d.nextAttemptAt}::timestamptz, next_attempt_reason = null,
         completed_at = case when ${d.status} = 'pending' then null else now() end
     where id = ${d.id}
   `);
+}
+
+/**
+ * The catch-up after an endpoint answered 2xx to `trigger` (issue 39): its other deliveries waiting
+ * on backoff because the endpoint could not be reached (no answer, 408, 429 or 5xx) are due now,
+ * each with the reason its next attempt runs early. Their attempt jobs (keyed
+ * `webhook:<delivery>:<attempt>`, see enqueueDeliveryAttempt) are due now too, a microsecond apart
+ * oldest first, since graphile-worker takes due jobs by run_at; they stay in the endpoint's queue,
+ * which runs one at a time. Writes graphile-worker's private jobs table as releaseQueueLocks does
+ * (its `jobs` view cannot be updated; reschedule_jobs gives every job one time). Returns the ids,
+ * oldest first.
+ */
+export function bringForwardHeldDeliveries(
+  db: Db,
+  trigger: { endpointId: string; deliveryId: string; statusCode: number },
+) {
+  return db.anyFirst(sql.type(idRow)`
+    with locked as (
+      select d.id, d.created_at, d.attempts, d.next_attempt_at
+      from webhook_deliveries d
+      where d.endpoint_id = ${trigger.endpointId} and d.status = 'pending' and d.id <> ${trigger.deliveryId}
+        and d.attempts > 0 and d.next_attempt_at > now()
+        and (d.last_status_code is null or d.last_status_code in (408, 429) or d.last_status_code >= 500)
+      for update
+    ), held as (
+      select l.*, row_number() over (order by l.created_at, l.id) as n from locked l
+    ), moved as (
+      update webhook_deliveries d
+      set next_attempt_at = now(),
+          next_attempt_reason = format(
+            'caught up: the endpoint answered %s to %s at %s after failures; this attempt was due at %s',
+            ${trigger.statusCode}::int, ${trigger.deliveryId}::text,
+            to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            to_char(h.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      from held h where d.id = h.id
+    ), due as (
+      update graphile_worker._private_jobs j
+      set run_at = now() + h.n * interval '1 microsecond'
+      from held h
+      where j.key = 'webhook:' || h.id || ':' || (h.attempts + 1) and j.locked_at is null
+    )
+    select id from held order by n
+  `);
+}
+
+/**
+ * The oldest of an endpoint's pending deliveries whose next attempt is due (a first attempt, a
+ * retry whose time has come, one brought forward), and that attempt's number
+ * (webhook_deliveries_pending_idx).
+ */
+export function findDueDelivery(db: Db, endpointId: string) {
+  return db.maybeOne(sql.type(z.object({ id: z.string(), attempt: z.number() }))`
+    select id, attempts + 1 as attempt from webhook_deliveries
+    where endpoint_id = ${endpointId} and status = 'pending'
+      and (next_attempt_at is null or next_attempt_at <= now())
+    order by created_at, id
+    limit 1
+  `);
+}
+
+/** Drops the queued job of an attempt made by another delivery's job (graphile-worker's remove_job). */
+export async function removeAttemptJob(db: Db, jobKey: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${jobKey})`);
 }
 
 /** The delivery log of an endpoint, newest first (operators and tests read it). */
@@ -173,12 +244,13 @@ const attemptRow = z.object({
   status_code: z.number().nullable(),
   error: z.string().nullable(),
   duration_ms: z.number(),
+  reason: z.string().nullable(),
   created_at: isoTimestamp,
 });
 
 export function listDeliveryAttempts(db: Db, deliveryId: string) {
   return db.any(sql.type(attemptRow)`
-    select delivery_id, attempt, status_code, error, duration_ms, created_at
+    select delivery_id, attempt, status_code, error, duration_ms, reason, created_at
     from webhook_delivery_attempts where delivery_id = ${deliveryId}
     order by attempt
   `);
@@ -247,12 +319,12 @@ const consoleDeliveryRow = deliveryRow.extend({
 export function listEndpointDeliveryLog(db: Db, endpointId: string, page: ListPage) {
   return db.any(sql.type(consoleDeliveryRow)`
     select d.id, d.workspace_id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code, d.last_error,
-           d.next_attempt_at, d.created_at, d.completed_at, ev.type as event_type,
+           d.next_attempt_at, d.next_attempt_reason, d.created_at, d.completed_at, ev.type as event_type,
            ${cursorAt('d')},
            coalesce((
              select json_agg(json_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error,
                                                'duration_ms', a.duration_ms, 'response_excerpt', a.response_excerpt,
-                                               'created_at', a.created_at) order by a.attempt)
+                                               'reason', a.reason, 'created_at', a.created_at) order by a.attempt)
              from webhook_delivery_attempts a where a.delivery_id = d.id
            ), '[]') as attempt_log
     from webhook_deliveries d join events ev on ev.id = d.event_id

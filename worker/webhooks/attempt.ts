@@ -1,0 +1,142 @@
+import {
+  bringForwardHeldDeliveries,
+  type DeliveryAttemptContext,
+  findDeliveryAttemptContext,
+  insertDeliveryAttempt,
+  lockDelivery,
+  removeAttemptJob,
+  updateDelivery,
+} from '../../shared/db/queries/webhooks.ts';
+import { attemptJobKey, enqueueDeliveryAttempt } from '../../shared/webhooks/fanout.ts';
+import { webhookHeaders } from '../../shared/webhooks/signing.ts';
+import type { WorkerContext } from '../context.ts';
+import { observedSendWebhook } from './observedSend.ts';
+import { retryDelayMs, type WebhookPolicy } from './policy.ts';
+import type { SendOutcome } from './send.ts';
+
+export type AttemptRef = { deliveryId: string; attempt: number };
+
+/**
+ * What became of an attempt: `skipped` (already made, or the delivery is gone or finished),
+ * `interrupted` (the worker is stopping; nothing recorded, the attempt's job stays queued), or made.
+ * A 2xx that found deliveries held by backoff brought them forward (`caughtUp`).
+ */
+export type AttemptResult =
+  | { kind: 'skipped' }
+  | { kind: 'interrupted' }
+  | { kind: 'made'; endpointId: string; delivered: boolean; error: string | null; caughtUp: number };
+
+const disabled: SendOutcome = {
+  delivered: false,
+  statusCode: null,
+  error: 'endpoint disabled',
+  permanent: true,
+  durationMs: 0,
+};
+
+function send(
+  ctx: WorkerContext,
+  policy: WebhookPolicy,
+  d: DeliveryAttemptContext,
+  ref: AttemptRef,
+  signal: AbortSignal,
+) {
+  if (!d.endpoint_enabled) return Promise.resolve(disabled);
+  // The body is the event; its id is the message id receivers deduplicate on (same on every attempt).
+  const body = JSON.stringify({
+    id: d.event_id,
+    type: d.event_type,
+    createdAt: d.event_created_at,
+    data: d.event_data,
+  });
+  const timestamp = Math.floor(Date.now() / 1000);
+  return observedSendWebhook(
+    {
+      url: d.url,
+      body,
+      headers: webhookHeaders(d.secret, d.event_id, timestamp, body),
+      timeoutMs: policy.timeoutMs,
+      allowPrivate: ctx.config.webhookAllowPrivate,
+      signal,
+    },
+    {
+      metrics: ctx.providerMetrics,
+      attributes: {
+        'svc.webhook.delivery_id': ref.deliveryId,
+        'svc.webhook.attempt': ref.attempt,
+        'svc.webhook.event_type': d.event_type,
+      },
+    },
+  );
+}
+
+/**
+ * One attempt of one delivery. The HTTP call happens outside any transaction; its outcome, the
+ * attempt's log row (with the reason it ran early, if it was brought forward) and the next
+ * attempt's job are then written together under the delivery's row lock, so a re-run of an attempt
+ * that already committed changes nothing. A 2xx brings the endpoint's held deliveries forward in
+ * the same transaction. `ownJob` is false when another delivery's job makes the attempt (catch-up):
+ * the attempt's own queued job is then dropped with the record.
+ */
+export async function makeDeliveryAttempt(
+  ctx: WorkerContext,
+  policy: WebhookPolicy,
+  ref: AttemptRef,
+  signal: AbortSignal,
+  ownJob: boolean,
+): Promise<AttemptResult> {
+  const delivery = await findDeliveryAttemptContext(ctx.pool, ref.deliveryId);
+  if (!delivery || delivery.status !== 'pending' || delivery.attempts >= ref.attempt) {
+    return { kind: 'skipped' };
+  }
+  const outcome = await send(ctx, policy, delivery, ref, signal);
+  // Shutting down mid-attempt: leave this attempt to the next worker instead of logging it as failed.
+  if (signal.aborted && !outcome.delivered) return { kind: 'interrupted' };
+  return ctx.pool.transaction(async (tx): Promise<AttemptResult> => {
+    const current = await lockDelivery(tx, ref.deliveryId);
+    if (!current || current.status !== 'pending' || current.attempts >= ref.attempt) {
+      return { kind: 'skipped' };
+    }
+    await insertDeliveryAttempt(tx, {
+      deliveryId: current.id,
+      attempt: ref.attempt,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      responseExcerpt: outcome.responseExcerpt ?? null,
+      reason: current.next_attempt_reason,
+    });
+    const delay = outcome.delivered || outcome.permanent ? null : retryDelayMs(policy, ref.attempt);
+    const nextAttemptAt = delay === null ? null : new Date(Date.now() + delay).toISOString();
+    await updateDelivery(tx, {
+      id: current.id,
+      status: outcome.delivered ? 'succeeded' : nextAttemptAt === null ? 'failed' : 'pending',
+      attempts: ref.attempt,
+      lastStatusCode: outcome.statusCode,
+      lastError: outcome.error,
+      nextAttemptAt,
+    });
+    if (!ownJob) await removeAttemptJob(tx, attemptJobKey(current.id, ref.attempt));
+    if (nextAttemptAt !== null) {
+      await enqueueDeliveryAttempt(
+        tx,
+        { deliveryId: current.id, attempt: ref.attempt + 1 },
+        { endpointId: current.endpoint_id, runAt: nextAttemptAt },
+      );
+    }
+    const caughtUp = outcome.delivered
+      ? await bringForwardHeldDeliveries(tx, {
+          endpointId: current.endpoint_id,
+          deliveryId: current.id,
+          statusCode: outcome.statusCode ?? 0,
+        })
+      : [];
+    return {
+      kind: 'made',
+      endpointId: current.endpoint_id,
+      delivered: outcome.delivered,
+      error: outcome.error,
+      caughtUp: caughtUp.length,
+    };
+  });
+}
