@@ -6,15 +6,16 @@ import { isDatabaseUnavailable } from '../../shared/errors/unavailable.ts';
  * its transaction committed is then unknown (PostgreSQL may have committed the file or job row and
  * lost the answer), so the object stays, and the orphan-upload sweep (maintenance__prune) deletes it
  * after a day if nothing records it. Deleting it then would leave a stored file without its bytes.
+ * The quota hold goes either way: a committed file turned it into stored bytes already.
  */
 export async function discardIfThrows<T>(
-  upload: { discard(): Promise<void> },
+  upload: { discard(options?: { keepObject?: boolean }): Promise<void> },
   step: () => T | Promise<T>,
 ): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    if (!isDatabaseUnavailable(error)) await upload.discard();
+    await upload.discard({ keepObject: isDatabaseUnavailable(error) });
     throw error;
   }
 }

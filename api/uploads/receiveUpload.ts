@@ -69,8 +69,11 @@ export type ReceivedUpload = {
   /** The type was refused for the file's content (its first bytes), not for the declared type. */
   contentRefused: boolean;
   tooLarge: boolean;
-  /** Removes the stored object and releases the reservation, for a caller that refuses the upload. */
-  discard(): Promise<void>;
+  /**
+   * Removes the stored object and releases the reservation, for a caller that refuses the upload;
+   * with `keepObject`, releases the reservation only (whether a row now owns the object is unknown).
+   */
+  discard(options?: { keepObject?: boolean }): Promise<void>;
 };
 
 const maxFieldBytes = 64 * 1024;
@@ -357,8 +360,8 @@ class UploadReceiver {
       ...(this.#unsupportedType !== undefined ? { unsupportedType: this.#unsupportedType } : {}),
       contentRefused: this.#contentRefused,
       tooLarge: this.#tooLarge,
-      discard: async () => {
-        if (stored) await this.#deps.store.remove(stored.key).catch(() => {});
+      discard: async (options = {}) => {
+        if (stored && !options.keepObject) await this.#deps.store.remove(stored.key).catch(() => {});
         await this.#release();
       },
     });

@@ -25,6 +25,10 @@ const unavailableSqlStates = new Set([
 // reconnect a little more; a shorter wait would only meet the same outage again.
 export const unavailableRetryAfterSeconds = 2;
 
+// What node-postgres throws, without a code, for a connection that broke or was never made.
+const brokenClient =
+  /^(Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Connection terminated|timeout exceeded when trying to connect)/;
+
 const codeOf = (error: object) => (error as { code?: unknown }).code;
 
 function* causes(error: unknown): Generator<object> {
@@ -49,6 +53,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     }
     const code = codeOf(e);
     if (typeof code === 'string' && unavailableSqlStates.has(code)) return true;
+    if (e instanceof Error && brokenClient.test(e.message)) return true;
   }
   return false;
 }
