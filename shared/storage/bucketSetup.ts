@@ -31,7 +31,8 @@ function reasonFor(step: 'checked' | 'created', error: unknown): string {
     case 'AccessDenied':
       return step === 'created'
         ? 'the credentials may not create buckets (AccessDenied): create the bucket beforehand, or allow s3:CreateBucket'
-        : 'the credentials may not read it (AccessDenied): it belongs to another account, or they lack s3:ListBucket';
+        : // HeadBucket has no body: a wrong key, a missing permission and a foreign bucket all read 403.
+          'S3 refused access (403 AccessDenied): check S3_ACCESS_KEY and S3_SECRET_KEY, that they may s3:ListBucket, and that no other account owns the name';
     case 'InvalidAccessKeyId':
     case 'SignatureDoesNotMatch':
       return `S3 does not accept the credentials (${code}): check S3_ACCESS_KEY and S3_SECRET_KEY`;
