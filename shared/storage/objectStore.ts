@@ -2,7 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 
 import * as Minio from 'minio';
 
-import { answerTimeoutTransport } from './answerTimeout.ts';
+import { s3Transport } from './s3Transport.ts';
 import {
   asStorageFailure,
   displayEndpoint,
@@ -40,13 +40,12 @@ function clientFor(endpoint: string, config: ObjectStoreConfig): Minio.Client {
     secretKey: config.secretKey,
     region: config.region,
     pathStyle: true,
-    transport: answerTimeoutTransport(
+    transport: s3Transport(
       url.protocol === 'https:' ? 'https:' : 'http:',
       config.answerTimeoutMs ?? defaultAnswerTimeoutMs,
     ),
-    // minio's own retry re-sends a request once on a 5xx, but then throws a bare Error that has lost
-    // S3's error code, leaves the 5xx answer unread on its socket, and re-sends a stream body it has
-    // already consumed. Our callers retry instead: the api answers 503 with Retry-After, a job runs again.
+    // minio's own retry re-sends a stream body it has already consumed; callers retry instead (the api
+    // answers 503 with Retry-After, a job runs again). The answers it would retry: see s3Transport.
     retryOptions: { disableRetry: true },
   });
 }
