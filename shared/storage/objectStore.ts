@@ -267,14 +267,25 @@ export class ObjectStore {
    */
   async completeMultipart(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]) {
     const ordered = [...parts].sort((a, b) => a.partNumber - b.partNumber);
-    await this.#call(() =>
-      this.client.completeMultipartUpload(
-        this.bucket,
-        key,
-        uploadId,
-        ordered.map((p) => ({ part: p.partNumber, etag: p.etag })),
-      ),
-    );
+    await this.#call(async () => {
+      try {
+        await this.client.completeMultipartUpload(
+          this.bucket,
+          key,
+          uploadId,
+          ordered.map((p) => ({ part: p.partNumber, etag: p.etag })),
+        );
+      } catch (error) {
+        // minio reads an answer without <CompleteMultipartUploadResult> (a proxy's page in a 200) by
+        // dereferencing what is not there. Its arguments are typed here, so a TypeError is the answer's.
+        if (!(error instanceof TypeError)) throw error;
+        throw new StorageUnavailableError(
+          `S3 answered CompleteMultipartUpload for bucket '${this.bucket}' at ${this.target.endpoint} with a document the client could not read`,
+          this.target,
+          error,
+        );
+      }
+    });
   }
 
   /** Aborts a multipart upload, its parts deleted; one the server no longer knows counts as aborted. */
