@@ -5,6 +5,8 @@ import { makePool } from '../shared/db/pool.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { resolveServices, type Services } from '../shared/platform/services.ts';
 import { stopOnSignals } from '../shared/platform/stopOnSignals.ts';
+import { BucketSetupError, prepareBucket } from '../shared/storage/bucketSetup.ts';
+import { ObjectStore } from '../shared/storage/objectStore.ts';
 import { startWorker, type WorkerHandle } from '../worker/startWorker.ts';
 import { type DemoCredentials, ensureDemoWorkspace } from './demo.ts';
 
@@ -27,7 +29,8 @@ function printDemo(demo: DemoCredentials, url: string): void {
 
 /**
  * `npm start` (bin/start.ts): the whole platform in one process tree — embedded PostgreSQL and S3 unless
- * DATABASE_URL / S3_ENDPOINT are set, migrations, the api on PORT and a worker pool.
+ * DATABASE_URL / S3_ENDPOINT are set, the bucket created when missing (or start-up stops, saying why),
+ * migrations, the api on PORT and a worker pool.
  * Stopping (SIGTERM, Ctrl-C) drains the api, then the worker, then stops the services.
  */
 export async function startPlatform(options: { afterStop?: () => Promise<void> } = {}): Promise<void> {
@@ -53,6 +56,19 @@ export async function startPlatform(options: { afterStop?: () => Promise<void> }
 
   const services = await resolveServices(config, { logger });
   running.services = services;
+  try {
+    if (await prepareBucket(new ObjectStore(services.s3))) {
+      logger.info({ bucket: config.s3.bucket }, 'S3 bucket created');
+    }
+  } catch (error) {
+    if (!(error instanceof BucketSetupError)) throw error;
+    // The reason alone, as release says it: a stack would bury what the operator has to fix.
+    logger.error(`start-up stopped: ${error.message}`);
+    await step('services', services.stop);
+    await options.afterStop?.();
+    process.exitCode = 1;
+    return;
+  }
   await migrate(services.directDatabaseUrl, (line) => logger.info(line));
   const pool = await makePool(services.databaseUrl, {
     maxPoolSize: 2,

@@ -23,6 +23,7 @@ import { type JobType, jobTypeOfTask, marksRunning } from '../shared/jobs/specs.
 import { newId } from '../shared/primitives/ids.ts';
 import type { Answerer } from '../shared/providers/types.ts';
 import { type InlineJob, jobPayload } from '../shared/queue/taskMap.ts';
+import { isStorageUnavailable } from '../shared/storage/storageFailure.ts';
 import type { WorkerContext } from './context.ts';
 
 /** What a job's work produced; the engine settles its cost and records it. */
@@ -119,18 +120,34 @@ function jobSignal(ctx: WorkerContext, jobId: string, helpers: JobHelpers) {
 
 type Failure =
   | { kind: 'handBack'; error: Error }
+  | { kind: 'postpone'; error: Error }
   | { kind: 'retry'; error: Error }
   | { kind: 'fail'; error: Error; publicError: PublicJobError };
+
+// A storage outage met on a job's last attempt postpones the attempt (it does not count) this long,
+// for as long as the job is younger than the grace: graphile-worker's backoff spends three attempts
+// in about ten seconds, less than a storage server takes to restart, and a job must not fail for good
+// for that. Past the grace (the bucket deleted, credentials revoked for hours) it fails as any other.
+const storageRetrySeconds = 15;
+const storageGraceSeconds = 3600;
+
+/** Whether `job` may still wait out a storage outage (see storageGraceSeconds). */
+function withinStorageGrace(job: Pick<RunningJob, 'created_at'>): boolean {
+  return Date.now() - Date.parse(job.created_at) < storageGraceSeconds * 1000;
+}
 
 /**
  * How a thrown error ends this attempt: a stopping worker hands the job back; a permanent error (or
  * a provider refusing the request) fails it at once; anything else is retried by graphile-worker,
- * with backoff, until the last attempt. Read structurally (name, retryable), not with instanceof, so
- * an error from another module realm is judged the same.
+ * with backoff, until the last attempt, which a storage outage postpones instead (`mayPostpone`).
+ * Read structurally (name, retryable), not with instanceof, so an error from another module realm
+ * is judged the same.
  */
-function failureOf(thrown: unknown, helpers: JobHelpers): Failure {
+function failureOf(thrown: unknown, helpers: JobHelpers, mayPostpone = false): Failure {
   const error = coerceError(thrown);
   if (helpers.abortSignal.aborted || error.name === 'WorkerStopping') return { kind: 'handBack', error };
+  const lastAttempt = helpers.job.attempts >= helpers.job.max_attempts;
+  if (lastAttempt && mayPostpone && isStorageUnavailable(error)) return { kind: 'postpone', error };
   if (error instanceof PermanentJobError) {
     return { kind: 'fail', error, publicError: { code: error.code, message: error.message } };
   }
@@ -142,7 +159,7 @@ function failureOf(thrown: unknown, helpers: JobHelpers): Failure {
       publicError: { code: 'internal_error', message: 'The model provider could not complete this request.' },
     };
   }
-  if (helpers.job.attempts < helpers.job.max_attempts) return { kind: 'retry', error };
+  if (!lastAttempt) return { kind: 'retry', error };
   return {
     kind: 'fail',
     error,
@@ -269,14 +286,27 @@ async function commitOutcome<P>(
  * (graphile-worker would count it, and on the last attempt never run the job again). If even that
  * fails, the attempt fails and the reconciler ends the job if no attempt is left.
  */
-async function handBack(ctx: WorkerContext, jobId: string, rawPayload: unknown, helpers: JobHelpers) {
+async function handBack(
+  ctx: WorkerContext,
+  jobId: string,
+  rawPayload: unknown,
+  helpers: JobHelpers,
+  postponed?: Error,
+) {
   await requeueJob(ctx.pool, jobId, {
     identifier: helpers.job.task_identifier,
     payload: rawPayload as Record<string, unknown>,
     maxAttempts: Math.max(1, helpers.job.max_attempts - helpers.job.attempts + 1),
     priority: helpers.job.priority,
+    ...(postponed ? { delaySeconds: storageRetrySeconds } : {}),
   });
-  helpers.logger.info(`job ${jobId} handed back: the worker is stopping`);
+  if (postponed) {
+    helpers.logger.warn(
+      `job ${jobId} postponed ${storageRetrySeconds} s, its last attempt kept: ${postponed.message}`,
+    );
+  } else {
+    helpers.logger.info(`job ${jobId} handed back: the worker is stopping`);
+  }
 }
 
 /**
@@ -327,8 +357,8 @@ async function endFailedInlineAttempt(
   helpers: JobHelpers,
 ): Promise<void> {
   const failure = failureOf(thrown, helpers);
-  if (failure.kind === 'handBack') {
-    await handBack(ctx, jobId, rawPayload, helpers);
+  if (failure.kind === 'handBack' || failure.kind === 'postpone') {
+    await handBack(ctx, jobId, rawPayload, helpers, failure.kind === 'postpone' ? failure.error : undefined);
     ctx.jobOutcomes?.note(helpers.job.id, 'retried');
     return;
   }
@@ -387,10 +417,14 @@ export async function runJob<P>(
     await commitOutcome(ctx, definition, job, prepared, outcome);
     if (outcome.cancelled) ctx.jobOutcomes?.note(helpers.job.id, 'cancelled');
   } catch (thrown) {
-    const failure = failureOf(thrown, helpers);
+    const failure = failureOf(thrown, helpers, withinStorageGrace(job));
     switch (failure.kind) {
       case 'handBack':
         await handBack(ctx, jobId, rawPayload, helpers);
+        ctx.jobOutcomes?.note(helpers.job.id, 'retried');
+        return;
+      case 'postpone':
+        await handBack(ctx, jobId, rawPayload, helpers, failure.error);
         ctx.jobOutcomes?.note(helpers.job.id, 'retried');
         return;
       case 'retry':

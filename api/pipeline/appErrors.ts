@@ -2,6 +2,7 @@ import { AppError, type Issue } from '../../shared/errors/appError.ts';
 import type { ErrorCode } from '../../shared/errors/codes.ts';
 import { isDatabaseUnavailable, serviceUnavailable } from '../../shared/errors/unavailable.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
+import { isStorageUnavailable } from '../../shared/storage/storageFailure.ts';
 import type { Operation } from '../openapi/document.ts';
 
 /** What the mapping reads of the failed call (a REST request or an operation call). */
@@ -66,6 +67,7 @@ export function toAppError(error: unknown, req: ErrorContext, logger: Logger): A
   // the server's fault, logged with what did not match.
   else if (isValidatorError(error) && error.status < 500) appError = fromValidator(error, req.operation);
   else if (isDatabaseUnavailable(error)) appError = serviceUnavailable('database', error);
+  else if (isStorageUnavailable(error)) appError = serviceUnavailable('storage', error);
   else {
     logger.error({ err: error, requestId: req.requestId, path: req.path }, 'unhandled error');
     appError = new AppError(

@@ -46,7 +46,6 @@ export async function streamToObjectStore(
   stream: Readable,
   options: StreamOptions,
 ): Promise<StreamedObject> {
-  const { client, bucket } = store;
   const { signal, gauge } = options;
   let chunks: Buffer[] = [];
   let buffered = 0;
@@ -55,7 +54,7 @@ export async function streamToObjectStore(
   let refused = false;
   let judged = options.acceptsContent === undefined;
   let uploadId: string | undefined;
-  const parts: { part: number; etag: string }[] = [];
+  const parts: { partNumber: number; etag: string }[] = [];
   let partsStarted = 0;
   // The part on its way to storage while the next one is read from the client: at most two parts
   // in memory, and the socket and storage busy at once rather than in turn.
@@ -77,25 +76,14 @@ export async function streamToObjectStore(
     uploadId = undefined;
     // A failed abort leaves what a bucket's lifecycle rule for incomplete uploads removes; the
     // caller's own error is the one worth reporting.
-    if (id) await client.abortMultipartUpload(bucket, key, id).catch(() => {});
+    if (id) await store.abortMultipart(key, id).catch(() => {});
   };
   const uploadPart = async (part: number, body: Buffer) => {
     try {
-      uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
-        'Content-Type': options.contentType,
-      });
+      uploadId ??= await store.startMultipart(key, options.contentType);
       signal.throwIfAborted();
-      const { etag } = await client.uploadPart(
-        {
-          bucketName: bucket,
-          objectName: key,
-          uploadID: uploadId,
-          partNumber: part,
-          headers: { 'Content-Length': body.length },
-        },
-        body,
-      );
-      parts.push({ part, etag });
+      const etag = await store.uploadPart(key, uploadId, part, body);
+      parts.push({ partNumber: part, etag });
     } finally {
       // The part is stored or abandoned: either way its bytes are no longer ours to hold.
       gauge.hold(-body.length);
@@ -190,7 +178,7 @@ export async function streamToObjectStore(
       } finally {
         releaseIdle?.();
       }
-      await client.completeMultipartUpload(bucket, key, uploadId!, parts);
+      await store.completeMultipart(key, uploadId!, parts);
       uploadId = undefined;
     }
     if (signal.aborted) {

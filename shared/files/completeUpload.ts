@@ -80,25 +80,31 @@ function partIssues(session: UploadSessionRow, named: NamedPart[], stored: Store
   return issues;
 }
 
-async function readHead(store: ObjectStore, session: UploadSessionRow): Promise<Buffer> {
+function readHead(store: ObjectStore, session: UploadSessionRow): Promise<Buffer> {
   const bytes = Math.min(session.size_bytes, sniffHeadBytes);
-  if (bytes === 0) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  for await (const chunk of await store.get(session.storage_key, { start: 0, end: bytes - 1 })) {
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  if (bytes === 0) return Promise.resolve(Buffer.alloc(0));
+  return store.getBuffer(session.storage_key, { start: 0, end: bytes - 1 });
 }
 
-/** S3 no longer knows the upload (aborted behind our back): as gone as an expired session. */
-async function listPartsOf(store: ObjectStore, session: UploadSessionRow, uploadId: string) {
+/**
+ * The parts S3 holds, or `assembled` when S3 no longer knows the upload because an earlier complete
+ * of this session assembled it: its transaction then rolled back (storage or the database failed
+ * after S3 answered, or the answer was lost), and the object of exactly the session's size is
+ * there under the session's own key. Otherwise an upload S3 no longer knows was aborted behind our
+ * back: as gone as an expired session.
+ */
+async function listPartsOf(
+  store: ObjectStore,
+  session: UploadSessionRow,
+  uploadId: string,
+): Promise<StoredPart[] | 'assembled'> {
   try {
     return await store.listParts(session.storage_key, session.s3_upload_id);
   } catch (error) {
-    if ((error as { code?: string }).code === 'NoSuchUpload') {
-      throw errors.notFound('upload session', uploadId);
-    }
-    throw error;
+    if ((error as { code?: string }).code !== 'NoSuchUpload') throw error;
+    const object = await store.stat(session.storage_key);
+    if (object?.size === session.size_bytes) return 'assembled';
+    throw errors.notFound('upload session', uploadId);
   }
 }
 
@@ -106,7 +112,8 @@ async function listPartsOf(store: ObjectStore, session: UploadSessionRow, upload
  * Completes a presigned upload in `tx`: checks the named parts against ListParts, assembles them in
  * S3, and records the file in the uploader's drive with its bytes counted against the quota, under
  * a lock on the session, so of two concurrent completes one makes the file and the other finds the
- * session completed (not_found, like an expired or foreign one).
+ * session completed (not_found, like an expired or foreign one). A complete retried after one that
+ * assembled the object but did not commit (storage or the database failed on the way) records it.
  * @throws AppError not_found, invalid_request_body (issues per part); UploadContentRefused.
  */
 export async function completeUploadInTransaction(
@@ -117,10 +124,13 @@ export async function completeUploadInTransaction(
   const session = await lockOpenUploadSession(tx, upload.workspaceId, upload.uploadId);
   if (!session) throw errors.notFound('upload session', upload.uploadId);
   const stored = await listPartsOf(store, session, upload.uploadId);
-  const issues = partIssues(session, upload.parts, stored);
-  if (issues.length > 0) throw errors.invalidBody(issues);
-  const ordered = [...upload.parts].sort((a, b) => a.partNumber - b.partNumber);
-  await store.completeMultipart(session.storage_key, session.s3_upload_id, ordered);
+  if (stored !== 'assembled') {
+    const issues = partIssues(session, upload.parts, stored);
+    if (issues.length > 0) throw errors.invalidBody(issues);
+    // The parts the caller named (all of the layout's, checked above) with the ETags as S3 listed them.
+    const named = stored.filter((p) => p.partNumber <= session.part_count);
+    await store.completeMultipart(session.storage_key, session.s3_upload_id, named);
+  }
   if (!(await contentFitsDeclared(session.mime_type, await readHead(store, session)))) {
     throw new UploadContentRefused(session);
   }

@@ -427,17 +427,25 @@ export async function dropDeliveredJobs(db: Db, jobIds: string[]): Promise<void>
 /**
  * Puts a running job back in the queue as a new queue job (its current attempt does not count): a
  * worker that is stopping hands its jobs back this way instead of failing the attempt, which on the
- * last one would leave the job to the reconciler. Nothing happens to a job that already finished.
+ * last one would leave the job to the reconciler; a job that met a storage outage on its last attempt
+ * comes back after `delaySeconds`. Nothing happens to a job that already finished.
  */
 export async function requeueJob(
   db: Db,
   jobId: string,
-  task: { identifier: string; payload: Record<string, unknown>; maxAttempts: number; priority: number },
+  task: {
+    identifier: string;
+    payload: Record<string, unknown>;
+    maxAttempts: number;
+    priority: number;
+    delaySeconds?: number;
+  },
 ): Promise<void> {
   await db.query(sql.typeAlias('void')`
     update jobs set status = 'queued', queue_job_id = (graphile_worker.add_job(
       ${task.identifier}, ${sql.json(task.payload as never)},
-      max_attempts => ${task.maxAttempts}, priority => ${task.priority}
+      max_attempts => ${task.maxAttempts}, priority => ${task.priority},
+      run_at => now() + make_interval(secs => ${task.delaySeconds ?? 0})
     )).id
     where id = ${jobId} and status in ('queued', 'running')
   `);
