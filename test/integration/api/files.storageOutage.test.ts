@@ -5,10 +5,10 @@ import { sql } from '../../../shared/db/sql.ts';
 import { type EmbeddedS3Handle } from '../../../shared/embedded/s3.ts';
 import { ObjectStore } from '../../../shared/storage/objectStore.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { type FaultProxy, startFaultProxy } from '../../helpers/faultProxy.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { startScratchS3 } from '../../helpers/scratchS3.ts';
-import { startTcpProxy, type TcpProxy } from '../../helpers/tcpProxy.ts';
 
 /**
  * The S3 server stopped for 15 s while clients upload (POST /files, small and multipart-sized),
@@ -28,14 +28,14 @@ let server: LoopbackServer;
 let s3: EmbeddedS3Handle;
 // Between the api (and the presigned URLs' callers) and the S3 server: cut, it is a server that has
 // stopped (open connections reset, new ones refused); restored, the same server is back.
-let s3Link: TcpProxy;
+let s3Link: FaultProxy;
 // Set when the test ends, however it ends: every client loop below stops at its next turn.
 let ended = false;
 
 beforeAll(async () => {
   s3 = await startScratchS3('outage', 'outage-spare');
-  s3Link = await startTcpProxy(Number(new URL(s3.endpoint).port));
-  t = await setupTestContext({ S3_ENDPOINT: s3Link.url(s3.endpoint).replace(/\/$/, '') });
+  s3Link = await startFaultProxy(s3.endpoint);
+  t = await setupTestContext({ S3_ENDPOINT: s3Link.url.replace(/\/$/, '') });
   tenant = await createTenant(t.deps.pool, { rateLimitPerMinute: 100_000 });
   server = await t.listen();
   // As api/startApi.ts sets it: a client's pooled connection is never closed under it by the server.
@@ -276,7 +276,7 @@ describe('the S3 server stopped for 15 s under uploads and downloads', () => {
     load.catch(() => {});
 
     await pause(2000);
-    await s3Link.cut();
+    s3Link.cut();
     phase = 'during';
     const stoppedAt = Date.now();
     // Completes sent while S3 is down, retried until they land.
@@ -287,7 +287,7 @@ describe('the S3 server stopped for 15 s under uploads and downloads', () => {
     // Awaited below; a failure meanwhile must fail this test, not the test process.
     completing.catch(() => {});
     await pause(outageMs);
-    await s3Link.restore();
+    s3Link.restore();
     phase = 'after';
     const downFor = Date.now() - stoppedAt;
     await pause(4000);

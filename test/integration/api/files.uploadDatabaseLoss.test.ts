@@ -8,10 +8,10 @@ import { renewStorageHold } from '../../../shared/files/storageHoldLease.ts';
 import { reserveStorage } from '../../../shared/files/storageQuota.ts';
 import { sweepExpiredUploads } from '../../../worker/tasks/uploads__sweep.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { type FaultProxy, startFaultProxy } from '../../helpers/faultProxy.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { capturingLogger } from '../../helpers/logCapture.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
-import { type PgFaultProxy, startPgFaultProxy } from '../../helpers/pgFaultProxy.ts';
 import { multipartBody, parseResponse, sendPartially } from '../../helpers/rawHttp.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
@@ -22,7 +22,7 @@ import { waitUntil } from './tasks.helpers.ts';
  */
 let t: TestContext;
 let tenant: Tenant;
-let proxy: PgFaultProxy;
+let proxy: FaultProxy;
 let server: LoopbackServer;
 const log = capturingLogger({ level: 'info' });
 
@@ -33,7 +33,7 @@ const releasedWithinMs = 15_000;
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool, {});
-  proxy = await startPgFaultProxy(t.databaseUrl);
+  proxy = await startFaultProxy(t.databaseUrl);
   t.closeWith(proxy);
   const deps = await makeAppDeps(t.config, { databaseUrl: proxy.url, s3: t.s3 }, log.logger);
   t.closeWith(deps);

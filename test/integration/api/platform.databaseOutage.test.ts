@@ -6,8 +6,8 @@ import { makeApp } from '../../../api/app.ts';
 import { makeAppDeps } from '../../../api/makeDeps.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { api, bearer, setupTestContext, type TestContext } from '../../helpers/context.ts';
+import { type FaultProxy, startFaultProxy } from '../../helpers/faultProxy.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
-import { type PgFaultProxy, startPgFaultProxy } from '../../helpers/pgFaultProxy.ts';
 import { waitUntil } from './tasks.helpers.ts';
 
 /**
@@ -16,14 +16,14 @@ import { waitUntil } from './tasks.helpers.ts';
  * page says the database is out; once it is back, calls succeed again without a restart.
  */
 let t: TestContext;
-let proxy: PgFaultProxy;
+let proxy: FaultProxy;
 let http: ReturnType<typeof supertest>;
 let tenant: Tenant;
 
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool, { credits: 10_000 });
-  proxy = await startPgFaultProxy(t.databaseUrl);
+  proxy = await startFaultProxy(t.databaseUrl);
   t.closeWith(proxy);
   const deps = await makeAppDeps(
     t.config,

@@ -5,10 +5,10 @@ import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { startWorker, type WorkerHandle } from '../../../worker/startWorker.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
+import { type FaultProxy, startFaultProxy } from '../../helpers/faultProxy.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { capturingLogger } from '../../helpers/logCapture.ts';
 import type { OpenAiMock } from '../../helpers/openaiMock.ts';
-import { type PgFaultProxy, startPgFaultProxy } from '../../helpers/pgFaultProxy.ts';
 import { contextWithOpenAiMock } from '../../helpers/tenantContext.ts';
 import { createTask, waitUntil } from '../api/tasks.helpers.ts';
 
@@ -21,7 +21,7 @@ import { createTask, waitUntil } from '../api/tasks.helpers.ts';
 let t: TestContext;
 let tenant: Tenant;
 let mock: OpenAiMock;
-let proxy: PgFaultProxy;
+let proxy: FaultProxy;
 let worker: WorkerHandle;
 const log = capturingLogger({ level: 'info' });
 
@@ -32,7 +32,7 @@ const endsWithinMs = 20_000;
 
 beforeAll(async () => {
   ({ t, tenant, mock } = await contextWithOpenAiMock({ credits: 100_000 }));
-  proxy = await startPgFaultProxy(t.databaseUrl);
+  proxy = await startFaultProxy(t.databaseUrl);
   t.closeWith(proxy);
   worker = await startWorker(t.config, { databaseUrl: proxy.url, s3: t.s3 }, log.logger);
   t.closeWith({ close: () => worker.stop() });

@@ -1,27 +1,27 @@
 import net from 'node:net';
 
-export type PgFaultProxy = {
-  /** The database URL through the proxy: the same database, reached via this process. */
+export type FaultProxy = {
+  /** The server's URL through the proxy: the same server, reached via this process. */
   url: string;
   /** Connections made through the proxy so far (a reconnect after `restore` counts). */
   readonly connections: number;
   /**
-   * PostgreSQL goes away for everyone behind the proxy, as in a restart: every open connection is
+   * The server goes away for everyone behind the proxy, as in a restart: every open connection is
    * cut mid-stream and every new one is closed as soon as it opens, until `restore`.
    */
   cut(): void;
-  /** PostgreSQL is back: new connections reach it again. */
+  /** The server is back: new connections reach it again. */
   restore(): void;
   close(): Promise<void>;
 };
 
 /**
- * A TCP proxy in front of PostgreSQL for the processes under test (a worker, an api), so a test can
- * take the database away from them at an exact point and give it back, while its own pool (outside
- * the proxy) keeps reading and asserting.
+ * A TCP proxy in front of a server the processes under test use (PostgreSQL, an S3 server), so a
+ * test can take it away from them at an exact point and give it back, while the test's own clients
+ * (outside the proxy) keep reading and asserting.
  */
-export async function startPgFaultProxy(databaseUrl: string): Promise<PgFaultProxy> {
-  const upstream = new URL(databaseUrl);
+export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
+  const upstream = new URL(serverUrl);
   const open = new Set<net.Socket>();
   let down = false;
   let connections = 0;
@@ -44,7 +44,7 @@ export async function startPgFaultProxy(databaseUrl: string): Promise<PgFaultPro
     client.pipe(server).pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(databaseUrl);
+  const url = new URL(serverUrl);
   url.hostname = '127.0.0.1';
   url.port = String((server.address() as net.AddressInfo).port);
   return {
