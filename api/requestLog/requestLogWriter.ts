@@ -143,12 +143,8 @@ export class RequestLogWriter {
         );
       } catch (error) {
         if (!isRowError(error)) {
-          const databaseOut = isDatabaseUnavailable(error);
-          // One warning per outage, not one per try while PostgreSQL restarts.
-          if (!databaseOut || this.backoffMs === 0) {
-            this.logger.error({ err: error, rows: batch.length }, 'request log flush failed; will retry');
-          }
-          return { rows: [segment, ...segments].flat(), databaseOut };
+          this.logger.error({ err: error, rows: batch.length }, 'request log flush failed; will retry');
+          return { rows: [segment, ...segments].flat(), databaseOut: isDatabaseUnavailable(error) };
         }
         if (segment.length === 1) {
           this.logger.error(

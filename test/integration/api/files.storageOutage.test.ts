@@ -136,30 +136,37 @@ async function downloader(outcomes: Outcomes, files: [string, Buffer][], until: 
 async function presigner(outcomes: Outcomes, stored: Map<string, Buffer>, until: () => boolean) {
   for (let i = 0; !until(); i++) {
     const data = patterned(256 * 1024, 7000 + i);
-    let session: { sessionId: string; parts: { url: string }[] } | undefined;
+    let session: Session | undefined;
     while (!session && !until()) {
-      const res = await call(outcomes, 'POST /files/uploads', '/files/uploads', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          filename: `p${i}.bin`,
-          mimeType: 'application/octet-stream',
-          sizeBytes: data.length,
-        }),
-      });
-      if (res?.status === 201) session = res.json().upload as typeof session;
-      else await pause(500);
+      session = await startSession(outcomes, `p${i}.bin`, data);
+      if (!session) await pause(500);
     }
     if (!session) return;
     await finishSession(outcomes, stored, session, data);
   }
 }
 
+type Session = { sessionId: string; parts: { url: string }[] };
+
+/** POST /files/uploads for `data`: the session, or undefined when it was not answered 201. */
+async function startSession(
+  outcomes: Outcomes,
+  filename: string,
+  data: Buffer,
+): Promise<Session | undefined> {
+  const res = await call(outcomes, 'POST /files/uploads', '/files/uploads', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ filename, mimeType: 'application/octet-stream', sizeBytes: data.length }),
+  });
+  return res?.status === 201 ? (res.json().upload as Session) : undefined;
+}
+
 /** PUTs the one part of a started session (retrying while S3 is out), then completes it. */
 async function finishSession(
   outcomes: Outcomes,
   stored: Map<string, Buffer>,
-  session: { sessionId: string; parts: { url: string }[] },
+  session: Session,
   data: Buffer,
 ) {
   let etag: string | undefined;
@@ -177,16 +184,8 @@ async function finishSession(
 async function starter(outcomes: Outcomes, stored: Map<string, Buffer>, during: () => boolean) {
   for (let i = 0; during() && !ended; i++) {
     const data = patterned(64 * 1024, 8000 + i);
-    const res = await call(outcomes, 'POST /files/uploads', '/files/uploads', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        filename: `s${i}.bin`,
-        mimeType: 'application/octet-stream',
-        sizeBytes: data.length,
-      }),
-    });
-    if (res?.status === 201) await finishSession(outcomes, stored, res.json().upload as never, data);
+    const session = await startSession(outcomes, `s${i}.bin`, data);
+    if (session) await finishSession(outcomes, stored, session, data);
     await pause(200);
   }
 }
