@@ -25,7 +25,9 @@ const circuitCacheMs = 2000;
 
 beforeAll(async () => {
   [alpha, beta] = await Promise.all([startOpenAiMock(), startOpenAiMock()]);
-  const env = alphaThenBetaEnv(alpha, beta, { failures: 2, windowSeconds: 60, cooldownSeconds: 3 });
+  // The cooldown outlasts the two calls made while the circuit is open, even on a machine loaded by
+  // other test files' process fleets (with 3 s, one call there came after it had ended).
+  const env = alphaThenBetaEnv(alpha, beta, { failures: 2, windowSeconds: 60, cooldownSeconds: 10 });
   ({ t, tenant } = await contextWithTenant({ env, credits: 1_000_000 }));
   const workerEnv = {
     ...env,
