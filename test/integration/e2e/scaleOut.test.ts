@@ -40,13 +40,19 @@ beforeAll(async () => {
     DATABASE_URL: bouncer ? bouncer.urlFor(t.databaseUrl) : t.databaseUrl,
     DATABASE_DIRECT_URL: t.databaseUrl,
     S3_ENDPOINT: t.s3.endpoint,
-    S3_BUCKET: t.s3.bucket,
+    // A bucket the S3 server has never seen: the release makes it, as on a first deploy.
+    S3_BUCKET: `${t.s3.bucket}-fleet`,
     DATABASE_POOL_SIZE: '5',
     WORKER_CONCURRENCY: '4',
     LOG_LEVEL: 'info',
     // Brain pages are written as soon as a task's reply ends, on whichever worker is free.
     BRAIN_SYNTHESIS_DEBOUNCE_MS: '0',
   };
+  const release = spawnNode('db/release.ts', shared);
+  const released = await release.exited;
+  if (released.code !== 0 || !/S3 bucket '.*-fleet' at .* created/.test(release.output())) {
+    throw new Error(`release did not create the bucket (exit ${released.code}):\n${release.output()}`);
+  }
   const ports = [await freePort(), await freePort()];
   webs = ports.map((port) => ({
     origin: `http://127.0.0.1:${port}`,
