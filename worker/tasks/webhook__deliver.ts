@@ -12,12 +12,14 @@ import { defaultWebhookPolicy, type WebhookPolicy } from '../webhooks/policy.ts'
  * fails the delivery at once. Throwing is kept for database errors (graphile-worker retries those)
  * and for an attempt cut short by a stopping worker (handed back to the next one).
  *
- * After a 2xx (which also brings the endpoint's deliveries held by backoff forward), this job goes
+ * A 2xx after failures brings the endpoint's deliveries held by backoff forward; this job then goes
  * on with the endpoint's due deliveries, oldest first, each when the one before has ended: the job
  * holds the endpoint's queue, so they stay one at a time, and they go at the receiver's pace. Left
  * to their own jobs they would go at one per graphile-worker poll: a job's end does not wake any
  * runner, and a side runner's fetch made while the endpoint's queue was locked found nothing, so
  * the next job of the queue waits for a poll (2 s per process; about 1 s with two processes).
+ * Only then: in ordinary traffic each delivery keeps its own job, so its span stays in the trace
+ * of the event that caused it (the catch-up's deliveries are traced under the job that made them).
  */
 export function webhookDeliver(ctx: WorkerContext, policy: WebhookPolicy = defaultWebhookPolicy): Task {
   return async (rawPayload, helpers) => {
@@ -31,7 +33,9 @@ export function webhookDeliver(ctx: WorkerContext, policy: WebhookPolicy = defau
       return;
     }
     logFailure(helpers.logger, payload, result);
-    if (result.delivered) await catchUp(ctx, policy, result.endpointId, helpers.abortSignal, helpers.logger);
+    if (result.kind === 'made' && result.caughtUp > 0) {
+      await catchUp(ctx, policy, result.endpointId, helpers.abortSignal, helpers.logger);
+    }
   };
 }
 
