@@ -1,5 +1,6 @@
+import type { Principal } from '../../shared/auth/principal.ts';
 import { setupTestContext, type TestContext } from './context.ts';
-import { createTenant, type Tenant } from './fixtures.ts';
+import { createTenant, principalFor, type Tenant } from './fixtures.ts';
 import { openaiEnv, type OpenAiMock, startOpenAiMock } from './openaiMock.ts';
 
 type Options = {
@@ -17,6 +18,14 @@ export async function contextWithTenant(options: Options = {}): Promise<{ t: Tes
   const tenant = await createTenant(t.deps.pool, { credits: options.credits });
   if (options.worker) await t.startWorker();
   return { t, tenant };
+}
+
+/** As contextWithTenant, with the principal of the tenant's live key (for jobs created without HTTP). */
+export async function contextWithLivePrincipal(
+  options: Options = {},
+): Promise<{ t: TestContext; tenant: Tenant; principal: Principal }> {
+  const { t, tenant } = await contextWithTenant(options);
+  return { t, tenant, principal: await principalFor(t.deps.pool, tenant.liveKey) };
 }
 
 /** As contextWithTenant, with a second tenant for the files that check one workspace cannot see another's. */

@@ -10,9 +10,9 @@ import { type JobType } from '../../../shared/jobs/specs.ts';
 import { enqueue } from '../../../shared/queue/enqueue.ts';
 import { PermanentJobError } from '../../../worker/jobEngine.ts';
 import { api, bearer, type TestContext } from '../../helpers/context.ts';
-import { createTenant, principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { createLiveJob } from '../../helpers/jobs.ts';
-import { contextWithTenant } from '../../helpers/tenantContext.ts';
+import { contextWithLivePrincipal } from '../../helpers/tenantContext.ts';
 import { type JobWork, runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 let t: TestContext;
@@ -20,8 +20,7 @@ let tenant: Tenant;
 let principal: Principal;
 
 beforeAll(async () => {
-  ({ t, tenant } = await contextWithTenant({ credits: 1000 }));
-  principal = await principalFor(t.deps.pool, tenant.liveKey);
+  ({ t, tenant, principal } = await contextWithLivePrincipal({ credits: 1000 }));
 });
 afterAll(() => t.close());
 

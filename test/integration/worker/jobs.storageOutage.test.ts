@@ -6,9 +6,9 @@ import { findJob } from '../../../shared/db/queries/jobs.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { StorageUnavailableError } from '../../../shared/storage/storageFailure.ts';
 import type { TestContext } from '../../helpers/context.ts';
-import { principalFor, type Tenant } from '../../helpers/fixtures.ts';
+import type { Tenant } from '../../helpers/fixtures.ts';
 import { createLiveJob } from '../../helpers/jobs.ts';
-import { contextWithTenant } from '../../helpers/tenantContext.ts';
+import { contextWithLivePrincipal } from '../../helpers/tenantContext.ts';
 import { runDueJobs, runWork, workerContextFor } from '../../helpers/workerContext.ts';
 
 /**
@@ -20,8 +20,7 @@ let tenant: Tenant;
 let principal: Principal;
 
 beforeAll(async () => {
-  ({ t, tenant } = await contextWithTenant({ credits: 1000 }));
-  principal = await principalFor(t.deps.pool, tenant.liveKey);
+  ({ t, tenant, principal } = await contextWithLivePrincipal({ credits: 1000 }));
 });
 afterAll(() => t.close());
 
