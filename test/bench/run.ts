@@ -13,6 +13,7 @@ import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
 import textBench from './text.ts';
 import tracingBench from './tracing.ts';
+import webhooksBench from './webhooks.ts';
 
 /** Scenarios in run order; each capability adds its own. */
 const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] = [
@@ -31,6 +32,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'GET /me: tracing on vs off', run: tracingBench },
   { name: 'provider fallback', run: fallbackBench },
   { name: 'pooler: PgBouncer vs direct', run: poolerBench },
+  { name: 'webhooks: one endpoint', run: webhooksBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

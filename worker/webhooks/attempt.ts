@@ -75,17 +75,17 @@ function send(
  * attempt's log row (with the reason it ran early, if it was brought forward) and the next
  * attempt's job are then written together under the delivery's row lock, so a re-run of an attempt
  * that already committed changes nothing. A 2xx brings the endpoint's held deliveries forward in
- * the same transaction. `ownJob` is false when another delivery's job makes the attempt (catch-up):
- * the attempt's own queued job is then dropped with the record.
+ * the same transaction. `drained` is the delivery as read when another delivery's job makes the
+ * attempt (draining its endpoint): the attempt's own queued job is then dropped with the record.
  */
 export async function makeDeliveryAttempt(
   ctx: WorkerContext,
   policy: WebhookPolicy,
   ref: AttemptRef,
   signal: AbortSignal,
-  ownJob: boolean,
+  drained?: DeliveryAttemptContext,
 ): Promise<AttemptResult> {
-  const delivery = await findDeliveryAttemptContext(ctx.pool, ref.deliveryId);
+  const delivery = drained ?? (await findDeliveryAttemptContext(ctx.pool, ref.deliveryId));
   if (!delivery || delivery.status !== 'pending' || delivery.attempts >= ref.attempt) {
     return { kind: 'skipped' };
   }
@@ -116,7 +116,7 @@ export async function makeDeliveryAttempt(
       lastError: outcome.error,
       nextAttemptAt,
     });
-    if (!ownJob) await removeAttemptJob(tx, attemptJobKey(current.id, ref.attempt));
+    if (drained) await removeAttemptJob(tx, attemptJobKey(current.id, ref.attempt));
     if (nextAttemptAt !== null) {
       await enqueueDeliveryAttempt(
         tx,

@@ -30,15 +30,93 @@ const userAgent = 'svc-platform-webhooks/1';
 const excerptBytes = 512;
 const excerptWaitMs = 1000;
 
+/**
+ * Connections kept open between deliveries, so an endpoint taking deliveries back to back pays its
+ * TCP (and TLS) handshake once, not per delivery. Agents are kept apart by whether private addresses
+ * are allowed: a host name is checked by the lookup when a connection opens, and a connection opened
+ * where private targets were allowed must never serve a request where they are not.
+ */
+const agents = new Map<string, http.Agent>();
+
+function agentFor(protocol: 'http:' | 'https:', allowPrivate: boolean): http.Agent {
+  const key = `${protocol}${allowPrivate}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    const options = { keepAlive: true, maxFreeSockets: 64, timeout: 30_000, scheduling: 'lifo' as const };
+    agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 function errorMessage(thrown: unknown): string {
   const { message, code } = (thrown ?? {}) as { message?: unknown; code?: unknown };
   if (typeof message === 'string' && message !== '') return message;
   return typeof code === 'string' ? code : 'request failed';
 }
 
+type Answer = { statusCode: number; excerpt: string };
+
+function isStaleConnection(thrown: unknown): boolean {
+  const { code, reusedSocket } = (thrown ?? {}) as { code?: unknown; reusedSocket?: unknown };
+  return reusedSocket === true && code === 'ECONNRESET';
+}
+
+/** One POST of the webhook; a failure on a reused connection is marked `reusedSocket`. */
+function post(url: URL, request: SendRequest, signal: AbortSignal): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const protocol = url.protocol as 'http:' | 'https:';
+    const client = protocol === 'https:' ? https : http;
+    const req = client.request(
+      url,
+      {
+        method: 'POST',
+        agent: agentFor(protocol, request.allowPrivate),
+        lookup: guardedLookup(request.allowPrivate) as never,
+        signal,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(request.body)),
+          'user-agent': userAgent,
+          ...request.headers,
+        },
+      },
+      (res) => {
+        // Only the body's start is kept, and only briefly: a receiver trickling its answer does not
+        // turn a status already received into a timeout.
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let done = false;
+        // An answer read to its end leaves its connection to the agent for the next delivery.
+        const finish = (ended: boolean) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve({
+            statusCode: res.statusCode ?? 0,
+            excerpt: Buffer.concat(chunks).subarray(0, excerptBytes).toString('utf8'),
+          });
+          if (!ended) res.destroy();
+        };
+        const timer = setTimeout(() => finish(false), excerptWaitMs);
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= excerptBytes) finish(false);
+        });
+        res.on('end', () => finish(true));
+        res.on('error', () => finish(false));
+      },
+    );
+    req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
+    req.end(request.body);
+  });
+}
+
 /**
  * POSTs one webhook: no redirects followed (a 3xx is a failed attempt), a hard deadline covering
- * connect, send and response headers, the response body discarded. Never throws: the outcome says
+ * connect, send and response headers, the response body discarded (its connection kept for the next
+ * delivery when the body ends soon; dropped when it is long or slow). Never throws: the outcome says
  * what happened so the caller can log it and schedule a retry.
  */
 export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
@@ -79,53 +157,13 @@ export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
   }
   const signals = [AbortSignal.timeout(request.timeoutMs), ...(request.signal ? [request.signal] : [])];
   try {
-    const { statusCode, excerpt } = await new Promise<{ statusCode: number; excerpt: string }>(
-      (resolve, reject) => {
-        const client = url.protocol === 'https:' ? https : http;
-        const req = client.request(
-          url,
-          {
-            method: 'POST',
-            agent: false,
-            lookup: guardedLookup(request.allowPrivate) as never,
-            signal: AbortSignal.any(signals),
-            headers: {
-              'content-type': 'application/json',
-              'content-length': String(Buffer.byteLength(request.body)),
-              'user-agent': userAgent,
-              ...request.headers,
-            },
-          },
-          (res) => {
-            // Only the body's start is kept, and only briefly: a receiver trickling its answer does not
-            // turn a status already received into a timeout.
-            const chunks: Buffer[] = [];
-            let size = 0;
-            let done = false;
-            const finish = () => {
-              if (done) return;
-              done = true;
-              clearTimeout(timer);
-              resolve({
-                statusCode: res.statusCode ?? 0,
-                excerpt: Buffer.concat(chunks).subarray(0, excerptBytes).toString('utf8'),
-              });
-              res.destroy();
-            };
-            const timer = setTimeout(finish, excerptWaitMs);
-            res.on('data', (chunk: Buffer) => {
-              chunks.push(chunk);
-              size += chunk.length;
-              if (size >= excerptBytes) finish();
-            });
-            res.on('end', finish);
-            res.on('error', finish);
-          },
-        );
-        req.on('error', reject);
-        req.end(request.body);
-      },
-    );
+    const signal = AbortSignal.any(signals);
+    // A kept connection the receiver closed as it was reused fails before anything was read:
+    // Node's documented case for sending again, once, on a new connection.
+    const { statusCode, excerpt } = await post(url, request, signal).catch((thrown: unknown) => {
+      if (!isStaleConnection(thrown) || signal.aborted) throw thrown;
+      return post(url, request, signal);
+    });
     const delivered = statusCode >= 200 && statusCode < 300;
     return {
       delivered,

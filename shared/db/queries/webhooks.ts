@@ -213,15 +213,29 @@ export function bringForwardHeldDeliveries(
  * retry whose time has come, one brought forward), and that attempt's number
  * (webhook_deliveries_pending_idx).
  */
+/**
+ * An endpoint's oldest delivery whose next attempt is due, with what its attempt needs (as
+ * findDeliveryAttemptContext) and the trace context its attempt's queued job carries (the trace of
+ * the event that caused it), if any.
+ */
 export function findDueDelivery(db: Db, endpointId: string) {
-  return db.maybeOne(sql.type(z.object({ id: z.string(), attempt: z.number() }))`
-    select id, attempts + 1 as attempt from webhook_deliveries
-    where endpoint_id = ${endpointId} and status = 'pending'
-      and (next_attempt_at is null or next_attempt_at <= now())
-    order by created_at, id
+  return db.maybeOne(sql.type(dueDeliveryRow)`
+    select ${joinedDeliveryColumns},
+           e.url, e.secret, e.enabled as endpoint_enabled,
+           ev.type as event_type, ev.data as event_data, ev.created_at as event_created_at,
+           (select j.payload -> 'trace' from graphile_worker._private_jobs j
+            where j.key = 'webhook:' || d.id || ':' || (d.attempts + 1)) as trace
+    from webhook_deliveries d
+    join webhook_endpoints e on e.id = d.endpoint_id
+    join events ev on ev.id = d.event_id
+    where d.endpoint_id = ${endpointId} and d.status = 'pending'
+      and (d.next_attempt_at is null or d.next_attempt_at <= now())
+    order by d.created_at, d.id
     limit 1
   `);
 }
+
+const dueDeliveryRow = attemptContextRow.extend({ trace: z.unknown() });
 
 /** Drops the queued job of an attempt made by another delivery's job (graphile-worker's remove_job). */
 export async function removeAttemptJob(db: Db, jobKey: string): Promise<void> {
