@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
+import type pg from 'pg';
+
 // Linux reports process and thread times in clock ticks of 10 ms (USER_HZ 100 on every common build).
 const msPerTick = 10;
 
@@ -50,4 +52,22 @@ export function serverAndPostgresCpuMs(): { server: number; postgres: number } {
     return { server: 0, postgres: 0 };
   }
   return { server: statCpuMs(`/proc/self/task/${process.pid}/stat`), postgres };
+}
+
+/**
+ * CPU of the connected database's backends so far, by pid. Only this database's: PostgreSQL servers
+ * of other runs on the machine would blur the all-postgres figure.
+ */
+export async function backendCpu(admin: pg.Client): Promise<Map<number, number>> {
+  const { rows } = await admin.query<{ pid: number }>(
+    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
+  return new Map(rows.map((r) => [r.pid, statCpuMs(`/proc/${r.pid}/stat`)]));
+}
+
+/** CPU spent between two backendCpu readings (a backend born between them spent all of its there). */
+export function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, now] of after) ms += now - (before.get(pid) ?? 0);
+  return ms;
 }

@@ -17,7 +17,7 @@ const partConcurrency = 4;
 /** `bytes` of a fixed pattern in 1 MiB chunks, made as they are read (the client holds 1 MiB). */
 function pattern(bytes: number): Readable {
   const chunk = Buffer.alloc(MiB);
-  for (let i = 0; i < MiB; i += 4) chunk.writeUInt32LE(i * 2654435761 >>> 0, i);
+  for (let i = 0; i < MiB; i += 4) chunk.writeUInt32LE((i * 2654435761) >>> 0, i);
   let left = bytes;
   return new Readable({
     read() {
@@ -35,7 +35,10 @@ function rssOf(pid: number): number {
 }
 
 /** Peak growth of process `pid`'s RSS over what it held before `work`, sampled every 10 ms. */
-async function peakRssGrowth<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; growthMiB: number }> {
+async function peakRssGrowth<T>(
+  pid: number,
+  work: () => Promise<T>,
+): Promise<{ value: T; growthMiB: number }> {
   const base = rssOf(pid);
   let peak = base;
   const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 10);
@@ -48,7 +51,9 @@ async function peakRssGrowth<T>(pid: number, work: () => Promise<T>): Promise<{ 
 }
 
 /** The api alone in a process of its own (as a web dyno runs), so its RSS is its own. */
-async function spawnApi(ctx: BenchContext): Promise<{ baseUrl: string; pid: number; stop(): Promise<unknown> }> {
+async function spawnApi(
+  ctx: BenchContext,
+): Promise<{ baseUrl: string; pid: number; stop(): Promise<unknown> }> {
   const port = await freePort();
   const api = spawnNode('api/server.ts', {
     ...apiProcessEnv(ctx, port),
@@ -58,7 +63,13 @@ async function spawnApi(ctx: BenchContext): Promise<{ baseUrl: string; pid: numb
   });
   const baseUrl = `http://127.0.0.1:${port}/api/pub/v1`;
   for (let i = 0; ; i++) {
-    if ((await fetch(`${baseUrl}/openapi.json`).then((r) => r.status, () => 0)) === 200) break;
+    if (
+      (await fetch(`${baseUrl}/openapi.json`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      {break;}
     if (i > 300) throw new Error(`api did not start:\n${api.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }

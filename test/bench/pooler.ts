@@ -1,7 +1,7 @@
 import pg from 'pg';
 
 import { ensurePgbouncer, pgbouncerSkipReason, startPgbouncer } from '../helpers/pgbouncer.ts';
-import { statCpuMs } from './cpu.ts';
+import { backendCpu, backendCpuBetween, statCpuMs } from './cpu.ts';
 import { type BenchContext, type LoadResult, medianResult, type Platform } from './harness.ts';
 
 const rounds = 5;
@@ -31,17 +31,6 @@ const cpu = (runs: Run[]) => {
   return `${loop.toFixed(2)} + ${database.toFixed(2)} + ${bouncer.toFixed(2)} = ${(loop + database + bouncer).toFixed(2)}`;
 };
 
-/**
- * CPU of the bench database's backends so far, by pid. Only this database's: PostgreSQL servers of
- * other runs on the machine would blur the harness's all-postgres figure.
- */
-async function backendCpu(admin: pg.Client): Promise<Map<number, number>> {
-  const { rows } = await admin.query<{ pid: number }>(
-    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
-  );
-  return new Map(rows.map((r) => [r.pid, statCpuMs(`/proc/${r.pid}/stat`)]));
-}
-
 async function withCpu(
   admin: pg.Client,
   bouncerPid: number,
@@ -53,9 +42,8 @@ async function withCpu(
   const result = await run(seconds);
   const after = await backendCpu(admin);
   const bouncerMs = statCpuMs(`/proc/${bouncerPid}/stat`) - bouncerBefore;
-  // A backend born during the run spent all its CPU in it; one that ended is lost (pools keep theirs).
-  let databaseMs = 0;
-  for (const [pid, ms] of after) databaseMs += ms - (before.get(pid) ?? 0);
+  // One that ended during the run is lost (pools keep theirs).
+  const databaseMs = backendCpuBetween(before, after);
   const calls = Math.max(1, result.requestsPerSecond * seconds);
   return { ...result, databaseCpuMsPerCall: databaseMs / calls, pgbouncerCpuMsPerCall: bouncerMs / calls };
 }

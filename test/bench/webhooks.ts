@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+
+import pg from 'pg';
 
 import { makePool } from '../../shared/db/pool.ts';
 import type { DatabasePool } from '../../shared/db/sql.ts';
@@ -7,6 +10,7 @@ import { verifyWebhook } from '../../shared/webhooks/signing.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { type Spawned, spawnNode } from '../helpers/processes.ts';
 import { addWebhookEndpoint } from '../helpers/webhookEndpoints.ts';
+import { backendCpu, backendCpuBetween, statCpuMs } from './cpu.ts';
 import type { BenchContext } from './harness.ts';
 
 /** A receiver on loopback answering 204 after `delayMs`, counting arrivals by webhook-id. */
@@ -125,6 +129,9 @@ export default async function webhooksBench(ctx: BenchContext): Promise<void> {
     await endpointFor(pool, tenant, r);
     return r;
   };
+  const admin = new pg.Client({ connectionString: ctx.databaseUrl });
+  await admin.connect();
+  const workersCpu = () => workers.reduce((ms, w) => ms + statCpuMs(`/proc/${w.child.pid}/stat`), 0);
   try {
     await Promise.all(workers.map((w) => w.waitFor(/worker started/, 120_000)));
     const rows: Record<string, string | number> = {};
@@ -137,9 +144,13 @@ export default async function webhooksBench(ctx: BenchContext): Promise<void> {
     await ctx.analyze();
     const fastFrom = fast.arrivals.length;
     await raise(pool, fastTenant, 3000);
+    const cpuBefore = { workers: workersCpu(), database: await backendCpu(admin) };
     await until(() => fast.ids.size === 3200, 120_000);
     const fastAlone = rate(fast, fastFrom);
+    const workerMs = (workersCpu() - cpuBefore.workers) / 3000;
+    const databaseMs = backendCpuBetween(cpuBefore.database, await backendCpu(admin)) / 3000;
     rows['~1 ms receiver, 3,000 backlog'] = `${fixed(fastAlone)} deliveries/s (target ≥ 200)`;
+    rows['  CPU per delivery'] = `workers ${workerMs.toFixed(2)} ms + PostgreSQL ${databaseMs.toFixed(2)} ms`;
 
     // Steady traffic: 100 events a second for 5 s; lag from raising to arrival.
     const raised = new Map<string, number>();
@@ -175,10 +186,13 @@ export default async function webhooksBench(ctx: BenchContext): Promise<void> {
     const all = receivers.flatMap((r) => [r.invalid, r.arrivals.length - r.ids.size]);
     rows['bad signatures + duplicates'] = all.reduce((a, b) => a + b, 0);
     rows['most at once at one receiver'] = Math.max(...receivers.map((r) => r.maxOpen));
+    // On a busy machine each hop waits for a core: say how busy it was.
+    rows['load average (1 min) at the end'] = readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!;
     ctx.report('webhooks: one endpoint at its receiver’s pace (2 worker processes)', rows);
   } finally {
     for (const w of workers) await w.stop();
     for (const r of receivers) await r.close();
     await pool.end();
+    await admin.end();
   }
 }
