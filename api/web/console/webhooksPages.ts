@@ -113,7 +113,7 @@ export function toggleWebhook(web: BrowserContext): RequestHandler {
 }
 
 /**
- * The deliveries page of one of the workspace's endpoints (404 otherwise); `sinceError` is why the
+ * The deliveries page of one of the workspace's endpoints (404 otherwise); `refused` is why the
  * "resend failed since" form was refused, shown beside it with what was typed.
  */
 export async function sendDeliveries(
@@ -209,4 +209,4 @@ export function resendFailedSince(web: BrowserContext): RequestHandler {
 }
 
 /** Said beside the "resend failed since" field when what was sent is not a time. */
-export const badSince = 'enter a date and time, such as 2026-11-29T08:30 (UTC)';
+export const badSince = 'Enter a date and time, such as 2026-11-29T08:30 (UTC).';

@@ -2,7 +2,7 @@ import type { listEndpointDeliveryLog, listWorkspaceEndpoints } from '../../../s
 import { webhookEventTypes } from '../../../shared/webhooks/fanout.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, type TypedForm, when } from './context.ts';
-import { csrfField, developerForm, formError, projectSelect } from './forms.ts';
+import { csrfField, developerForm, projectSelect } from './forms.ts';
 import type { Reveal } from './reveals.ts';
 import { consoleTable } from './table.ts';
 
@@ -143,19 +143,21 @@ function resendSinceForm(
   endpointId: string,
   refused?: { error: string; since: string },
 ): SafeHtml {
-  return html`<form class="resend-since" method="get" action="${c.base}/webhooks/${endpointId}/resend">
+  return html`<form method="get" action="${c.base}/webhooks/${endpointId}/resend">
     <label for="resend-since">Resend failed deliveries created since (UTC)</label>
-    ${formError(refused?.error)}
-    <input
-      id="resend-since"
-      name="since"
-      type="datetime-local"
-      step="1"
-      required
-      value="${refused?.since ?? ''}"
-      ${refused ? html`aria-invalid="true"` : ''}
-    />
-    <button type="submit">Resend failed since…</button>
+    ${refused ? html`<p class="alert" role="alert" id="resend-since-error">${refused.error}</p>` : ''}
+    <div class="actions">
+      <input
+        id="resend-since"
+        name="since"
+        type="datetime-local"
+        step="1"
+        required
+        value="${refused?.since ?? ''}"
+        ${refused ? html`aria-invalid="true" aria-describedby="resend-since-error"` : ''}
+      />
+      <button type="submit">Resend failed since…</button>
+    </div>
   </form>`;
 }
 
