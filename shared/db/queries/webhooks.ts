@@ -290,7 +290,7 @@ export function lockEndpointDelivery(db: Db, endpointId: string, deliveryId: str
 
 /**
  * Up to `limit` of an endpoint's failed deliveries created at or after `since`, oldest first,
- * locked (webhook_deliveries_endpoint_idx). A concurrent resend of the same rows waits for this one
+ * locked (webhook_deliveries_failed_idx). A concurrent resend of the same rows waits for this one
  * and then finds them pending, so no delivery is resent twice by two overlapping calls.
  */
 export function lockFailedDeliveriesSince(db: Db, endpointId: string, since: string, limit: number) {
@@ -303,7 +303,10 @@ export function lockFailedDeliveriesSince(db: Db, endpointId: string, since: str
   `);
 }
 
-/** How many of an endpoint's deliveries created at or after `since` failed, counted up to `cap`. */
+/**
+ * How many of an endpoint's deliveries created at or after `since` failed, counted up to `cap`
+ * (webhook_deliveries_failed_idx).
+ */
 export function countFailedDeliveriesSince(db: Db, endpointId: string, since: string, cap: number) {
   return db.oneFirst(sql.type(z.object({ n: z.number() }))`
     select count(*)::int as n from (
