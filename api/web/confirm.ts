@@ -38,6 +38,8 @@ const notices = {
   'webhook-disabled': 'The endpoint was disabled: nothing is sent to it until it is enabled again.',
   'webhook-enabled': 'The endpoint was enabled: new events are sent to it.',
   'delivery-resent': 'The delivery was queued again: its new attempt shows here in a moment.',
+  'deliveries-resent':
+    'The failed deliveries were queued again, oldest first: their new attempts show here as they are made.',
   'app-cut-off': 'The app was cut off: its access ended and its tokens no longer work.',
 } as const;
 

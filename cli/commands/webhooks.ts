@@ -2,6 +2,7 @@ import { loadConfig } from '../../shared/config/config.ts';
 import { listDeliveryAttempts, listEndpointDeliveries } from '../../shared/db/queries/webhooks.ts';
 import { createWebhookEndpoint } from '../../shared/webhooks/endpoints.ts';
 import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';
+import { parseSince, resendDeliveries, resendSinceLimit } from '../../shared/webhooks/resend.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import { type CommandTable, optionalString, requiredString } from '../commandTable.ts';
 import { projectFlag } from '../sharedFlags.ts';
@@ -62,4 +63,45 @@ export const webhookCommands: CommandTable = {
       };
     },
   },
+  'webhook resend': {
+    summary:
+      'Sends a delivery again (a new attempt of the same event), or every failed delivery of the endpoint created since a time.',
+    flags: {
+      webhook: requiredString('H', 'Webhook endpoint id (wh_…).'),
+      delivery: optionalString('D', 'The delivery to resend (whd_…); or --since.'),
+      since: optionalString(
+        'ISO',
+        `Resend the endpoint's failed deliveries created at or after this time (UTC unless it says), oldest first, at most ${resendSinceLimit}; or --delivery.`,
+      ),
+    },
+    run: async (pool, v) => {
+      const result = await resendDeliveries(pool, {
+        endpointId: requireFlag(v, 'webhook'),
+        actor: 'the operator',
+        target: resendTarget(v),
+      });
+      if ('problem' in result) throw new CliError(result.problem.code, result.problem.message);
+      const resent = result.resent.map((r) => ({ id: r.id, attempt: r.attempt, was: r.was }));
+      // `next`: where the failed deliveries beyond this call's limit begin (null: none left).
+      return v.delivery !== undefined ? { resent } : { resent, next: result.next };
+    },
+  },
 };
+
+/** Exactly one of --delivery and --since. */
+function resendTarget(v: Record<string, string | boolean | undefined>) {
+  const delivery = v.delivery;
+  const since = v.since;
+  if ((delivery === undefined) === (since === undefined)) {
+    throw new CliError('invalid_arguments', 'give exactly one of --delivery D and --since ISO');
+  }
+  if (delivery !== undefined) return { deliveryId: requireFlag(v, 'delivery') };
+  const at = typeof since === 'string' ? parseSince(since) : null;
+  if (!at) {
+    throw new CliError(
+      'invalid_arguments',
+      '--since must be an ISO 8601 date or date and time, e.g. 2026-11-29T08:30:00Z',
+    );
+  }
+  return { since: at };
+}

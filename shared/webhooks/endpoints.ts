@@ -2,15 +2,10 @@ import dns from 'node:dns/promises';
 import net from 'node:net';
 
 import { findProject } from '../db/queries/projects.ts';
-import {
-  insertWebhookEndpoint,
-  lockDelivery,
-  reopenDelivery,
-  updateWebhookEndpoint,
-} from '../db/queries/webhooks.ts';
+import { insertWebhookEndpoint, updateWebhookEndpoint } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
 import { newId } from '../primitives/ids.ts';
-import { enqueueDeliveryAttempt, isWebhookEventType, webhookEventTypes } from './fanout.ts';
+import { isWebhookEventType, webhookEventTypes } from './fanout.ts';
 import { newWebhookSecret } from './signing.ts';
 import { isPublicAddress } from './ssrf.ts';
 
@@ -140,31 +135,4 @@ export async function rotateWebhookSecret(db: Db, endpointId: string, workspaceI
 /** Stops (or restarts) deliveries to an endpoint; pending attempts to a disabled one are not sent. */
 export function setWebhookEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
   return updateWebhookEndpoint(db, endpointId, workspaceId, { enabled });
-}
-
-/**
- * Sends a finished delivery again: one more attempt, made by the worker's own delivery job (same
- * signing, same SSRF guard, same log), with the retry schedule continuing from there if it fails.
- * Run in a transaction.
- */
-export async function resendDelivery(
-  tx: Db,
-  deliveryId: string,
-  workspaceId: string,
-): Promise<{ attempt: number } | { problem: WebhookProblem }> {
-  const delivery = await lockDelivery(tx, deliveryId);
-  if (!delivery || delivery.workspace_id !== workspaceId) {
-    return { problem: { code: 'not_found', message: 'no such delivery' } };
-  }
-  if (delivery.status === 'pending') {
-    return { problem: { code: 'conflict', message: 'this delivery is still being attempted' } };
-  }
-  const attempt = delivery.attempts + 1;
-  await reopenDelivery(tx, delivery.id);
-  await enqueueDeliveryAttempt(
-    tx,
-    { deliveryId: delivery.id, attempt },
-    { endpointId: delivery.endpoint_id },
-  );
-  return { attempt };
 }

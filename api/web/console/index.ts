@@ -13,9 +13,10 @@ import { showReveal } from './revealPage.ts';
 import { showStatusPage } from './statusPage.ts';
 import { fileContent, showTask, showTasks, videoFile } from './tasksPages.ts';
 import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
-import { confirmWebhookAction } from './webhooksConfirmPages.ts';
+import { confirmResendSince, confirmWebhookAction } from './webhooksConfirmPages.ts';
 import {
   createWebhook,
+  resendFailedSince,
   resendWebhookDelivery,
   rotateWebhook,
   showDeliveries,
@@ -72,6 +73,8 @@ export function installConsole(
   pages.post('/console/:memberId/webhooks/:endpointId/rotate', formBody, rotateWebhook(web));
   pages.get('/console/:memberId/webhooks/:endpointId/disable', confirmWebhookAction(web, 'disable'));
   pages.post('/console/:memberId/webhooks/:endpointId/enabled', formBody, toggleWebhook(web));
+  pages.get('/console/:memberId/webhooks/:endpointId/resend', confirmResendSince(web));
+  pages.post('/console/:memberId/webhooks/:endpointId/resend', formBody, resendFailedSince(web));
   pages.post(
     '/console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend',
     formBody,

@@ -1,11 +1,13 @@
 import type { RequestHandler } from 'express';
 
-import { findWorkspaceEndpoint } from '../../../shared/db/queries/webhooks.ts';
+import { countFailedDeliveriesSince, findWorkspaceEndpoint } from '../../../shared/db/queries/webhooks.ts';
+import { parseSince, resendSinceLimit } from '../../../shared/webhooks/resend.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { confirmView } from '../confirm.ts';
 import { html } from '../html.ts';
-import { developerContext } from './context.ts';
+import { developerContext, param, when } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
+import { badSince, sendDeliveries } from './webhooksPages.ts';
 
 const words = {
   rotate: {
@@ -48,5 +50,50 @@ export function confirmWebhookAction(web: BrowserContext, action: keyof typeof w
       fields: w.fields,
     });
     sendConsolePage(res, 200, w.title, c, 'webhooks', view);
+  };
+}
+
+/**
+ * GET /console/:memberId/webhooks/:endpointId/resend?since=ISO (the deliveries page's "Resend
+ * failed since…" form): how many failed deliveries that would send again, and its button.
+ */
+export function confirmResendSince(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await developerContext(web, req, res, 'change webhooks');
+    if (!c) return;
+    const endpointId = String(req.params.endpointId);
+    const since = parseSince(param(req, 'since'));
+    if (!since) {
+      return sendDeliveries(web, c, res, endpointId, '', { error: badSince, since: param(req, 'since') });
+    }
+    const endpoint = await findWorkspaceEndpoint(web.pool, endpointId, c.member.workspace_id);
+    if (!endpoint) return sendConsoleError(res, c, 404, 'Not found', 'No such webhook in this workspace.');
+    const failed = await countFailedDeliveriesSince(
+      web.pool,
+      endpoint.id,
+      since.toISOString(),
+      resendSinceLimit + 1,
+    );
+    const back = `${c.base}/webhooks/${endpoint.id}`;
+    const at = when(since.toISOString());
+    if (failed === 0) {
+      const view = html`<h1>Nothing to resend</h1>
+        <p>No delivery to <code>${endpoint.url}</code> created since ${at} has failed.</p>
+        <p><a href="${back}">Back to deliveries</a></p>`;
+      return sendConsolePage(res, 200, 'Resend failed deliveries', c, 'webhooks', view);
+    }
+    const many = failed > resendSinceLimit;
+    const view = confirmView({
+      heading: `Resend ${many ? `the first ${resendSinceLimit} of more than ${resendSinceLimit}` : failed} failed deliver${failed === 1 ? 'y' : 'ies'} since ${at}?`,
+      consequence:
+        `Each is sent to ${endpoint.url} again now, oldest first, as a new attempt of the same event: the same webhook-id, so a receiver that deduplicates on it ignores one it already handled.` +
+        (many ? ` At most ${resendSinceLimit} are resent at a time: resend again for the rest.` : ''),
+      action: `${back}/resend`,
+      csrf: c.csrf,
+      submit: 'Resend deliveries',
+      cancel: back,
+      fields: html`<input type="hidden" name="since" value="${since.toISOString()}" />`,
+    });
+    sendConsolePage(res, 200, 'Resend failed deliveries', c, 'webhooks', view);
   };
 }

@@ -7,10 +7,10 @@ import {
 } from '../../../shared/db/queries/webhooks.ts';
 import {
   createWebhookEndpoint,
-  resendDelivery,
   rotateWebhookSecret,
   setWebhookEnabled,
 } from '../../../shared/webhooks/endpoints.ts';
+import { parseSince, resendDeliveries, type ResendTarget } from '../../../shared/webhooks/resend.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { isConfirmed, noticeHref } from '../confirm.ts';
 import {
@@ -112,49 +112,101 @@ export function toggleWebhook(web: BrowserContext): RequestHandler {
   };
 }
 
+/**
+ * The deliveries page of one of the workspace's endpoints (404 otherwise); `refused` is why the
+ * "resend failed since" form was refused, shown beside it with what was typed.
+ */
+export async function sendDeliveries(
+  web: BrowserContext,
+  c: ConsoleContext,
+  res: Response,
+  endpointId: string,
+  cursor: string,
+  refused?: { error: string; since: string },
+): Promise<void> {
+  const endpoint = await findWorkspaceEndpoint(web.pool, endpointId, c.member.workspace_id);
+  if (!endpoint) return noSuchWebhook(res, c);
+  const { items: deliveries, next } = await readPage(cursor, (page) =>
+    listEndpointDeliveryLog(web.pool, endpoint.id, page),
+  );
+  sendConsolePage(
+    res,
+    refused ? 400 : 200,
+    'Deliveries',
+    c,
+    'webhooks',
+    deliveriesView(c, endpoint, deliveries, next, refused),
+    wide,
+  );
+}
+
 /** GET /console/:memberId/webhooks/:endpointId: every delivery and its attempts. */
 export function showDeliveries(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await consoleContext(web, req, res);
     if (!c) return;
-    const endpoint = await findWorkspaceEndpoint(
-      web.pool,
-      String(req.params.endpointId),
-      c.member.workspace_id,
-    );
-    if (!endpoint) return noSuchWebhook(res, c);
-    const { items: deliveries, next } = await readPage(param(req, 'cursor'), (page) =>
-      listEndpointDeliveryLog(web.pool, endpoint.id, page),
-    );
-    sendConsolePage(
-      res,
-      200,
-      'Deliveries',
-      c,
-      'webhooks',
-      deliveriesView(c, endpoint, deliveries, next),
-      wide,
-    );
+    await sendDeliveries(web, c, res, String(req.params.endpointId), param(req, 'cursor'));
   };
 }
 
-/** POST /console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend: one more attempt by the worker. */
+/**
+ * Resends through the domain (same rules as `webhook resend`), as the signed-in member, then back
+ * to the deliveries page with what happened: a reload of that page repeats nothing.
+ */
+async function resendAndReturn(
+  web: BrowserContext,
+  c: ConsoleContext,
+  res: Response,
+  endpointId: string,
+  target: ResendTarget,
+) {
+  const result = await resendDeliveries(web.pool, {
+    endpointId,
+    workspaceId: c.member.workspace_id,
+    actor: c.member.email,
+    target,
+  });
+  if ('problem' in result) {
+    const { code, message } = result.problem;
+    return sendConsoleError(res, c, code === 'not_found' ? 404 : 409, 'Cannot resend', message);
+  }
+  const done = 'since' in target ? 'deliveries-resent' : 'delivery-resent';
+  res.redirect(303, noticeHref(`${c.base}/webhooks/${endpointId}`, done));
+}
+
+/** POST /console/:memberId/webhooks/:endpointId/deliveries/:deliveryId/resend: one delivery again. */
 export function resendWebhookDelivery(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
-    const result = await web.pool.transaction((tx) =>
-      resendDelivery(tx, String(req.params.deliveryId), c.member.workspace_id),
-    );
-    if ('problem' in result) {
-      return sendConsoleError(
-        res,
-        c,
-        result.problem.code === 'not_found' ? 404 : 409,
-        'Cannot resend',
-        result.problem.message,
-      );
-    }
-    res.redirect(303, noticeHref(`${c.base}/webhooks/${String(req.params.endpointId)}`, 'delivery-resent'));
+    await resendAndReturn(web, c, res, String(req.params.endpointId), {
+      deliveryId: String(req.params.deliveryId),
+    });
   };
 }
+
+/**
+ * POST /console/:memberId/webhooks/:endpointId/resend: the failed deliveries since a time, from
+ * its confirmation page (which alone carries `confirm`; posted without it, it goes there).
+ */
+export function resendFailedSince(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
+    const endpointId = String(req.params.endpointId);
+    const since = parseSince(field(req, 'since'));
+    if (!since) {
+      return sendDeliveries(web, c, res, endpointId, '', { error: badSince, since: field(req, 'since') });
+    }
+    if (!isConfirmed(req)) {
+      return res.redirect(
+        303,
+        `${c.base}/webhooks/${endpointId}/resend?since=${encodeURIComponent(since.toISOString())}`,
+      );
+    }
+    await resendAndReturn(web, c, res, endpointId, { since });
+  };
+}
+
+/** Said beside the "resend failed since" field when what was sent is not a time. */
+export const badSince = 'Enter a date and time, such as 2026-11-29T08:30 (UTC).';

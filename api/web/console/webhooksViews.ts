@@ -81,9 +81,12 @@ export function deliveriesView(
   endpoint: { id: string; url: string; enabled: boolean },
   deliveries: readonly Delivery[],
   next: string | null,
+  refused?: { error: string; since: string },
 ): SafeHtml {
+  const canResend = endpoint.enabled && c.member.has_developer_access;
   return html`<h1>Deliveries to <code>${endpoint.url}</code></h1>
     <p class="muted">${endpoint.enabled ? 'Enabled.' : 'Disabled: nothing is sent.'}</p>
+    ${canResend ? resendSinceForm(c, endpoint.id, refused) : ''}
     ${consoleTable(
       ['Event', 'Status', 'Attempts', ''],
       deliveries,
@@ -106,13 +109,17 @@ export function deliveriesView(
           </td>
           <td>
             ${
-              d.status !== 'pending' && c.member.has_developer_access
+              canResend
                 ? html`<form
                     class="inline"
                     method="post"
                     action="${c.base}/webhooks/${endpoint.id}/deliveries/${d.id}/resend"
                   >
-                    ${csrfField(c)}<button type="submit">Resend</button>
+                    ${csrfField(c)}<button type="submit">
+                      ${d.status === 'pending' ? 'Send now' : 'Resend'}<span class="sr-only">
+                        ${d.event_type} ${d.event_id}</span
+                      >
+                    </button>
                   </form>`
                 : ''
             }
@@ -125,6 +132,33 @@ export function deliveriesView(
       },
     )}
     <p><a href="${c.base}/webhooks">Back to webhooks</a></p>`;
+}
+
+/**
+ * "Resend failed since…": a GET to the confirmation page, which counts what it would resend. The
+ * time is read as UTC (the page shows every time in UTC).
+ */
+function resendSinceForm(
+  c: ConsoleContext,
+  endpointId: string,
+  refused?: { error: string; since: string },
+): SafeHtml {
+  return html`<form method="get" action="${c.base}/webhooks/${endpointId}/resend">
+    <label for="resend-since">Resend failed deliveries created since (UTC)</label>
+    ${refused ? html`<p class="alert" role="alert" id="resend-since-error">${refused.error}</p>` : ''}
+    <div class="actions">
+      <input
+        id="resend-since"
+        name="since"
+        type="datetime-local"
+        step="1"
+        required
+        value="${refused?.since ?? ''}"
+        ${refused ? html`aria-invalid="true" aria-describedby="resend-since-error"` : ''}
+      />
+      <button type="submit">Resend failed since…</button>
+    </div>
+  </form>`;
 }
 
 /** The signing secret's one showing, after an endpoint is added or its secret rotated. */

@@ -47,3 +47,13 @@ export function releaseQueueLocks(
     select id::text from released
   `);
 }
+
+/**
+ * Whether the job with this key is being run right now (locked by a worker): a job that ended is
+ * deleted, one waiting is not locked.
+ */
+export function isKeyedJobRunning(db: Db, jobKey: string) {
+  return db.oneFirst(sql.type(z.object({ running: z.boolean() }))`
+    select exists (select from graphile_worker.jobs where key = ${jobKey} and locked_at is not null) as running
+  `);
+}

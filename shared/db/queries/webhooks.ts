@@ -286,11 +286,62 @@ export function updateWebhookEndpoint(
   `);
 }
 
-/** Makes a finished delivery pending again, for one more attempt (resend). */
-export async function reopenDelivery(db: Db, deliveryId: string): Promise<void> {
+/** An endpoint by id alone, whatever its workspace (the operator CLI), with what a resend checks. */
+export function findWebhookEndpoint(db: Db, endpointId: string) {
+  return db.maybeOne(sql.type(endpointRow.pick({ id: true, workspace_id: true, enabled: true }))`
+    select id, workspace_id, enabled from webhook_endpoints where id = ${endpointId}
+  `);
+}
+
+/** One of an endpoint's deliveries, locked; null when it is not that endpoint's. */
+export function lockEndpointDelivery(db: Db, endpointId: string, deliveryId: string) {
+  return db.maybeOne(sql.type(deliveryRow)`
+    select ${deliveryColumns} from webhook_deliveries
+    where id = ${deliveryId} and endpoint_id = ${endpointId}
+    for update
+  `);
+}
+
+/**
+ * Up to `limit` of an endpoint's failed deliveries created at or after `since`, oldest first,
+ * locked (webhook_deliveries_failed_idx). A concurrent resend of the same rows waits for this one
+ * and then finds them pending, so no delivery is resent twice by two overlapping calls.
+ */
+export function lockFailedDeliveriesSince(db: Db, endpointId: string, since: string, limit: number) {
+  return db.any(sql.type(deliveryRow)`
+    select ${deliveryColumns} from webhook_deliveries
+    where endpoint_id = ${endpointId} and status = 'failed' and created_at >= ${since}::timestamptz
+    order by created_at, id
+    limit ${limit}
+    for update
+  `);
+}
+
+/**
+ * How many of an endpoint's deliveries created at or after `since` failed, counted up to `cap`
+ * (webhook_deliveries_failed_idx).
+ */
+export function countFailedDeliveriesSince(db: Db, endpointId: string, since: string, cap: number) {
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from (
+      select from webhook_deliveries
+      where endpoint_id = ${endpointId} and status = 'failed' and created_at >= ${since}::timestamptz
+      limit ${cap}
+    ) failed
+  `);
+}
+
+/**
+ * Deliveries made pending again with their next attempt due now and the reason it is made
+ * ("resent by <actor> at <time>", database clock), which that attempt's log row takes over.
+ */
+export async function reopenDeliveries(db: Db, deliveryIds: readonly string[], actor: string): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    update webhook_deliveries set status = 'pending', completed_at = null, next_attempt_at = now()
-    where id = ${deliveryId}
+    update webhook_deliveries
+    set status = 'pending', completed_at = null, next_attempt_at = now(),
+        next_attempt_reason = format('resent by %s at %s', ${actor}::text,
+          to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+    where id = any(${sql.array([...deliveryIds], 'text')})
   `);
 }
 

@@ -4,7 +4,13 @@ import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 
+import { insertEvent } from '../../../shared/db/queries/events.ts';
 import { upsertGrant } from '../../../shared/db/queries/oauthGrants.ts';
+import {
+  insertDeliveryAttempt,
+  insertWebhookDeliveries,
+  updateDelivery,
+} from '../../../shared/db/queries/webhooks.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
@@ -65,6 +71,49 @@ async function checkPage(name: string): Promise<void> {
     scrollWidth: 'fits',
   });
   await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
+}
+
+/**
+ * Two deliveries to the endpoint with their logs, written directly (no worker runs here): one
+ * failed with the receiver's answer, one that succeeded when resent.
+ */
+async function insertDeliveries(endpointId: string): Promise<void> {
+  await h.t.deps.pool.transaction(async (tx) => {
+    for (const [n, status] of (['failed', 'succeeded'] as const).entries()) {
+      const eventId = newId('evt');
+      const deliveryId = newId('whd');
+      await insertEvent(tx, eventId, {
+        workspaceId: h.tenant.workspaceId,
+        projectId: h.tenant.projectId,
+        type: 'job.failed',
+        data: { job: { id: `job_visual_${n}` } },
+      });
+      await insertWebhookDeliveries(tx, [
+        { id: deliveryId, workspaceId: h.tenant.workspaceId, endpointId, eventId },
+      ]);
+      const attempts = status === 'failed' ? 1 : 2;
+      for (let attempt = 1; attempt <= attempts; attempt += 1) {
+        const ok = attempt === 2;
+        await insertDeliveryAttempt(tx, {
+          deliveryId,
+          attempt,
+          statusCode: ok ? 204 : 503,
+          error: ok ? null : 'HTTP 503',
+          durationMs: 42,
+          responseExcerpt: ok ? null : 'Service temporarily unavailable, try again later',
+          reason: ok ? `resent by ${h.email} at 2026-11-29T08:30:00.000Z` : null,
+        });
+      }
+      await updateDelivery(tx, {
+        id: deliveryId,
+        status,
+        attempts,
+        lastStatusCode: status === 'failed' ? 503 : 204,
+        lastError: status === 'failed' ? 'HTTP 503' : null,
+        nextAttemptAt: null,
+      });
+    }
+  });
 }
 
 async function visit(path: string, name: string): Promise<void> {
@@ -157,7 +206,16 @@ describe('every page, at 1280×800 and 390×844', () => {
     });
     if ('problem' in created) throw new Error(created.problem.message);
     await visit(`${base}/webhooks`, 'webhooks');
+    await visit(`${base}/webhooks/${created.endpoint.id}`, 'webhook-deliveries-empty');
+    await insertDeliveries(created.endpoint.id);
     await visit(`${base}/webhooks/${created.endpoint.id}`, 'webhook-deliveries');
+    // "Resend failed since…" leads to its confirmation page, which counts what it would resend.
+    await page.setViewportSize(desktop);
+    await page.fill('#resend-since', new Date(Date.now() - 3_600_000).toISOString().slice(0, 19));
+    await page.getByRole('button', { name: 'Resend failed since…' }).click();
+    await page.waitForURL(/\/resend\?since=/);
+    await expect(page.locator('h1').textContent()).resolves.toMatch(/^Resend 1 failed delivery since /);
+    await checkPage('webhook-resend-confirm');
     const taskId = newId('task');
     await pool.query(sql.typeAlias('void')`
       insert into tasks (id, workspace_id, project_id, title) values (${taskId}, ${h.tenant.workspaceId}, ${h.tenant.projectId}, 'Launch video')
