@@ -32,7 +32,13 @@ export type ProviderSpec = Readonly<{
   baseUrl: string | undefined;
   /** The secret read from `apiKeyEnv` at start-up. */
   apiKey: string | undefined;
+  /** The deadline over a whole call: an answer still flowing then ends there (the caller's length). */
   timeoutMs: number;
+  /**
+   * The longest a streamed answer may wait for its first byte, or stay silent mid-answer, before the
+   * call fails as the provider's fault (counted against its circuit). At most `timeoutMs`, its default.
+   */
+  firstByteTimeoutMs: number;
   /** When its circuit opens: `failures` in a row within `windowMs`; skipped for `cooldownMs` then. */
   breaker: Readonly<{ failures: number; windowMs: number; cooldownMs: number }>;
 }>;
@@ -81,6 +87,7 @@ const providerSchema = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be the name of an environment variable' })
       .optional(),
     timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    firstByteTimeoutMs: z.number().int().min(100).max(600_000).optional(),
     breaker: z
       .object({
         failures: z.number().int().min(1).max(1000).default(5),
@@ -142,12 +149,20 @@ export function parseProvidersConfig(
       problems.push([['providers', name, 'apiKeyEnv'], 'the Anthropic API needs a key: name its variable']);
     }
     const baseUrl = (p.baseUrl ?? defaultBaseUrl[p.type])?.replace(/\/+$/, '');
+    const timeoutMs = p.timeoutMs ?? single.timeoutMs;
+    if (p.firstByteTimeoutMs !== undefined && p.firstByteTimeoutMs > timeoutMs) {
+      problems.push([
+        ['providers', name, 'firstByteTimeoutMs'],
+        `must not exceed the provider's timeoutMs (${timeoutMs})`,
+      ]);
+    }
     providers[name] = Object.freeze({
       name,
       type: p.type,
       baseUrl,
       apiKey,
-      timeoutMs: p.timeoutMs ?? single.timeoutMs,
+      timeoutMs,
+      firstByteTimeoutMs: p.firstByteTimeoutMs ?? timeoutMs,
       breaker: Object.freeze({
         failures: p.breaker.failures,
         windowMs: p.breaker.windowSeconds * 1000,
@@ -197,6 +212,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
           baseUrl: undefined,
           apiKey: undefined,
           timeoutMs: single.timeoutMs,
+          firstByteTimeoutMs: single.timeoutMs,
           breaker: defaultBreaker,
         }
       : {
@@ -205,6 +221,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
           baseUrl: single.openai.baseUrl.replace(/\/+$/, ''),
           apiKey: single.openai.apiKey,
           timeoutMs: single.timeoutMs,
+          firstByteTimeoutMs: single.timeoutMs,
           breaker: defaultBreaker,
         };
   const models = single.name === 'local' ? localModels : single.openai.models;

@@ -20,8 +20,17 @@ export type EntryClients = {
   transcription: TranscriptionProvider;
 };
 
-/** What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless server) and timeout. */
-export type ProviderSettings = { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
+/**
+ * What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless
+ * server), the deadline over a whole call and the first-byte deadline of a streamed one (default:
+ * the whole-call deadline).
+ */
+export type ProviderSettings = {
+  baseUrl: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  firstByteTimeoutMs?: number;
+};
 
 export type GatewayParts = {
   config: ProvidersConfig;
