@@ -69,9 +69,20 @@ export function routesOnlyLocal(config: ProvidersConfig, capability: RoutedCapab
   return config.routes[capability].every((entry) => config.providers[entry.provider]?.type === 'local');
 }
 
-/** The longest a call through a capability's whole route may take: each entry's timeout in turn. */
+// Per entry, past its own deadline: the entry's deadline must end its call before a bound over the
+// whole route does, since only the entry's tells an answer still flowing (billed as it stands) from
+// a cancellation.
+const entrySlackMs = 1000;
+
+/**
+ * The longest a call through a capability's whole route may take: each entry's timeout in turn, with
+ * a second's slack each, so that this bound, used over a whole call, never cuts an entry's answer first.
+ */
 export function routeTimeoutMs(config: ProvidersConfig, capability: RoutedCapability): number {
-  return config.routes[capability].reduce((ms, e) => ms + (config.providers[e.provider]?.timeoutMs ?? 0), 0);
+  return config.routes[capability].reduce(
+    (ms, e) => ms + (config.providers[e.provider]?.timeoutMs ?? 0) + entrySlackMs,
+    0,
+  );
 }
 
 const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, {
