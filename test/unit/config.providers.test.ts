@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { configSecrets, loadConfig } from '../../shared/config/config.ts';
 import { defaultPrices } from '../../shared/config/prices.ts';
+import { routeTimeoutMs } from '../../shared/config/providersConfig.ts';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db' };
 const load = (env: Record<string, string>) => loadConfig({ ...base, ...env });
@@ -116,6 +117,13 @@ describe('PROVIDERS', () => {
     expect(failure({ ...keys, PROVIDERS: JSON.stringify(tooLong('5s')) })).toContain(
       'PROVIDERS.providers.openai.firstByteTimeoutMs: Invalid input',
     );
+  });
+
+  it('bounds a whole route past each entry’s own deadline, so an entry’s deadline always ends its call first', () => {
+    const config = load({ ...keys, PROVIDERS: JSON.stringify(gateway) }).providers;
+    // claude and ollama at PROVIDER_TIMEOUT_MS (120 s), openai at 20 s, each with a second's slack.
+    expect(routeTimeoutMs(config, 'text')).toBe(120_000 + 20_000 + 120_000 + 3 * 1000);
+    expect(routeTimeoutMs(config, 'image')).toBe(20_000 + 1000);
   });
 
   it('keeps the slashes of a model id after the provider (OpenRouter)', () => {

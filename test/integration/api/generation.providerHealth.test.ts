@@ -12,7 +12,7 @@ import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { mockProvidersEnv } from '../../helpers/providerRoutes.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTwoTenants } from '../../helpers/tenantContext.ts';
-import { waitUntil } from './tasks.helpers.ts';
+import { createTask, waitUntil } from './tasks.helpers.ts';
 
 // `slow` (the protocol under test) first, `backup` (OpenAI-compatible) behind it. `slow` is healthy
 // but writes one token per 50 ms, so an answer of 200 tokens would take 10 s: its whole-answer
@@ -167,6 +167,36 @@ describe.each(['openai', 'anthropic'] as const)('%s: health only the provider ca
     expect(short.body.cost.amount).toBe(5);
     expect(before - (await balance(other))).toBe(5);
     expect(seen()).toEqual({ slow: 21, backup: 0 });
+  });
+
+  it('keeps a task reply its provider’s whole-answer deadline ended as the reply, billed once, not retried', async () => {
+    queue({ kind: 'slow', tokenMs: 50 });
+    const before = await balance(tenant);
+    const taskId = await createTask(t, tenant.liveKey, { input: 'Write the longest reply you can.' });
+    const reply = await waitUntil(async () => {
+      const res = await t.http
+        .get(api(`/tasks/${taskId}/messages`))
+        .set(bearer(tenant.liveKey))
+        .expect(200);
+      const messages = res.body.data as { role: string; text: string; status?: string }[];
+      return messages.find((m) => m.role === 'assistant');
+    }, 20_000);
+    const tokens = reply.text.split(' ').length - 1;
+    expect(reply.text).toBe('tok '.repeat(tokens));
+    expect(tokens).toBeGreaterThan(0);
+    const charged = await waitUntil(async () => {
+      const rows = await t.deps.pool.anyFirst(
+        sql.type(z.object({ cost_minor: z.number() }))`
+          select cost_minor from metering_records
+          where workspace_id = ${tenant.workspaceId} and operation = 'task.reply'
+        `,
+      );
+      return rows.length > 0 ? rows : undefined;
+    }, 10_000);
+    expect(charged).toEqual([tokens]);
+    expect(before - (await balance(tenant))).toBe(tokens);
+    expect(seen()).toEqual({ slow: 1, backup: 0 });
+    expect(await failures()).toBe(0);
   });
 
   // Last in its describe: it opens `slow`'s circuit.
