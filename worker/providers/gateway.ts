@@ -50,9 +50,9 @@ export type GatewayParts = {
  * it counts against the provider's circuit and moves on to the next entry at once. An answer its
  * whole-answer deadline ended while it still flowed is not a failure: the client returns it as it
  * stands (`length`), so it is neither counted nor tried again (see callBounds.ts). Providers whose
- * circuit is open or that asked for rest are skipped. Anything else (a request the provider refuses, a cancellation) ends the
- * call where it is, as does a failure after a delta reached the caller (`streamed`): the text would
- * otherwise be stitched from two models. When every entry failed or was skipped the last failure is
+ * circuit is open or that asked for rest are skipped. Anything else (a request the provider refuses,
+ * a cancellation) ends the call where it is, as does a failure after a delta reached the caller
+ * (`streamed`): the text would otherwise be stitched from two models. When every entry failed or was skipped the last failure is
  * thrown, so the job's own retries take over.
  */
 export async function callRoute<T extends object>(
