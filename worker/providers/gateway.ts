@@ -52,8 +52,8 @@ export type GatewayParts = {
  * stands (`length`), so it is neither counted nor tried again (see callBounds.ts). Providers whose
  * circuit is open or that asked for rest are skipped. Anything else (a request the provider refuses,
  * a cancellation) ends the call where it is, as does a failure after a delta reached the caller
- * (`streamed`): the text would otherwise be stitched from two models. When every entry failed or was skipped the last failure is
- * thrown, so the job's own retries take over.
+ * (`streamed`): the text would otherwise be stitched from two models. When every entry failed or
+ * was skipped the last failure is thrown, so the job's own retries take over.
  */
 export async function callRoute<T extends object>(
   parts: GatewayParts,
