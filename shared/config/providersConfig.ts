@@ -32,7 +32,13 @@ export type ProviderSpec = Readonly<{
   baseUrl: string | undefined;
   /** The secret read from `apiKeyEnv` at start-up. */
   apiKey: string | undefined;
+  /** The deadline over a whole call: an answer still flowing then ends there (the caller's length). */
   timeoutMs: number;
+  /**
+   * The longest a streamed answer may wait for its first byte, or stay silent mid-answer, before the
+   * call fails as the provider's fault (counted against its circuit). At most `timeoutMs`, its default.
+   */
+  firstByteTimeoutMs: number;
   /** When its circuit opens: `failures` in a row within `windowMs`; skipped for `cooldownMs` then. */
   breaker: Readonly<{ failures: number; windowMs: number; cooldownMs: number }>;
 }>;
@@ -63,9 +69,20 @@ export function routesOnlyLocal(config: ProvidersConfig, capability: RoutedCapab
   return config.routes[capability].every((entry) => config.providers[entry.provider]?.type === 'local');
 }
 
-/** The longest a call through a capability's whole route may take: each entry's timeout in turn. */
+// Per entry, past its own deadline: the entry's deadline must end its call before a bound over the
+// whole route does, since only the entry's tells an answer still flowing (billed as it stands) from
+// a cancellation.
+const entrySlackMs = 1000;
+
+/**
+ * The longest a call through a capability's whole route may take: each entry's timeout in turn, with
+ * a second's slack each, so that this bound, used over a whole call, never cuts an entry's answer first.
+ */
 export function routeTimeoutMs(config: ProvidersConfig, capability: RoutedCapability): number {
-  return config.routes[capability].reduce((ms, e) => ms + (config.providers[e.provider]?.timeoutMs ?? 0), 0);
+  return config.routes[capability].reduce(
+    (ms, e) => ms + (config.providers[e.provider]?.timeoutMs ?? 0) + entrySlackMs,
+    0,
+  );
 }
 
 const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, {
@@ -81,6 +98,7 @@ const providerSchema = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be the name of an environment variable' })
       .optional(),
     timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    firstByteTimeoutMs: z.number().int().min(100).max(600_000).optional(),
     breaker: z
       .object({
         failures: z.number().int().min(1).max(1000).default(5),
@@ -142,12 +160,20 @@ export function parseProvidersConfig(
       problems.push([['providers', name, 'apiKeyEnv'], 'the Anthropic API needs a key: name its variable']);
     }
     const baseUrl = (p.baseUrl ?? defaultBaseUrl[p.type])?.replace(/\/+$/, '');
+    const timeoutMs = p.timeoutMs ?? single.timeoutMs;
+    if (p.firstByteTimeoutMs !== undefined && p.firstByteTimeoutMs > timeoutMs) {
+      problems.push([
+        ['providers', name, 'firstByteTimeoutMs'],
+        `must not exceed the provider's timeoutMs (${timeoutMs})`,
+      ]);
+    }
     providers[name] = Object.freeze({
       name,
       type: p.type,
       baseUrl,
       apiKey,
-      timeoutMs: p.timeoutMs ?? single.timeoutMs,
+      timeoutMs,
+      firstByteTimeoutMs: p.firstByteTimeoutMs ?? timeoutMs,
       breaker: Object.freeze({
         failures: p.breaker.failures,
         windowMs: p.breaker.windowSeconds * 1000,
@@ -197,6 +223,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
           baseUrl: undefined,
           apiKey: undefined,
           timeoutMs: single.timeoutMs,
+          firstByteTimeoutMs: single.timeoutMs,
           breaker: defaultBreaker,
         }
       : {
@@ -205,6 +232,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
           baseUrl: single.openai.baseUrl.replace(/\/+$/, ''),
           apiKey: single.openai.apiKey,
           timeoutMs: single.timeoutMs,
+          firstByteTimeoutMs: single.timeoutMs,
           breaker: defaultBreaker,
         };
   const models = single.name === 'local' ? localModels : single.openai.models;

@@ -30,7 +30,11 @@ export type TextGeneration = {
   text: string;
   model: string;
   usage: TokenUsage;
-  /** `cancelled` when the signal aborted mid-generation: `text` and `usage` cover what was produced. */
+  /**
+   * `length` when the answer reached `maxTokens`, or its provider's whole-answer deadline ended it
+   * while it still flowed (the caller's length, not the provider's failure); `cancelled` when the
+   * signal aborted mid-generation. Either way `text` and `usage` cover what was produced.
+   */
   finishReason: 'stop' | 'length' | 'cancelled';
   answeredBy?: Answerer;
 };

@@ -14,13 +14,20 @@ export type MessageBehavior =
   /** Streams `words` words, then holds the stream open until the client goes away (a stalled answer). */
   | { kind: 'hang'; words: number }
   /** Streams `words` words, then an `error` event (Anthropic's overloaded or api errors mid-answer). */
-  | { kind: 'streamError'; words: number; type: string; message: string };
+  | { kind: 'streamError'; words: number; type: string; message: string }
+  /**
+   * A healthy provider that writes slowly: one `tok ` every `tokenMs` up to the request's
+   * `max_tokens` (then stop_reason `max_tokens`), or until the client goes away.
+   */
+  | { kind: 'slow'; tokenMs: number };
 
 export type AnthropicMock = {
   baseUrl: string;
   apiKey: string;
   /** Every request's body, in arrival order. */
   requests: Record<string, unknown>[];
+  /** Per `slow` answer, in arrival order: the tokens it wrote before it ended or its client went away. */
+  sent: number[];
   queue(...behaviors: MessageBehavior[]): void;
   close(): Promise<void>;
 };
@@ -32,6 +39,47 @@ export function anthropicReply(prompt: string): string {
 const event = (type: string, data: Record<string, unknown>) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
+/** A `slow` answer: `tok ` every `tokenMs` up to `max_tokens`, its count kept at the end of `sent`. */
+async function slowMessage(
+  res: http.ServerResponse,
+  body: Record<string, unknown>,
+  tokenMs: number,
+  sent: number[],
+): Promise<void> {
+  const budget = Number(body.max_tokens);
+  const index = sent.push(0) - 1;
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(
+    event('message_start', {
+      message: {
+        id: 'msg_slow',
+        type: 'message',
+        role: 'assistant',
+        model: String(body.model),
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    }),
+  );
+  res.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+  while (sent[index]! < budget) {
+    await new Promise((resolve) => setTimeout(resolve, tokenMs));
+    if (res.destroyed) return;
+    res.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'tok ' } }));
+    sent[index]! += 1;
+  }
+  res.write(event('content_block_stop', { index: 0 }));
+  res.write(
+    event('message_delta', {
+      delta: { stop_reason: 'max_tokens', stop_sequence: null },
+      usage: { output_tokens: budget },
+    }),
+  );
+  res.end(event('message_stop', {}));
+}
+
 /**
  * A local server speaking the Anthropic Messages API (POST /v1/messages, streamed as the API streams
  * it: message_start, content blocks, message_delta with usage, message_stop), with scriptable
@@ -39,6 +87,7 @@ const event = (type: string, data: Record<string, unknown>) =>
  */
 export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789'): Promise<AnthropicMock> {
   const requests: Record<string, unknown>[] = [];
+  const sent: number[] = [];
   const behaviors: MessageBehavior[] = [];
   const sockets = new Set<Socket>();
   const server = http.createServer(async (req, res) => {
@@ -68,6 +117,7 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
         : {};
       return fail(behavior.status, behavior.type, behavior.message, headers);
     }
+    if (behavior.kind === 'slow') return slowMessage(res, body, behavior.tokenMs, sent);
     const messages = body.messages as { role: string; content: string }[];
     const prompt = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
     const pieces = (behavior.kind === 'ok' && behavior.text ? behavior.text : anthropicReply(prompt)).split(
@@ -121,6 +171,7 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
     baseUrl: `http://127.0.0.1:${port}`,
     apiKey,
     requests,
+    sent,
     queue: (...more) => behaviors.push(...more),
     close: async () => {
       for (const socket of sockets) socket.destroy();

@@ -22,7 +22,12 @@ export type ChatBehavior =
   | { kind: 'streamError'; words: number; error: { message: string; code?: number } }
   | { kind: 'status'; status: number; message: string; retryAfter?: string }
   /** Closes the connection without an answer. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /**
+   * A healthy provider that writes slowly: one `tok ` every `tokenMs` up to the request's output
+   * budget (then finish_reason `length` and its usage), or until the client goes away.
+   */
+  | { kind: 'slow'; tokenMs: number };
 
 export type RecordedRequest = {
   path: string;
@@ -32,6 +37,8 @@ export type RecordedRequest = {
   file?: { filename: string; mimeType: string; bytes: number };
   /** Resolves when the client closed the connection of this request. */
   closed: Promise<void>;
+  /** The tokens a `slow` answer wrote before it ended or its client went away. */
+  sent?: number;
 };
 
 export type OpenAiMock = {
@@ -93,6 +100,32 @@ async function readMultipart(req: http.IncomingMessage): Promise<Pick<RecordedRe
   return { fields, file };
 }
 
+/** A `slow` chat answer: `tok ` every `tokenMs` up to the budget, counted in `recorded.sent`. */
+async function slowChat(
+  res: http.ServerResponse,
+  body: Record<string, unknown>,
+  tokenMs: number,
+  recorded: RecordedRequest,
+): Promise<void> {
+  const budget = Number(body.max_completion_tokens ?? body.max_tokens);
+  const model = String(body.model);
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-slow', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(chunk({ role: 'assistant', content: '' }, null));
+  recorded.sent = 0;
+  while (recorded.sent < budget) {
+    await new Promise((resolve) => setTimeout(resolve, tokenMs));
+    if (res.destroyed) return;
+    res.write(chunk({ content: 'tok ' }, null));
+    recorded.sent += 1;
+  }
+  res.write(chunk({}, 'length'));
+  const usage = { prompt_tokens: 1, completion_tokens: budget, total_tokens: budget + 1 };
+  res.write(`data: ${JSON.stringify({ id: 'chatcmpl-slow', model, choices: [], usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
 /**
  * A local server speaking the OpenAI HTTP protocol (chat completions with SSE streaming,
  * embeddings, image generation, audio transcriptions): deterministic answers, scriptable failures,
@@ -105,8 +138,14 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
   const arrivals = new EventEmitter();
   const sockets = new Set<Socket>();
 
-  const chat = async (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => {
+  const chat = async (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: Record<string, unknown>,
+    recorded: RecordedRequest,
+  ) => {
     const behavior = chatQueue.shift() ?? { kind: 'ok' };
+    if (behavior.kind === 'slow') return slowChat(res, body, behavior.tokenMs, recorded);
     if (behavior.kind === 'status') {
       if (behavior.retryAfter) res.setHeader('retry-after', behavior.retryAfter);
       return send(res, behavior.status, { error: { message: behavior.message, type: 'mock' } });
@@ -168,7 +207,7 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
     const body = recorded.json ?? {};
     switch (path) {
       case '/chat/completions':
-        return chat(req, res, body);
+        return chat(req, res, body, recorded);
       case '/embeddings': {
         const input = body.input as string[];
         const data = input.map((text, index) => ({

@@ -5,6 +5,7 @@ type MockProvider = {
   mock: OpenAiMock | AnthropicMock;
   type?: 'openai' | 'anthropic';
   timeoutMs?: number;
+  firstByteTimeoutMs?: number;
   breaker?: Record<string, number>;
 };
 

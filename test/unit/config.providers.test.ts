@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { configSecrets, loadConfig } from '../../shared/config/config.ts';
 import { defaultPrices } from '../../shared/config/prices.ts';
+import { routeTimeoutMs } from '../../shared/config/providersConfig.ts';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db' };
 const load = (env: Record<string, string>) => loadConfig({ ...base, ...env });
@@ -70,6 +71,8 @@ describe('PROVIDERS', () => {
       baseUrl: 'https://api.openai.com/v1',
       apiKey: keys.OPENAI_KEY,
       timeoutMs: 20_000,
+      // Old documents keep their meaning: the first byte may take as long as the whole call did.
+      firstByteTimeoutMs: 20_000,
       breaker: { failures: 5, windowMs: 60_000, cooldownMs: 30_000 },
     });
     expect(providers.ollama).toMatchObject({ baseUrl: 'http://127.0.0.1:11434/v1', apiKey: undefined });
@@ -91,6 +94,36 @@ describe('PROVIDERS', () => {
     expect(config.reservationPrices.text).toEqual({ ...defaultPrices, imagePerImage: 7 });
     expect(config.reservationPrices.embedding).toEqual(config.prices);
     expect(configSecrets(config)).toEqual(expect.arrayContaining(Object.values(keys)));
+  });
+
+  it('reads a first-byte deadline per provider, at most its timeoutMs', () => {
+    const withFirstByte = {
+      ...gateway,
+      providers: { ...gateway.providers, openai: { ...gateway.providers.openai, firstByteTimeoutMs: 5000 } },
+    };
+    const { providers } = load({ ...keys, PROVIDERS: JSON.stringify(withFirstByte) }).providers;
+    expect(providers.openai).toMatchObject({ timeoutMs: 20_000, firstByteTimeoutMs: 5000 });
+    expect(providers.ollama).toMatchObject({ timeoutMs: 120_000, firstByteTimeoutMs: 120_000 });
+    const tooLong = (firstByteTimeoutMs: unknown) => ({
+      ...gateway,
+      providers: { ...gateway.providers, openai: { ...gateway.providers.openai, firstByteTimeoutMs } },
+    });
+    expect(failure({ ...keys, PROVIDERS: JSON.stringify(tooLong(30_000)) })).toBe(
+      "Invalid configuration:\n  PROVIDERS.providers.openai.firstByteTimeoutMs: must not exceed the provider's timeoutMs (20000)",
+    );
+    expect(failure({ ...keys, PROVIDERS: JSON.stringify(tooLong(50)) })).toContain(
+      'PROVIDERS.providers.openai.firstByteTimeoutMs: Too small',
+    );
+    expect(failure({ ...keys, PROVIDERS: JSON.stringify(tooLong('5s')) })).toContain(
+      'PROVIDERS.providers.openai.firstByteTimeoutMs: Invalid input',
+    );
+  });
+
+  it('bounds a whole route past each entry’s own deadline, so an entry’s deadline always ends its call first', () => {
+    const config = load({ ...keys, PROVIDERS: JSON.stringify(gateway) }).providers;
+    // claude and ollama at PROVIDER_TIMEOUT_MS (120 s), openai at 20 s, each with a second's slack.
+    expect(routeTimeoutMs(config, 'text')).toBe(120_000 + 20_000 + 120_000 + 3 * 1000);
+    expect(routeTimeoutMs(config, 'image')).toBe(20_000 + 1000);
   });
 
   it('keeps the slashes of a model id after the provider (OpenRouter)', () => {

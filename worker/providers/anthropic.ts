@@ -9,8 +9,9 @@ import {
   retryAfterMs,
   type TextGeneration,
 } from '../../shared/providers/types.ts';
+import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './gateway.ts';
-import { callBounds, scrubSecrets } from './providerErrors.ts';
+import { scrubSecrets } from './providerErrors.ts';
 
 // Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no
 // provider will take it. Any other (overloaded_error, api_error, rate_limit_error) may pass later.
@@ -66,9 +67,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
   });
   return {
     async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
-      const bounds = callBounds(signal, settings.timeoutMs);
-      const timedOut = (cause: unknown) =>
-        new ProviderError(`anthropic /v1/messages timed out after ${settings.timeoutMs} ms`, true, { cause });
+      const bounds = callBounds(signal, settings);
       const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
       const turns = messages.flatMap(({ role, content }) => (role === 'system' ? [] : [{ role, content }]));
       let text = '';
@@ -79,7 +78,8 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
       const generation = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
         text,
         model: served,
-        usage: { inputTokens, outputTokens: outputTokens ?? estimateTokens(text) },
+        // The provider's count arrives last: without it, what arrived is estimated, within the budget.
+        usage: { inputTokens, outputTokens: outputTokens ?? Math.min(maxTokens, estimateTokens(text)) },
         finishReason,
       });
       try {
@@ -94,6 +94,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
           { signal: bounds.combined },
         );
         for await (const event of stream) {
+          bounds.heard();
           if (event.type === 'message_start') {
             served = toStorableText(event.message.model);
             inputTokens = event.message.usage.input_tokens;
@@ -108,12 +109,14 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
         }
       } catch (error) {
         if (signal.aborted) return generation('cancelled');
-        throw bounds.deadline.aborted ? timedOut(error) : anthropicFailure(error, settings.apiKey);
+        if (bounds.cut() === undefined) throw anthropicFailure(error, settings.apiKey);
+      } finally {
+        bounds.end();
       }
       if (signal.aborted) return generation('cancelled');
-      // A stream its deadline cut may end quietly inside the SDK, as if it were complete.
-      if (bounds.deadline.aborted) throw timedOut(bounds.deadline.reason);
-      return generation(stop === 'max_tokens' ? 'length' : 'stop');
+      // A stream its deadlines cut may end quietly inside the SDK, as if it were complete: the bounds tell.
+      const cutAtDeadline = answerCut(bounds.cut(), settings, 'anthropic /v1/messages');
+      return generation(stop === 'max_tokens' || (cutAtDeadline && stop === null) ? 'length' : 'stop');
     },
   };
 }

@@ -14,7 +14,12 @@ const localClients: EntryClients = {
  * and the vendor SDK it wraps, is loaded only when the configuration names a provider of its type.
  */
 export async function entryClients(spec: ProviderSpec, model: string): Promise<Partial<EntryClients>> {
-  const settings = { baseUrl: spec.baseUrl ?? '', apiKey: spec.apiKey, timeoutMs: spec.timeoutMs };
+  const settings = {
+    baseUrl: spec.baseUrl ?? '',
+    apiKey: spec.apiKey,
+    timeoutMs: spec.timeoutMs,
+    firstByteTimeoutMs: spec.firstByteTimeoutMs,
+  };
   switch (spec.type) {
     case 'local':
       return localClients;

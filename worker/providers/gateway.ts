@@ -20,8 +20,17 @@ export type EntryClients = {
   transcription: TranscriptionProvider;
 };
 
-/** What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless server) and timeout. */
-export type ProviderSettings = { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
+/**
+ * What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless
+ * server), the deadline over a whole call and the first-byte deadline of a streamed one (default:
+ * the whole-call deadline).
+ */
+export type ProviderSettings = {
+  baseUrl: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  firstByteTimeoutMs?: number;
+};
 
 export type GatewayParts = {
   config: ProvidersConfig;
@@ -35,13 +44,16 @@ export type GatewayParts = {
 };
 
 /**
- * Calls a capability's route in order inside one job attempt. A retryable failure (timeout,
- * connection error, 408/409/425/429/5xx, an error event before the first delta) counts against the
- * provider's circuit and moves on to the next entry at once; providers whose circuit is open or that
- * asked for rest are skipped. Anything else (a request the provider refuses, a cancellation) ends the
- * call where it is, as does a failure after a delta reached the caller (`streamed`): the text would
- * otherwise be stitched from two models. When every entry failed or was skipped the last failure is
- * thrown, so the job's own retries take over.
+ * Calls a capability's route in order inside one job attempt. A retryable failure is the provider's
+ * doing (a connection error, no first byte within its first-byte deadline or a silence as long
+ * mid-answer, 408/409/425/429/5xx, a dropped connection or error event before the answer completed):
+ * it counts against the provider's circuit and moves on to the next entry at once. An answer its
+ * whole-answer deadline ended while it still flowed is not a failure: the client returns it as it
+ * stands (`length`), so it is neither counted nor tried again (see callBounds.ts). Providers whose
+ * circuit is open or that asked for rest are skipped. Anything else (a request the provider refuses,
+ * a cancellation) ends the call where it is, as does a failure after a delta reached the caller
+ * (`streamed`): the text would otherwise be stitched from two models. When every entry failed or
+ * was skipped the last failure is thrown, so the job's own retries take over.
  */
 export async function callRoute<T extends object>(
   parts: GatewayParts,

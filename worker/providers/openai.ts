@@ -10,10 +10,10 @@ import {
   ProviderError,
   type TranscriptionProvider,
 } from '../../shared/providers/types.ts';
+import { callBounds } from './callBounds.ts';
 import type { EntryClients, ProviderSettings } from './gateway.ts';
 import { openAiChat } from './openaiChat.ts';
 import { openAiFailure, parseAnswer } from './openaiFailure.ts';
-import { callBounds } from './providerErrors.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
 const storableString = z.string().transform(toStorableText);
@@ -48,11 +48,14 @@ async function sdkCall<T>(
   signal: AbortSignal,
   run: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const bounds = callBounds(signal, settings.timeoutMs);
+  // Not streamed: nothing arrives before the whole answer, so only the whole-call deadline applies.
+  const bounds = callBounds(signal, { timeoutMs: settings.timeoutMs });
   try {
     return await run(bounds.combined);
   } catch (error) {
     throw openAiFailure(error, { path, apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, ...bounds });
+  } finally {
+    bounds.end();
   }
 }
 

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
+import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './gateway.ts';
 import { openAiFailure, parseAnswer } from './openaiFailure.ts';
-import { callBounds, ProviderAborted } from './providerErrors.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
 const storableString = z.string().transform(toStorableText);
@@ -70,19 +70,24 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
   };
   return {
     async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
-      const bounds = callBounds(signal, settings.timeoutMs);
+      const bounds = callBounds(signal, settings);
+      // The call's own deadlines are told apart below (answerCut), not by the failure's mapping.
       const fail = (error: unknown) =>
-        openAiFailure(error, { path, apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, ...bounds });
+        openAiFailure(error, { path, apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, signal });
       const estimatedInput = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
       let text = '';
       let served = model;
       let finish: string | undefined;
       let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
-      const partial = (): TextGeneration => ({
+      const answer = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
         text,
         model: served,
-        usage: { inputTokens: usage?.prompt_tokens ?? estimatedInput, outputTokens: estimateTokens(text) },
-        finishReason: 'cancelled',
+        usage: {
+          inputTokens: usage?.prompt_tokens ?? estimatedInput,
+          // The provider's count arrives last: without it, what arrived is estimated, within the budget.
+          outputTokens: usage?.completion_tokens ?? Math.min(maxTokens, estimateTokens(text)),
+        },
+        finishReason,
       });
       try {
         // The wire format is role and content only (requesterText is for the offline stand-ins).
@@ -91,6 +96,7 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
         // The SDK raises an error event (`data: {"error": …}`) as an APIError without a status, and
         // leaving the loop early (a malformed chunk) closes the provider's connection.
         for await (const raw of stream) {
+          bounds.heard();
           const chunk = parseAnswer(chatChunk, raw, path);
           if (chunk.model) served = chunk.model;
           if (chunk.usage) usage = chunk.usage;
@@ -104,22 +110,15 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
           }
         }
       } catch (error) {
-        const failure = fail(error);
-        if (failure instanceof ProviderAborted) return partial();
-        throw failure;
+        if (signal.aborted) return answer('cancelled');
+        if (bounds.cut() === undefined) throw fail(error);
+      } finally {
+        bounds.end();
       }
-      if (signal.aborted) return partial();
-      // A stream its deadline cut ends quietly inside the SDK, as if it were complete.
-      if (bounds.deadline.aborted) throw fail(bounds.deadline.reason);
-      return {
-        text,
-        model: served,
-        usage: {
-          inputTokens: usage?.prompt_tokens ?? estimatedInput,
-          outputTokens: usage?.completion_tokens ?? estimateTokens(text),
-        },
-        finishReason: finish === 'length' ? 'length' : 'stop',
-      };
+      if (signal.aborted) return answer('cancelled');
+      // A stream its deadlines cut ends quietly inside the SDK, as if it were complete: the bounds tell.
+      const cutAtDeadline = answerCut(bounds.cut(), settings, `openai ${path}`);
+      return answer(finish === 'length' || (cutAtDeadline && finish === undefined) ? 'length' : 'stop');
     },
   };
 }

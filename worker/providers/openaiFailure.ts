@@ -11,7 +11,7 @@ export type FailureContext = {
   timeoutMs: number;
   /** The job's signal: its abort is a cancellation, never a provider failure. */
   signal?: AbortSignal;
-  /** The call's own deadline (see callBounds in providerErrors.ts). */
+  /** The call's own deadline over the whole call (see callBounds.ts). */
   deadline?: AbortSignal;
 };
 

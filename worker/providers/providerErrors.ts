@@ -15,13 +15,3 @@ export class ProviderAborted extends Error {
     this.name = 'ProviderAborted';
   }
 }
-
-/**
- * The signal one provider call runs under: the job's, and the provider's timeout over the whole
- * call. The SDKs' own timeouts bound a streamed answer only until its headers arrive, and a stream
- * cut by its signal may end as if it had finished: readers check `deadline` once the stream ends.
- */
-export function callBounds(signal: AbortSignal, timeoutMs: number) {
-  const deadline = AbortSignal.timeout(timeoutMs);
-  return { signal, deadline, combined: AbortSignal.any([signal, deadline]) };
-}

@@ -71,7 +71,9 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
       );
       if (generation === 'cancelled') return cancelledOutcome;
       if (generation.finishReason === 'cancelled') {
-        // Cut off by the provider timeout, not by a cancellation: a half reply is not an answer.
+        // Cut off by the bound over the whole route, not by a cancellation: a half reply is not an
+        // answer. (A provider's own whole-answer deadline, which comes first, ends it as `length`:
+        // the reply as it stands, billed, like one that reached maxOutputTokens.)
         throw new ProviderError('the reply was cut off before it finished', true);
       }
       return {

@@ -12,8 +12,11 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 
 const never = () => new AbortController().signal;
-const chatWith = (timeoutMs: number) =>
-  anthropicChat({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, timeoutMs }, 'claude-mock-1');
+const chatWith = (timeoutMs: number, firstByteTimeoutMs?: number) =>
+  anthropicChat(
+    { baseUrl: mock.baseUrl, apiKey: mock.apiKey, timeoutMs, firstByteTimeoutMs },
+    'claude-mock-1',
+  );
 const ask = (content: string, signal = never(), timeoutMs = 5000) =>
   chatWith(timeoutMs).chat({ messages: [{ role: 'user', content }], maxTokens: 50, signal });
 
@@ -31,9 +34,40 @@ describe('anthropic provider', () => {
     await expectTimedOut(ask('stuck', never(), 300), /timed out after 300 ms/);
   });
 
-  it('bounds the whole stream by the timeout: a stalled answer fails, it is not taken as complete', async () => {
+  it('fails an answer that falls silent mid-answer for firstByteTimeoutMs: it is not taken as complete', async () => {
     mock.queue({ kind: 'hang', words: 2 });
-    await expectTimedOut(ask('stalls midway', never(), 300), /timed out after 300 ms/);
+    const chat = chatWith(10_000, 300).chat({
+      messages: [{ role: 'user', content: 'stalls midway' }],
+      maxTokens: 50,
+      signal: never(),
+    });
+    await expectTimedOut(chat, /timed out after 300 ms of silence mid-answer/);
+  });
+
+  it('fails a call without a first byte within firstByteTimeoutMs, well before its whole deadline', async () => {
+    mock.queue({ kind: 'stall' });
+    const chat = chatWith(10_000, 300).chat({
+      messages: [{ role: 'user', content: 'stuck' }],
+      maxTokens: 50,
+      signal: never(),
+    });
+    await expectTimedOut(chat, /timed out after 300 ms without a first byte/);
+  });
+
+  it('ends an answer still flowing at the whole deadline with what arrived, as length: not a failure', async () => {
+    mock.queue({ kind: 'slow', tokenMs: 50 });
+    const out = await chatWith(600, 500).chat({
+      messages: [{ role: 'user', content: 'a long story' }],
+      maxTokens: 200,
+      signal: never(),
+    });
+    expect(out.finishReason).toBe('length');
+    const tokens = out.text.split(' ').length - 1;
+    expect(out.text).toBe('tok '.repeat(tokens));
+    expect(tokens).toBeGreaterThan(0);
+    expect(mock.sent.at(-1)).toBeLessThan(200);
+    // The provider's count never arrived: what arrived is estimated (4 characters a token).
+    expect(out.usage).toEqual({ inputTokens: 1, outputTokens: tokens });
   });
 
   it('ends a cancelled call with what it produced, billed as cancelled', async () => {

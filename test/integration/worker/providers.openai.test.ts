@@ -37,6 +37,10 @@ function providersFor(overrides: Record<string, string>) {
   };
 }
 
+/** A chat client of the mock under explicit deadlines. */
+const chatWith = (limits: { timeoutMs: number; firstByteTimeoutMs: number }) =>
+  openAiEntryClients({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, ...limits }, 'gpt-mock').text;
+
 beforeAll(async () => {
   mock = await startOpenAiMock();
   providers = providersFor({ PROVIDER_TIMEOUT_MS: '2000' });
@@ -131,13 +135,32 @@ describe('openai provider: chat', () => {
     );
   });
 
-  it('bounds the whole streamed call by the timeout, not only the wait for its headers', async () => {
-    mock.queueChat({ kind: 'ok', delayMs: 200 });
-    const fast = providersFor({ PROVIDER_TIMEOUT_MS: '300' });
-    await expectTimedOut(
-      fast.chat.chat({ messages: [{ role: 'user', content: 'slow' }], maxTokens: 5, signal: never() }),
-      /timed out/,
-    );
+  it('ends an answer still flowing at the whole deadline with what arrived, as length: not a failure', async () => {
+    mock.queueChat({ kind: 'slow', tokenMs: 50 });
+    const arrived = mock.nextRequest('/chat/completions');
+    const out = await chatWith({ timeoutMs: 600, firstByteTimeoutMs: 500 }).chat({
+      messages: [{ role: 'user', content: 'a long story' }],
+      maxTokens: 200,
+      signal: never(),
+    });
+    const call = await arrived;
+    await call.closed;
+    expect(out.finishReason).toBe('length');
+    const tokens = out.text.split(' ').length - 1;
+    expect(out.text).toBe('tok '.repeat(tokens));
+    expect(tokens).toBeGreaterThan(0);
+    expect(tokens).toBeLessThanOrEqual(call.sent!);
+    expect(call.sent).toBeLessThan(200);
+    // The provider's count never arrived: what arrived is estimated (4 characters a token).
+    expect(out.usage.outputTokens).toBe(tokens);
+  });
+
+  it('fails a call whose first byte does not come within firstByteTimeoutMs, or that falls silent mid-answer', async () => {
+    mock.queueChat({ kind: 'stall' }, { kind: 'hang', words: 2 });
+    const chat = chatWith({ timeoutMs: 10_000, firstByteTimeoutMs: 300 });
+    const request = { messages: [{ role: 'user' as const, content: 'x' }], maxTokens: 5, signal: never() };
+    await expectTimedOut(chat.chat(request), /timed out after 300 ms without a first byte/);
+    await expectTimedOut(chat.chat(request), /timed out after 300 ms of silence mid-answer/);
     await mock.requests.at(-1)!.closed;
   });
 
