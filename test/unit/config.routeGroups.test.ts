@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
 import { describe, expect, it } from '@jest/globals';
 
 import { loadConfig } from '../../shared/config/config.ts';
@@ -113,5 +116,25 @@ describe('PROVIDERS: balanced groups in a route', () => {
     expect(() => load({ text: [{ strategy: 'latency', members: ['east/a'] }] }, { 'west/a': {} })).toThrow(
       'PROVIDERS.prices.west/a: prices a provider/model no route uses',
     );
+  });
+
+  it('loads the worked configuration docs/providers.md shows', () => {
+    const docs = readFileSync(path.resolve(import.meta.dirname, '../../docs/providers.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('Worked configuration: two accounts of OpenAI'));
+    const document = /```json\n([\s\S]*?)```/.exec(section)![1]!;
+    const config = loadConfig({
+      DATABASE_URL: base.DATABASE_URL,
+      OPENAI_A_KEY: 'sk-a-0001',
+      OPENAI_B_KEY: 'sk-b-0002',
+      PROVIDERS: document,
+    }).providers;
+    expect(config.steps.text.map((step) => ('strategy' in step ? step.strategy : 'entry'))).toEqual([
+      'weighted',
+      'least-busy',
+    ]);
+    expect(config.steps.text[0]).toMatchObject({ weights: [3, 1] });
+    expect(config.routes.text.map((e) => e.provider)).toEqual(['openai-a', 'openai-b', 'vllm-1', 'vllm-2']);
+    expect(config.routes.text[2]!.prices.textOutputPer1MTokens).toBe(0);
+    expect(config.steps.embedding[0]).toMatchObject({ strategy: 'latency' });
   });
 });
