@@ -7,6 +7,7 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { CircuitBreaker } from '../../../shared/providers/circuitBreaker.ts';
 import type { TextGeneration } from '../../../shared/providers/types.ts';
 import { makeLiveProviders } from '../../../worker/providers/live.ts';
+import { type AnthropicMock, startAnthropicMock } from '../../helpers/anthropicMock.ts';
 import { testEnv } from '../../helpers/context.ts';
 import { createTestDatabase, dropTestDatabase } from '../../helpers/database.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
@@ -18,7 +19,7 @@ import { waitUntil } from '../api/tasks.helpers.ts';
 // (a thousand calls in seconds) rather than through the api and the queue.
 let database: { name: string; url: string };
 let pool: DatabasePool;
-const mocks: OpenAiMock[] = [];
+const mocks: (OpenAiMock | AnthropicMock)[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -36,11 +37,19 @@ async function fakes(n: number): Promise<OpenAiMock[]> {
   return started;
 }
 
-/** The live providers of a PROVIDERS document over `providers` (each a fake), text routed as `text`. */
-function gateway(providers: Record<string, OpenAiMock>, text: unknown[]) {
+/**
+ * The live providers of a PROVIDERS document over `providers` (each a fake; an Anthropic one speaks
+ * the Messages API), text routed as `text`.
+ */
+function gateway(providers: Record<string, OpenAiMock | AnthropicMock>, text: unknown[]) {
   const env = mockProvidersEnv(
     // Circuits are named by provider in the shared table: each test names its own providers.
-    Object.fromEntries(Object.entries(providers).map(([name, mock]) => [name, { mock, timeoutMs: 5000 }])),
+    Object.fromEntries(
+      Object.entries(providers).map(([name, mock]) => [
+        name,
+        { mock, timeoutMs: 5000, type: 'queue' in mock ? ('anthropic' as const) : ('openai' as const) },
+      ]),
+    ),
     { routes: { text: text as string[] } },
   );
   const config = loadConfig(testEnv({ ...env, DATABASE_URL: database.url }));
@@ -135,9 +144,11 @@ describe('balancing inside a route', () => {
     expect(chatCalls(slow!)).toBe(1);
   });
 
-  it('a failing member falls over to the other member of its group, then the route to its next entry', async () => {
-    const [a, b, backup] = await fakes(3);
-    const { chat } = gateway({ f_a: a!, f_b: b!, f_backup: backup! }, [
+  it('a failing member falls over to the other member of its group, then the route to its next entry (Anthropic)', async () => {
+    const [a, b] = await fakes(2);
+    const backup = await startAnthropicMock();
+    mocks.push(backup);
+    const { chat } = gateway({ f_a: a!, f_b: b!, f_backup: backup }, [
       { strategy: 'weighted', members: ['f_a/m', 'f_b/m'] },
       'f_backup/m',
     ]);
@@ -146,13 +157,13 @@ describe('balancing inside a route', () => {
     const four: string[] = [];
     for (let i = 0; i < 4; i++) four.push(by(await chat())!);
     expect(four).toEqual(Array(4).fill('f_b'));
-    expect([chatCalls(a!), chatCalls(b!), chatCalls(backup!)]).toEqual([2, 4, 0]);
+    expect([chatCalls(a!), chatCalls(b!), backup.requests.length]).toEqual([2, 4, 0]);
 
     // Both members fail: the call leaves the group for the route's next entry.
     a!.queueChat({ kind: 'status', status: 500, message: 'down' });
     b!.queueChat({ kind: 'status', status: 502, message: 'down' });
     expect(by(await chat())).toBe('f_backup');
-    expect([chatCalls(a!), chatCalls(b!), chatCalls(backup!)]).toEqual([3, 5, 1]);
+    expect([chatCalls(a!), chatCalls(b!), backup.requests.length]).toEqual([3, 5, 1]);
 
     // A member that asks for rest (Retry-After) is skipped by the group until then, the other serving.
     const breaker = new CircuitBreaker(pool, () => ({
