@@ -50,7 +50,7 @@ function gateway(providers: Record<string, OpenAiMock | AnthropicMock>, text: un
         { mock, timeoutMs: 5000, type: 'queue' in mock ? ('anthropic' as const) : ('openai' as const) },
       ]),
     ),
-    { routes: { text: text as string[] } },
+    { routes: { text } },
   );
   const config = loadConfig(testEnv({ ...env, DATABASE_URL: database.url }));
   const live = makeLiveProviders(config, { pool, logger: createLogger('silent', 'test') });
