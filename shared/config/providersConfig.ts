@@ -6,8 +6,6 @@ import { localModels } from './localModels.ts';
 import { type Prices, priceTable } from './prices.ts';
 import { type BalanceStrategy, groupMembers, routeEntry, routeItem } from './routeGroups.ts';
 
-export type { BalanceStrategy };
-
 /** The capabilities a route can be configured for (OCR and video are always local). */
 export const routedCapabilities = ['text', 'image', 'embedding', 'transcription'] as const;
 export type RoutedCapability = (typeof routedCapabilities)[number];

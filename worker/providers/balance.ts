@@ -99,9 +99,9 @@ export class Balancer {
    */
   observe(clients: Partial<EntryClients>, entry: RouteEntry): Partial<EntryClients> {
     const { text, image, embedding, transcription } = clients;
-    const settle = async <A>(attempt: Attempt, answer: Promise<A>, ending: (a: A) => Ending) => {
+    const settle = async <A>(attempt: Attempt, run: () => Promise<A>, ending: (a: A) => Ending) => {
       try {
-        const value = await answer;
+        const value = await run();
         attempt.end(ending(value));
         return value;
       } catch (error) {
@@ -112,7 +112,11 @@ export class Balancer {
     const whole = <R, A>(call: (request: R) => Promise<A>) => {
       return (request: R) => {
         const attempt = this.start(entry);
-        return settle(attempt, call(request), () => 'answered');
+        return settle(
+          attempt,
+          () => call(request),
+          () => 'answered',
+        );
       };
     };
     return {
@@ -125,8 +129,10 @@ export class Balancer {
               request.onDelta?.(piece);
             };
             // A cancelled reply's time says nothing about the member: the caller stopped it.
-            return settle(attempt, text.chat({ ...request, onDelta }), (a) =>
-              a.finishReason === 'cancelled' ? 'uncounted' : 'answered',
+            return settle(
+              attempt,
+              () => text.chat({ ...request, onDelta }),
+              (a) => (a.finishReason === 'cancelled' ? 'uncounted' : 'answered'),
             );
           },
         },
