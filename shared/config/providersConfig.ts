@@ -4,6 +4,7 @@ import { z } from 'zod';
 
 import { localModels } from './localModels.ts';
 import { type Prices, priceTable } from './prices.ts';
+import { type BalanceStrategy, groupMembers, routeEntry, routeItem } from './routeGroups.ts';
 
 /** The capabilities a route can be configured for (OCR and video are always local). */
 export const routedCapabilities = ['text', 'image', 'embedding', 'transcription'] as const;
@@ -52,9 +53,30 @@ export type Answerer = { provider: string; model: string };
 /** One entry of a route: a provider and the model asked of it, with the prices it is billed at. */
 export type RouteEntry = Readonly<{ provider: string; model: string; prices: Prices }>;
 
+/** Route entries that share one place in a route, each call going to the member its strategy picks. */
+export type RouteGroup = Readonly<{
+  strategy: BalanceStrategy;
+  members: readonly RouteEntry[];
+  /** Each member's weight, in the members' order (1 each unless the strategy is `weighted`). */
+  weights: readonly number[];
+}>;
+
+/** One place in a route as the gateway walks it: an entry, or a group sharing load. */
+export type RouteStep = RouteEntry | RouteGroup;
+
+export function isRouteGroup(step: RouteStep): step is RouteGroup {
+  return 'members' in step;
+}
+
 export type ProvidersConfig = Readonly<{
   providers: Readonly<Record<string, ProviderSpec>>;
+  /**
+   * Every entry of each capability's route in order, a group's members in its place: what prices,
+   * clients and deadlines are read from.
+   */
   routes: Readonly<Record<RoutedCapability, readonly RouteEntry[]>>;
+  /** Each capability's route as the gateway walks it, in order, falling back from step to step. */
+  steps: Readonly<Record<RoutedCapability, readonly RouteStep[]>>;
   /**
    * Whether live videos render locally with ffmpeg: always under PROVIDERS; under PROVIDER only when
    * it is `local` (the OpenAI protocol has no video endpoint, and that setting asked for no local work).
@@ -75,8 +97,9 @@ export function routesOnlyLocal(config: ProvidersConfig, capability: RoutedCapab
 const entrySlackMs = 1000;
 
 /**
- * The longest a call through a capability's whole route may take: each entry's timeout in turn, with
- * a second's slack each, so that this bound, used over a whole call, never cuts an entry's answer first.
+ * The longest a call through a capability's whole route may take: each entry's timeout in turn (a
+ * group's members too, since a call may try each of them once), with a second's slack each, so that
+ * this bound, used over a whole call, never cuts an entry's answer first.
  */
 export function routeTimeoutMs(config: ProvidersConfig, capability: RoutedCapability): number {
   return config.routes[capability].reduce(
@@ -112,16 +135,12 @@ const providerSchema = z
 
 const defaultBreaker = Object.freeze({ failures: 5, windowMs: 60_000, cooldownMs: 30_000 });
 
-// Model ids may hold slashes themselves (OpenRouter's `anthropic/claude-sonnet-4`): the provider is
-// what comes before the first.
-const routeEntry = z.string().regex(/^[^/\s]+\/\S+$/, { message: 'an entry is "<provider>/<model>"' });
-
 const documentSchema = z
   .object({
     providers: z.record(providerName, providerSchema).refine((p) => Object.keys(p).length > 0, {
       message: 'name at least one provider',
     }),
-    routes: z.partialRecord(z.enum(routedCapabilities), z.array(routeEntry).min(1).max(10)),
+    routes: z.partialRecord(z.enum(routedCapabilities), z.array(routeItem).min(1).max(10)),
     prices: z.record(routeEntry, priceTable.partial()).default({}),
   })
   .strict();
@@ -182,22 +201,33 @@ export function parseProvidersConfig(
     });
   }
   const routes = {} as Record<RoutedCapability, RouteEntry[]>;
+  const steps = {} as Record<RoutedCapability, RouteStep[]>;
   for (const capability of routedCapabilities) {
-    const entries = parsed.data.routes[capability] ?? [];
-    routes[capability] = entries.map((entry, i) => {
+    routes[capability] = [];
+    const entryAt = (entry: string, path: PropertyKey[]): RouteEntry => {
       const slash = entry.indexOf('/');
       const provider = entry.slice(0, slash);
       const spec = providers[provider];
       if (spec === undefined) {
-        problems.push([['routes', capability, i], `no provider named ${provider} in PROVIDERS.providers`]);
+        problems.push([path, `no provider named ${provider} in PROVIDERS.providers`]);
       } else if (!servesCapability[spec.type].includes(capability)) {
-        problems.push([
-          ['routes', capability, i],
-          `a provider of type ${spec.type} does not serve ${capability}`,
-        ]);
+        problems.push([path, `a provider of type ${spec.type} does not serve ${capability}`]);
       }
       const prices = { ...basePrices, ...parsed.data.prices[entry] };
-      return Object.freeze({ provider, model: entry.slice(slash + 1), prices: Object.freeze(prices) });
+      const built = Object.freeze({ provider, model: entry.slice(slash + 1), prices: Object.freeze(prices) });
+      routes[capability].push(built);
+      return built;
+    };
+    steps[capability] = (parsed.data.routes[capability] ?? []).map((item, i): RouteStep => {
+      if (typeof item === 'string') return entryAt(item, ['routes', capability, i]);
+      const members = groupMembers(item);
+      return Object.freeze({
+        strategy: item.strategy,
+        members: Object.freeze(
+          members.map((m, j) => entryAt(m.entry, ['routes', capability, i, 'members', j])),
+        ),
+        weights: Object.freeze(members.map((m) => m.weight)),
+      });
     });
   }
   for (const entry of Object.keys(parsed.data.prices)) {
@@ -209,6 +239,7 @@ export function parseProvidersConfig(
   return Object.freeze({
     providers: Object.freeze(providers),
     routes: Object.freeze(routes),
+    steps: Object.freeze(steps),
     localVideo: true,
     named: true,
   });
@@ -245,6 +276,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
   return Object.freeze({
     providers: Object.freeze({ [spec.name]: Object.freeze(spec) }),
     routes: Object.freeze(routes),
+    steps: Object.freeze(routes),
     localVideo: single.name === 'local',
     named: false,
   });

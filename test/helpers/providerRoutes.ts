@@ -15,7 +15,8 @@ type MockProvider = {
  */
 export function mockProvidersEnv(
   providers: Record<string, MockProvider>,
-  rest: { routes: Record<string, string[]>; prices?: Record<string, unknown> },
+  // A route's places: "<provider>/<model>" entries, or balanced groups (docs/providers.md).
+  rest: { routes: Record<string, unknown[]>; prices?: Record<string, unknown> },
 ): Record<string, string> {
   const keys: Record<string, string> = {};
   const named = Object.fromEntries(

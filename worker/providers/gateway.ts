@@ -11,6 +11,7 @@ import {
   type TextGeneration,
   type TranscriptionProvider,
 } from '../../shared/providers/types.ts';
+import type { Balancer } from './balance.ts';
 
 /** The routed capabilities' clients for one route entry (its provider's protocol, its model). */
 export type EntryClients = {
@@ -35,6 +36,8 @@ export type ProviderSettings = {
 export type GatewayParts = {
   config: ProvidersConfig;
   breaker: CircuitBreaker;
+  /** The order a call tries a route's entries in: a balanced group's members as its strategy picks. */
+  balancer: Balancer;
   /** The client of a capability for a route entry (built once per entry by the caller). */
   clientFor<C extends RoutedCapability>(capability: C, entry: RouteEntry): Promise<EntryClients[C]>;
   /** A circuit-breaker write that failed, for the worker's log. */
@@ -63,7 +66,7 @@ export async function callRoute<T extends object>(
 ): Promise<T & { answeredBy: Answerer }> {
   const route = parts.config.routes[capability];
   let last: ProviderError | undefined;
-  for (const entry of route) {
+  for (const entry of parts.balancer.walk(parts.config.steps[capability])) {
     if ((await parts.breaker.admit(entry.provider)) === 'skip') continue;
     const answeredBy = { provider: entry.provider, model: entry.model };
     try {

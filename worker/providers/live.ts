@@ -5,6 +5,7 @@ import type { Logger } from '../../shared/observability/logger.ts';
 import { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
 import { ProviderError, type Providers, type VideoProvider } from '../../shared/providers/types.ts';
 import type { ProviderMetrics } from '../metrics/providerMetrics.ts';
+import { Balancer } from './balance.ts';
 import { entryClients } from './entryClients.ts';
 import { localVideo } from './ffmpegVideo.ts';
 import { type EntryClients, makeGateway } from './gateway.ts';
@@ -28,6 +29,7 @@ export function makeLiveProviders(
     const spec = providers[name]!;
     return { ...spec.breaker, trialMs: spec.timeoutMs };
   });
+  const balancer = new Balancer({ failurePenaltyMs: (entry) => providers[entry.provider]!.timeoutMs });
   // Every route entry's clients (one per provider and model), loading from the start so the first
   // call finds them ready: a protocol's module and its SDK load only when a route names its type.
   const built = new Map<string, Promise<Partial<EntryClients>>>();
@@ -35,7 +37,7 @@ export function makeLiveProviders(
     const key = `${entry.provider}/${entry.model}`;
     if (built.has(key)) continue;
     const loading = entryClients(providers[entry.provider]!, entry.model).then((clients) =>
-      instrumentEntryClients(clients, entry, observers),
+      balancer.observe(instrumentEntryClients(clients, entry, observers), entry),
     );
     // Logged now, for the operator; thrown again to each call that needs this entry.
     loading.catch((error: unknown) =>
@@ -54,6 +56,7 @@ export function makeLiveProviders(
   const gateway = makeGateway({
     config: config.providers,
     breaker,
+    balancer,
     clientFor,
     onBreakerError: (error) => parts.logger.warn({ err: error }, 'recording a provider failure failed'),
     onFallback: ({ capability, from, error }) =>
