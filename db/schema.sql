@@ -761,6 +761,7 @@ CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree
 CREATE INDEX jobs_hold_idx ON public.jobs USING btree (hold_id) WHERE (hold_id IS NOT NULL);
 CREATE INDEX jobs_unfinished_idx ON public.jobs USING btree (created_at) WHERE (completed_at IS NULL);
 CREATE INDEX jobs_workspace_idx ON public.jobs USING btree (workspace_id, created_at);
+CREATE INDEX metering_records_request_idx ON ONLY public.metering_records USING btree (workspace_id, request_id) WHERE (request_id IS NOT NULL);
 CREATE INDEX metering_records_workspace_idx ON ONLY public.metering_records USING btree (workspace_id, created_at, id) INCLUDE (operation, cost_minor);
 CREATE INDEX oauth_apps_project_idx ON public.oauth_apps USING btree (project_id);
 CREATE INDEX oauth_codes_expires_idx ON public.oauth_codes USING btree (expires_at);

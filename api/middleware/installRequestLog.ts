@@ -4,10 +4,16 @@ import { isApiPath } from '../http/apiPath.ts';
 import { requestLogEntry } from '../pipeline/requestLogEntry.ts';
 import type { RequestLogWriter } from '../requestLog/requestLogWriter.ts';
 
+/** Logged for a call whose client left before any answer was sent (nginx's "client closed request"). */
+const clientClosedRequest = 499;
+
 /**
  * Records every API call once its response has been sent (requestLogEntry, which MCP tool calls
  * write theirs with too): a /mcp request whose every message was a tool call is recorded by those
- * entries alone, one per call, as its REST twin would be.
+ * entries alone, one per call, as its REST twin would be. A call whose client left is recorded too,
+ * on 'close' ('finish' never comes): with the status it was answered with if the headers were out
+ * (a stream), 499 if nothing was. Its cost is what its metering records charged, read with the row
+ * (requestLogs.ts), since a cancelled job is settled after the client left.
  */
 export function installRequestLog(app: Express, writer: RequestLogWriter): void {
   app.use((req, res, next) => {
@@ -17,7 +23,8 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
       res.locals.responseBody = body;
       return json(body);
     };
-    res.on('finish', () => {
+    // 'close' comes after 'finish', or alone when the connection ended first.
+    res.once('close', () => {
       if (res.locals.loggedAsToolCalls) return;
       const call = {
         requestId: req.requestId,
@@ -32,7 +39,7 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
       };
       const { locals } = res;
       const answer = {
-        status: res.statusCode,
+        status: res.headersSent ? res.statusCode : clientClosedRequest,
         body: locals.responseBody,
         projectId: locals.projectId,
         costMinor: locals.costMinor,

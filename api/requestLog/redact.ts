@@ -8,6 +8,29 @@ import { toStorableText } from '../../shared/primitives/storableText.ts';
 export const requestLogBodyBudgetBytes = 8192;
 
 const secretKey = /secret|password|token|authorization|api[_-]?key|code_verifier|cookie/i;
+// Token counts (`inputTokens`, `max_tokens`, `prompt_tokens_details`) are named with "tokens" (or
+// "token count"), which no credential's name is (`token`, `access_token`, `idToken`): such a name
+// keeps a number, and an object is judged key by key; any other value under it is still masked.
+const tokenCountWords = /(?:^|_)(?:tokens|token_counts?)(?=_|$)/g;
+
+/** The key's words joined by `_`, lower case: `promptTokensDetails` and `prompt-tokens-details` alike. */
+const keyWords = (key: string) =>
+  key
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_');
+
+/** Is what sits under this secret-looking key a token count, to be kept (or, an object, looked into)? */
+function isTokenCount(key: string, value: unknown): boolean {
+  const words = keyWords(key);
+  const rest = words.replace(tokenCountWords, '_');
+  if (rest === words) return false;
+  // The name without its count words must not look secret itself (`secretTokens`, `apiKeyTokens`).
+  if (secretKey.test(rest)) return false;
+  if (value === null || typeof value === 'number') return true;
+  return typeof value === 'object' && !Array.isArray(value);
+}
+
 // Our own credentials, wherever they appear (a key pasted into a prompt, a secret echoed back), and
 // any bearer credential (another service's token pasted with its `Bearer`): at least 16 characters,
 // so prose about "Bearer tokens" is kept.
@@ -112,7 +135,8 @@ function fitObject(source: object, depth: number, limit: number): Fitted | undef
     if (Object.hasOwn(out, name)) continue;
     const head = (kept > 0 ? 1 : 0) + bytesOfString(name) + 1;
     const room = limit - bytes - head - bounds.markerReserve;
-    const child = secretKey.test(key) ? fitString('[redacted]', room) : fit(raw, depth + 1, room);
+    const secret = secretKey.test(key) && !isTokenCount(key, raw);
+    const child = secret ? fitString('[redacted]', room) : fit(raw, depth + 1, room);
     if (!child) {
       full = true;
       continue;

@@ -48,7 +48,7 @@ function fetchBounded(url: URL, options: MetadataFetchOptions): Promise<string> 
   // An address literal is connected to without any lookup: check it here.
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(literal) && !options.allowPrivate && !isPublicAddress(literal)) {
-    return Promise.reject(new BlockedTargetError(url.hostname, literal));
+    return Promise.reject(new BlockedTargetError(url.hostname));
   }
   return new Promise((resolve, reject) => {
     const req = client.get(
@@ -92,6 +92,24 @@ function fetchBounded(url: URL, options: MetadataFetchOptions): Promise<string> 
   });
 }
 
+/** The lookup failures of a name that does not resolve (getaddrinfo's, and guardedLookup's empty answer). */
+const unresolved = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_NODATA', 'ENODATA', 'EAI_FAIL']);
+
+/**
+ * Why a fetch failed, for an anonymous visitor of /oauth/authorize: a host that resolves to a private
+ * address and one that does not resolve at all get the same words, and no address is named, so the
+ * page cannot be used to learn which internal names exist or where they point. Other network errors
+ * say only their code (their messages carry the address connected to).
+ */
+function whyNotFetched(error: unknown): string {
+  const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+  if (code === 'webhook_target_blocked' || (typeof code === 'string' && unresolved.has(code))) {
+    return 'its host has no public address (private, loopback and reserved addresses are refused)';
+  }
+  if (typeof syscall === 'string' && typeof code === 'string') return `the connection failed (${code})`;
+  return `it ${(error as Error).message}`;
+}
+
 /**
  * Fetches and checks a Client ID Metadata Document: its client_id must be the URL it was fetched
  * from; the rest is read as a dynamic registration (public client, redirect URIs, scopes).
@@ -109,7 +127,7 @@ export async function fetchClientMetadataDocument(
   try {
     text = await fetchBounded(new URL(clientId), options);
   } catch (error) {
-    throw new Error(`The client metadata document could not be fetched: it ${(error as Error).message}.`, {
+    throw new Error(`The client metadata document could not be fetched: ${whyNotFetched(error)}.`, {
       cause: error,
     });
   }

@@ -44,6 +44,7 @@ export function checkWebhookUrl(
  * with the URL; an operator at the CLI also hears the setting that would allow it.
  */
 function privateTarget(host: string, forMember: boolean): string {
+  // The host as typed, never what a name resolved to: that would map the internal network.
   const what = `the URL points at ${host}, a private or loopback address`;
   return forMember
     ? `${what}: webhooks are sent over the public internet, so use a public address`
@@ -67,8 +68,8 @@ async function checkResolvedHost(url: string, forMember: boolean): Promise<strin
   });
   const found = await Promise.race([dns.lookup(host, { all: true }).catch(() => null), timeout]);
   clearTimeout(timer);
-  const blocked = found?.find((a) => !isPublicAddress(a.address));
-  return blocked ? privateTarget(`${host} (${blocked.address})`, forMember) : undefined;
+  const blocked = found?.some((a) => !isPublicAddress(a.address));
+  return blocked ? privateTarget(host, forMember) : undefined;
 }
 
 /**

@@ -62,11 +62,15 @@ export function isPublicAddress(address: string): boolean {
   return !blocked.check(address, 'ipv4');
 }
 
-/** Raised when a webhook target resolves to an address it may not reach. */
+/**
+ * Raised when a webhook target (or a metadata document's host) is, or resolves to, an address it may
+ * not reach. The address a name resolved to is not said: it would map the internal network for
+ * whoever reads the refusal.
+ */
 export class BlockedTargetError extends Error {
   readonly code = 'webhook_target_blocked';
-  constructor(host: string, address: string) {
-    super(`webhook target ${host} resolves to ${address}, a private, loopback or reserved address`);
+  constructor(host: string) {
+    super(`webhook target ${host} is not a public address (a private, loopback or reserved address)`);
     this.name = 'BlockedTargetError';
   }
 }
@@ -88,7 +92,7 @@ export function guardedLookup(allowPrivate: boolean) {
       if (error) return callback(error, []);
       const list = addresses as dns.LookupAddress[];
       const bad = allowPrivate ? undefined : list.find((a) => !isPublicAddress(a.address));
-      if (bad) return callback(new BlockedTargetError(hostname, bad.address) as NodeJS.ErrnoException, []);
+      if (bad) return callback(new BlockedTargetError(hostname) as NodeJS.ErrnoException, []);
       if (list.length === 0) {
         return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
       }

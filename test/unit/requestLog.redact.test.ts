@@ -21,6 +21,40 @@ describe('redact', () => {
     });
   });
 
+  it('keeps token counts under any spelling, and masks credentials named like them', () => {
+    const counts = {
+      usage: { inputTokens: 12, outputTokens: 34, cachedInputTokens: null },
+      maxTokens: 64,
+      max_completion_tokens: 64,
+      prompt_tokens_details: { cached_tokens: 5 },
+      'total-tokens': 46,
+      tokenCount: 9,
+      tokens: 3,
+    };
+    expect(redact(counts)).toEqual(counts);
+    expect(
+      redact({
+        token: 'a',
+        access_token: 'b',
+        idToken: 7,
+        tokens: ['c'],
+        access_tokens: 'd',
+        secretTokens: 5,
+        api_key_tokens: 6,
+        prompt_tokens_details: { refresh_token: 'e', cached_tokens: 1 },
+      }),
+    ).toEqual({
+      token: '[redacted]',
+      access_token: '[redacted]',
+      idToken: '[redacted]',
+      tokens: '[redacted]',
+      access_tokens: '[redacted]',
+      secretTokens: '[redacted]',
+      api_key_tokens: '[redacted]',
+      prompt_tokens_details: { refresh_token: '[redacted]', cached_tokens: 1 },
+    });
+  });
+
   it('keeps a "__proto__" key as a key, as JSON.parse read it', () => {
     const out = redact(JSON.parse('{"__proto__":{"password":"p","input":"hidden?"}}'));
     expect(JSON.stringify(out)).toBe('{"__proto__":{"password":"[redacted]","input":"hidden?"}}');

@@ -146,7 +146,7 @@ export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
   // A literal address is never looked up, so it is checked here; host names are checked by the lookup.
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host) !== 0 && !request.allowPrivate && !isPublicAddress(host)) {
-    const error = new BlockedTargetError(host, host);
+    const error = new BlockedTargetError(host);
     return {
       delivered: false,
       statusCode: null,

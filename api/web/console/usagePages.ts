@@ -112,7 +112,9 @@ export function downloadSpendCsv(web: BrowserContext): RequestHandler {
       'X-Content-Type-Options': 'nosniff',
     });
     const columns = ['created_at', 'id', 'project_id', 'key_id', 'oauth_app_id', 'operation', 'livemode'];
-    res.write(stringify([[...columns, 'cost_minor', 'currency', 'request_id', 'usage']]));
+    // New columns go at the end: parsers of the export read the older ones by position.
+    const added = ['provider', 'model'];
+    res.write(stringify([[...columns, 'cost_minor', 'currency', 'request_id', 'usage', ...added]]));
     let before: MeteringCursor | undefined;
     for (;;) {
       const rows = await listSpendRecords(web.pool, c.member.workspace_id, {
@@ -137,6 +139,8 @@ export function downloadSpendCsv(web: BrowserContext): RequestHandler {
             r.currency,
             r.request_id ?? '',
             JSON.stringify(r.usage),
+            r.provider ?? '',
+            r.model ?? '',
           ]),
           // A spreadsheet would run a cell that starts with = + - @ as a formula.
           { cast: { string: (v) => (/^[=+\-@]/.test(v) ? `'${v}` : v) } },

@@ -133,12 +133,25 @@ export function recordsView(
     ${at.part !== undefined ? html`<p class="muted">Only ${partName(names, at.part || null)} <code>${at.part}</code>.</p>` : ''}
     <p><a href="${c.base}/usage.csv?${at.query.toString()}" download>Download as CSV</a></p>
     ${consoleTable(
-      ['Time (UTC)', 'Operation', 'Project', 'Key or app', 'Mode', 'Usage', 'Cost', 'Request'],
+      [
+        'Time (UTC)',
+        'Operation',
+        'Provider',
+        'Model',
+        'Project',
+        'Key or app',
+        'Mode',
+        'Usage',
+        'Cost',
+        'Request',
+      ],
       records,
       (r) =>
         html`<tr>
           <td class="nowrap">${r.created_at.replace('T', ' ').slice(0, 19)}</td>
           <td>${names.get(r.operation) ?? r.operation}</td>
+          <td>${r.provider ?? ''}</td>
+          <td><code>${r.model ?? ''}</code></td>
           <td>${named(r.project_id)}</td>
           <td>${named(r.key_id ?? r.oauth_app_id)}</td>
           <td>${r.livemode ? 'live' : 'test'}</td>

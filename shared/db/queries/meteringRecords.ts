@@ -40,6 +40,9 @@ export const meteringRecord = z.object({
   request_id: z.string().nullable(),
   created_at: isoTimestamp,
   oauth_app_id: z.string().nullable(),
+  /** The provider and model that answered (null for work no provider did: OCR, test keys' fixtures). */
+  provider: z.string().nullable(),
+  model: z.string().nullable(),
 });
 
 const recordColumns = columnsOf(meteringRecord);

@@ -81,6 +81,21 @@ export function createRequestLogPartitions(db: Db, monthsAhead: number) {
   `);
 }
 
+/**
+ * A logged call's cost (`cost_minor`) as its metering records charged, whatever the outcome: the
+ * answer's own cost was all the row could hold when it was written, and a call's charge may be
+ * settled after its answer went out (a client that left, a stream that failed after a delta). Read
+ * through metering_records_request_idx; a record is never written before its call started (the
+ * hour covers clocks of api processes and PostgreSQL that disagree), so at most two monthly
+ * partitions are probed. Without a record (no billed work, or none yet) the row's own cost stands.
+ */
+const meteredCost = sql.fragment`coalesce((
+    select sum(m.cost_minor)::bigint from metering_records m
+    where m.workspace_id = l.workspace_id and m.request_id = l.request_id
+      and m.created_at >= l.created_at - make_interval(secs => l.latency_ms / 1000.0) - interval '1 hour'
+      and m.created_at < now() + interval '1 hour'
+  ), l.cost_minor) as cost_minor`;
+
 /** Where a page of a workspace's request log ends: the last row's (created_at, id), exact to the microsecond. */
 export type RequestLogCursor = { at: string; id: number };
 
@@ -155,9 +170,9 @@ export function listFilteredRequestLogs(
                    and (created_at, id) < (${page.before.at}::timestamptz, ${page.before.id})`);
   }
   return db.any(sql.type(filteredLogRow)`
-    select id, request_id, key_id, oauth_app_id, method, path, status, latency_ms, cost_minor, created_at,
+    select id, request_id, key_id, oauth_app_id, method, path, status, latency_ms, ${meteredCost}, created_at,
            ${cursorAt()}
-    from request_logs
+    from request_logs l
     where ${sql.join(parts, sql.fragment` and `)}
     order by workspace_id desc, created_at desc, id desc
     limit ${page.limit}
@@ -174,10 +189,10 @@ const fullLogRow = filteredLogRow.extend({
 /** One call of the workspace, by its primary key (created_at, id); its bodies were redacted when logged. */
 export function findWorkspaceRequestLog(db: Db, workspaceId: string, at: string, id: number) {
   return db.maybeOne(sql.type(fullLogRow)`
-    select id, request_id, key_id, oauth_app_id, project_id, method, path, status, latency_ms, cost_minor, ip,
+    select id, request_id, key_id, oauth_app_id, project_id, method, path, status, latency_ms, ${meteredCost}, ip,
            request_body, response_body, created_at,
            ${cursorAt()}
-    from request_logs
+    from request_logs l
     where created_at = ${at}::timestamptz and id = ${id} and workspace_id = ${workspaceId}
   `);
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { listFilteredRequestLogs } from '../../../shared/db/queries/requestLogs.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { type AnthropicMock, anthropicReply, startAnthropicMock } from '../../helpers/anthropicMock.ts';
@@ -194,6 +195,31 @@ describe('fallback inside one job attempt', () => {
     expect(record!.cost_minor).toBeLessThanOrEqual(4);
     expect(before - (await balance())).toBe(record!.cost_minor);
     expect((await jobOf(requestId)).status).toBe('cancelled');
+  });
+
+  it('bills an Anthropic stream cut after a delta at its price, and logs the call at that cost', async () => {
+    alpha.queueChat({ kind: 'status', status: 503, message: 'overloaded' });
+    claude.queue({ kind: 'streamError', words: 2, type: 'overloaded_error', message: 'Overloaded' });
+    const res = await fetch(`${server.origin}${api('/text')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
+      body: JSON.stringify({ prompt: 'half from claude', stream: true }),
+    });
+    const requestId = res.headers.get('x-request-id')!;
+    const events = await readEvents(res);
+    expect([events[0]!.event, events.at(-1)!.event]).toEqual(['delta', 'error']);
+    expect(seen()).toEqual({ alpha: 1, claude: 1, beta: 0 });
+    const [record] = await meteringOf(requestId);
+    expect(record).toEqual({ provider: 'claude', model: 'claude-mock-1', cost_minor: expect.any(Number) });
+    expect(record!.cost_minor).toBeGreaterThanOrEqual(2);
+    await t.deps.requestLog.flush();
+    const logged = await listFilteredRequestLogs(
+      t.deps.pool,
+      tenant.workspaceId,
+      {},
+      { limit: 20, retentionDays: 30 },
+    );
+    expect(logged.find((r) => r.request_id === requestId)?.cost_minor).toBe(record!.cost_minor);
   });
 
   it("leaves test keys on their fixtures: no provider is asked, whatever the route's state", async () => {

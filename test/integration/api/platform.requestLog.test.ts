@@ -63,6 +63,28 @@ describe('request log', () => {
     expect(anonymous).toMatchObject({ workspace_id: null, key_id: null, status: 401 });
   });
 
+  it('keeps token counts (usage.inputTokens, maxTokens) while masking the credentials beside them', async () => {
+    const body = {
+      input: ['x'],
+      maxTokens: 3,
+      usage: { inputTokens: 5, outputTokens: 6 },
+      access_token: 'tok-1',
+      tokens: ['tok-2'],
+      idToken: 7,
+    };
+    await postAs(t.http, tenant.testKey, '/embeddings').set('x-request-id', 'log-test-token').send(body);
+    await t.deps.requestLog.flush();
+    const row = await rowFor('log-test-token');
+    expect(row!.request_body).toEqual({
+      input: ['x'],
+      maxTokens: 3,
+      usage: { inputTokens: 5, outputTokens: 6 },
+      access_token: '[redacted]',
+      tokens: '[redacted]',
+      idToken: '[redacted]',
+    });
+  });
+
   it('keeps 30 days: the maintenance task prunes older log rows and events', async () => {
     await t.deps.pool.query(sql.typeAlias('void')`
       insert into request_logs (request_id, workspace_id, method, path, status, latency_ms, created_at)

@@ -79,6 +79,31 @@ describe('console lists', () => {
     expect(quarter.text).toContain('mr_period_tenth');
   });
 
+  it('names the provider and model of each record, on the records page and at the end of the CSV', async () => {
+    const { tenant, t } = session.h;
+    await t.deps.pool.query(sql.typeAlias('void')`
+      insert into metering_records (id, workspace_id, project_id, key_id, operation, livemode, usage, cost_minor,
+                                    currency, request_id, provider, model)
+      values ('mr_answered_by', ${tenant.workspaceId}, ${tenant.projectId}, null, 'text.generate', true,
+              '{"inputTokens": 3}', 9, 'USD', 'req_answered_by', 'backup', 'openrouter/meta-llama/llama-3.1-8b')
+    `);
+    const records = (await session.client.get(`${session.base}/usage/records?split=project&days=7`)).text;
+    expect(records).toMatch(/<th[^>]*>Provider<\/th>\s*<th[^>]*>Model<\/th>/);
+    const row = records.split('<tr').find((r) => r.includes('req_answered_by'));
+    expect(row).toMatch(
+      /<td[^>]*>backup<\/td>\s*<td[^>]*><code>openrouter\/meta-llama\/llama-3.1-8b<\/code><\/td>/,
+    );
+    const csv = (await session.client.get(`${session.base}/usage.csv?split=project&days=7`)).text.split('\n');
+    // The columns parsers already read keep their places; the new ones come last.
+    expect(csv[0]).toBe(
+      'created_at,id,project_id,key_id,oauth_app_id,operation,livemode,cost_minor,currency,request_id,usage,provider,model',
+    );
+    const line = csv.find((l) => l.includes('mr_answered_by'));
+    expect(line).toMatch(
+      /,9,USD,req_answered_by,"{""inputTokens"":3}",backup,openrouter\/meta-llama\/llama-3.1-8b$/,
+    );
+  });
+
   it('lists scopes by title in the OAuth app form', async () => {
     const apps = (await session.client.get(`${session.base}/apps`)).text.replace(/\s+/g, ' ');
     expect(apps).toMatch(/value="tasks.read" \/> Read a task/);

@@ -208,3 +208,29 @@ describe('sign-in throttling', () => {
     expect(locked.text).toContain('Too many failed attempts');
   });
 });
+
+describe('client metadata documents on private networks', () => {
+  it('refuses a name resolving privately, a name that does not resolve and a private literal in the same words, naming no address', async () => {
+    const anonymous = new FormClient(h.base);
+    const page = async (clientId: string) => {
+      const res = await anonymous.get(
+        params({ client_id: clientId, redirect_uri: 'https://app.example/cb' }),
+      );
+      // The page as it would read for any client_id: what the visitor typed is echoed, nothing else differs.
+      return {
+        status: res.status,
+        text: res.text.replaceAll(clientId, '<client_id>').replaceAll(/&amp;|&#\d+;/g, ''),
+      };
+    };
+    // localhost resolves (to loopback); a name under .invalid never does (RFC 6761).
+    const resolvesPrivately = await page('https://localhost/client.json');
+    const doesNotResolve = await page('https://nothing-here.invalid/client.json');
+    const literal = await page('https://10.20.30.40/client.json');
+    expect(resolvesPrivately.status).toBe(400);
+    expect(resolvesPrivately.text).toContain('has no public address');
+    expect(resolvesPrivately.text).toMatch(/private/);
+    expect(resolvesPrivately.text).not.toMatch(/127\.0\.0\.1|::1|ENOTFOUND|getaddrinfo|resolves to/);
+    expect(doesNotResolve).toEqual(resolvesPrivately);
+    expect(literal).toEqual(resolvesPrivately);
+  });
+});

@@ -66,9 +66,13 @@ describe('webhook SSRF protection', () => {
         attempts: 1,
       });
       expect(delivery!.last_error).toMatch(/private, loopback or reserved address/);
+      // The host as registered, never the address a name resolved to.
+      expect(delivery!.last_error).toContain(`target ${new URL(urls[i]!).hostname.replace(/^\[|\]$/g, '')} `);
       const attempts = await listDeliveryAttempts(t.deps.pool, delivery!.id);
       expect(attempts).toHaveLength(1);
     }
     expect(server.requests).toBe(0);
+    const [byName] = await listEndpointDeliveries(t.deps.pool, endpoints[0]!.id, 5);
+    expect(byName!.last_error).not.toMatch(/127\.0\.0\.1|::1/);
   });
 });
