@@ -796,6 +796,7 @@ CREATE INDEX videos_workspace_idx ON public.videos USING btree (workspace_id, cr
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at);
 CREATE INDEX webhook_deliveries_event_idx ON public.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_deliveries_failed_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at, id) WHERE (status = 'failed'::text);
+CREATE INDEX webhook_deliveries_held_idx ON public.webhook_deliveries USING btree (endpoint_id) WHERE ((status = 'pending'::text) AND (attempts > 0));
 CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at, id) WHERE (status = 'pending'::text);
 CREATE INDEX webhook_endpoints_project_idx ON public.webhook_endpoints USING btree (project_id);
 CREATE INDEX workflows_workspace_idx ON public.workflows USING btree (workspace_id, created_at);

@@ -33,6 +33,8 @@ export type WorkerContext = {
   deckRenderer: DeckRenderer;
   /** The api's requests to stop a running job, by job id. */
   cancellations: KeyedChannel<'jobs:cancel'>;
+  /** Deliveries queued, by webhook endpoint (a job draining the endpoint waits on these). */
+  webhookArrivals: KeyedChannel<'webhooks:due'>;
   /**
    * Marks a job running and reads it (null when it already finished); concurrent starts share one
    * statement.

@@ -78,6 +78,7 @@ export function makeWorkerContext(
     probeOcr,
     deckRenderer: new DeckRenderer(parts.logger),
     cancellations: new KeyedChannel(parts.hub, 'jobs:cancel'),
+    webhookArrivals: new KeyedChannel(parts.hub, 'webhooks:due'),
     markRunning: (jobId) => markRunning.submit(jobId),
     readUnfinished: (jobId) => readUnfinished.submit(jobId),
     finishUnbilled,
@@ -86,6 +87,7 @@ export function makeWorkerContext(
       // The runners have stopped: what their last jobs left to write goes out before the pool ends.
       await inlineFinishes.drain();
       ctx.cancellations.close();
+      ctx.webhookArrivals.close();
       await live.close();
       await probeOcr.close();
       await ctx.deckRenderer.close();

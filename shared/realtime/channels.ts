@@ -35,6 +35,11 @@ export const channels = {
    * (UTF-16 units), so listeners drop repeats (a retried attempt) and see gaps (a lost notification).
    */
   'text:delta': z.object({ id: z.string(), offset: z.number().int().min(0), text: z.string() }),
+  /**
+   * A delivery to webhook endpoint `id` was queued (shared/webhooks/fanout.ts): a job draining that
+   * endpoint takes it at once instead of leaving it to its own job, which would wait for a poll.
+   */
+  'webhooks:due': z.object({ id: z.string() }),
 } as const;
 
 export type Channel = keyof typeof channels;

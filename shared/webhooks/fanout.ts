@@ -1,4 +1,5 @@
 import type { DomainEvent, EventType } from '../db/queries/events.ts';
+import { notify } from '../db/queries/notifications.ts';
 import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../db/queries/webhooks.ts';
 import type { Db } from '../db/sql.ts';
 import { newId } from '../primitives/ids.ts';
@@ -66,5 +67,7 @@ export async function enqueueWebhookDeliveries(tx: Db, event: DomainEvent & { id
   await insertWebhookDeliveries(tx, rows);
   for (const row of rows) {
     await enqueueDeliveryAttempt(tx, { deliveryId: row.id, attempt: 1 }, { endpointId: row.endpointId });
+    // Identical notifications of one transaction are delivered once: one per endpoint, however many events.
+    await notify(tx, 'webhooks:due', { id: row.endpointId });
   }
 }

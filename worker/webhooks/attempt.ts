@@ -71,12 +71,8 @@ function send(
 }
 
 /**
- * One attempt of one delivery. The HTTP call happens outside any transaction; its outcome, the
- * attempt's log row (with the reason it ran early, if it was brought forward) and the next
- * attempt's job are then written together under the delivery's row lock, so a re-run of an attempt
- * that already committed changes nothing. A 2xx brings the endpoint's held deliveries forward in
- * the same transaction. `drained` is the delivery as read when another delivery's job makes the
- * attempt (draining its endpoint): the attempt's own queued job is then dropped with the record.
+ * One attempt of one delivery: sendAttempt, then recordAttempt. `drained` is the delivery as read
+ * when another delivery's job makes the attempt (draining its endpoint).
  */
 export async function makeDeliveryAttempt(
   ctx: WorkerContext,
@@ -85,6 +81,25 @@ export async function makeDeliveryAttempt(
   signal: AbortSignal,
   drained?: DeliveryAttemptContext,
 ): Promise<AttemptResult> {
+  const sent = await sendAttempt(ctx, policy, ref, signal, drained);
+  if (sent.kind !== 'sent') return sent;
+  return recordAttempt(ctx, policy, ref, sent, drained !== undefined);
+}
+
+export type SentAttempt = { kind: 'sent'; outcome: SendOutcome; delivery: DeliveryAttemptContext };
+
+/**
+ * The HTTP call of an attempt, outside any transaction: `skipped` when the attempt was already made
+ * or the delivery is gone or finished, `interrupted` when the worker is stopping (nothing to record;
+ * the attempt's job stays queued).
+ */
+export async function sendAttempt(
+  ctx: WorkerContext,
+  policy: WebhookPolicy,
+  ref: AttemptRef,
+  signal: AbortSignal,
+  drained?: DeliveryAttemptContext,
+): Promise<SentAttempt | { kind: 'skipped' } | { kind: 'interrupted' }> {
   const delivery = drained ?? (await findDeliveryAttemptContext(ctx.pool, ref.deliveryId));
   if (!delivery || delivery.status !== 'pending' || delivery.attempts >= ref.attempt) {
     return { kind: 'skipped' };
@@ -92,6 +107,23 @@ export async function makeDeliveryAttempt(
   const outcome = await send(ctx, policy, delivery, ref, signal);
   // Shutting down mid-attempt: leave this attempt to the next worker instead of logging it as failed.
   if (signal.aborted && !outcome.delivered) return { kind: 'interrupted' };
+  return { kind: 'sent', outcome, delivery };
+}
+
+/**
+ * Writes a sent attempt: its outcome, its log row (with the reason it ran early, if it was brought
+ * forward or resent) and the next attempt's job, together under the delivery's row lock, so a re-run
+ * of an attempt that already committed changes nothing. A 2xx brings the endpoint's held deliveries
+ * forward in the same transaction. `drained`: another delivery's job made the attempt, and the
+ * attempt's own queued job is dropped with the record.
+ */
+export function recordAttempt(
+  ctx: WorkerContext,
+  policy: WebhookPolicy,
+  ref: AttemptRef,
+  { outcome, delivery }: SentAttempt,
+  drained: boolean,
+): Promise<AttemptResult> {
   return ctx.pool.transaction(async (tx): Promise<AttemptResult> => {
     const current = await lockDelivery(tx, ref.deliveryId);
     if (!current || current.status !== 'pending' || current.attempts >= ref.attempt) {
@@ -124,13 +156,14 @@ export async function makeDeliveryAttempt(
         { endpointId: current.endpoint_id, runAt: nextAttemptAt },
       );
     }
-    const caughtUp = outcome.delivered
-      ? await bringForwardHeldDeliveries(tx, {
-          endpointId: current.endpoint_id,
-          deliveryId: current.id,
-          statusCode: outcome.statusCode ?? 0,
-        })
-      : [];
+    const caughtUp =
+      outcome.delivered && delivery.endpoint_has_held
+        ? await bringForwardHeldDeliveries(tx, {
+            endpointId: current.endpoint_id,
+            deliveryId: current.id,
+            statusCode: outcome.statusCode ?? 0,
+          })
+        : [];
     return {
       kind: 'made',
       endpointId: current.endpoint_id,

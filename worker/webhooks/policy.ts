@@ -9,6 +9,8 @@ export type WebhookPolicy = {
    * long enough that a backlog goes at the receiver's pace, short enough that a job's span ends.
    */
   drainMs?: number;
+  /** How long a job draining a busy endpoint waits for its next delivery before ending. */
+  lingerMs?: number;
 };
 
 /**
@@ -19,6 +21,7 @@ export const defaultWebhookPolicy: Required<WebhookPolicy> = Object.freeze({
   retryDelaysMs: Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
   timeoutMs: 15_000,
   drainMs: 30_000,
+  lingerMs: 1_000,
 });
 
 /** Delay after failed attempt `attempt` (1-based), or null when it was the last one. */
