@@ -12,14 +12,7 @@ import {
   type TranscriptionProvider,
 } from '../../shared/providers/types.ts';
 import type { Balancer } from './balance.ts';
-
-/** The routed capabilities' clients for one route entry (its provider's protocol, its model). */
-export type EntryClients = {
-  text: ChatProvider;
-  image: ImageProvider;
-  embedding: EmbeddingProvider;
-  transcription: TranscriptionProvider;
-};
+import type { EntryClients } from './entryClients.ts';
 
 /**
  * What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless

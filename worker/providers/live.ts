@@ -8,7 +8,8 @@ import type { ProviderMetrics } from '../metrics/providerMetrics.ts';
 import { Balancer } from './balance.ts';
 import { entryClients } from './entryClients.ts';
 import { localVideo } from './ffmpegVideo.ts';
-import { type EntryClients, makeGateway } from './gateway.ts';
+import type { EntryClients } from './entryClients.ts';
+import { makeGateway } from './gateway.ts';
 import { instrumentEntryClients, instrumentLocalWork } from './instrumented.ts';
 import { makeTesseractOcr } from './tesseract.ts';
 
