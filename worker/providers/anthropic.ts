@@ -10,7 +10,7 @@ import {
   type TextGeneration,
 } from '../../shared/providers/types.ts';
 import { answerCut, callBounds } from './callBounds.ts';
-import type { ProviderSettings } from './gateway.ts';
+import type { ProviderSettings } from './clientTypes.ts';
 import { scrubSecrets } from './providerErrors.ts';
 
 // Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no

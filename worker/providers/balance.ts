@@ -6,7 +6,7 @@ import {
 } from '../../shared/config/providersConfig.ts';
 import { type Clock, systemClock } from '../../shared/primitives/clock.ts';
 import { type ChatRequest, ProviderError } from '../../shared/providers/types.ts';
-import type { EntryClients } from './entryClients.ts';
+import type { EntryClients } from './clientTypes.ts';
 
 // The weight of each new time-to-first-token sample in a member's moving average: a few calls move it.
 const smoothing = 0.3;

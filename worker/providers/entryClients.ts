@@ -1,19 +1,6 @@
 import type { ProviderSpec } from '../../shared/config/providersConfig.ts';
-import type {
-  ChatProvider,
-  EmbeddingProvider,
-  ImageProvider,
-  TranscriptionProvider,
-} from '../../shared/providers/types.ts';
+import type { EntryClients } from './clientTypes.ts';
 import { localChat, localEmbeddings, localImages, localTranscription } from './local.ts';
-
-/** The routed capabilities' clients for one route entry (its provider's protocol, its model). */
-export type EntryClients = {
-  text: ChatProvider;
-  image: ImageProvider;
-  embedding: EmbeddingProvider;
-  transcription: TranscriptionProvider;
-};
 
 const localClients: EntryClients = {
   text: localChat,

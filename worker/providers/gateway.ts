@@ -12,19 +12,7 @@ import {
   type TranscriptionProvider,
 } from '../../shared/providers/types.ts';
 import type { Balancer } from './balance.ts';
-import type { EntryClients } from './entryClients.ts';
-
-/**
- * What an entry's HTTP client is built from: its provider's base URL, key (none for a keyless
- * server), the deadline over a whole call and the first-byte deadline of a streamed one (default:
- * the whole-call deadline).
- */
-export type ProviderSettings = {
-  baseUrl: string;
-  apiKey: string | undefined;
-  timeoutMs: number;
-  firstByteTimeoutMs?: number;
-};
+import type { EntryClients } from './clientTypes.ts';
 
 export type GatewayParts = {
   config: ProvidersConfig;

@@ -14,7 +14,7 @@ import { coerceError } from '../../shared/errors/appError.ts';
 import { type Logger, scrubSecrets } from '../../shared/observability/logger.ts';
 import type { Providers, TokenUsage } from '../../shared/providers/types.ts';
 import type { ProviderCapability, ProviderMetrics, ProviderOutcome } from '../metrics/providerMetrics.ts';
-import type { EntryClients } from './entryClients.ts';
+import type { EntryClients } from './clientTypes.ts';
 
 const tracer = trace.getTracer('svc-worker');
 

@@ -11,8 +11,7 @@ import {
   type TranscriptionProvider,
 } from '../../shared/providers/types.ts';
 import { callBounds } from './callBounds.ts';
-import type { EntryClients } from './entryClients.ts';
-import type { ProviderSettings } from './gateway.ts';
+import type { EntryClients, ProviderSettings } from './clientTypes.ts';
 import { openAiChat } from './openaiChat.ts';
 import { openAiFailure, parseAnswer } from './openaiFailure.ts';
 

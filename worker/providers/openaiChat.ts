@@ -5,7 +5,7 @@ import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
 import { answerCut, callBounds } from './callBounds.ts';
-import type { ProviderSettings } from './gateway.ts';
+import type { ProviderSettings } from './clientTypes.ts';
 import { openAiFailure, parseAnswer } from './openaiFailure.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
