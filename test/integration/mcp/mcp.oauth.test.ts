@@ -367,7 +367,7 @@ describe('an MCP client authorizing itself', () => {
         [],
         defaultMetadataFetch,
       ),
-    ).rejects.toThrow(/private, loopback or reserved/);
+    ).rejects.toThrow(/has no public address \(private, loopback and reserved addresses are refused\)/);
     await expect(
       fetchClientMetadataDocument(
         `http://127.0.0.1:${callbackPort}/client.json`,
