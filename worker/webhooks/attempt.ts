@@ -3,7 +3,7 @@ import {
   type DeliveryAttemptContext,
   findDeliveryAttemptContext,
   insertDeliveryAttempt,
-  lockDelivery,
+  lockDeliveryToRecord,
   removeAttemptJob,
   updateDelivery,
 } from '../../shared/db/queries/webhooks.ts';
@@ -125,7 +125,7 @@ export function recordAttempt(
   drained: boolean,
 ): Promise<AttemptResult> {
   return ctx.pool.transaction(async (tx): Promise<AttemptResult> => {
-    const current = await lockDelivery(tx, ref.deliveryId);
+    const current = await lockDeliveryToRecord(tx, ref.deliveryId);
     if (!current || current.status !== 'pending' || current.attempts >= ref.attempt) {
       return { kind: 'skipped' };
     }
