@@ -4,10 +4,12 @@ import { z } from 'zod';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { type AnthropicMock, startAnthropicMock } from '../../helpers/anthropicMock.ts';
-import { postAs, type TestContext } from '../../helpers/context.ts';
+import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
+import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { mockProvidersEnv } from '../../helpers/providerRoutes.ts';
+import { readEvents } from '../../helpers/sse.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { createTask, waitUntil } from './tasks.helpers.ts';
 
@@ -18,6 +20,7 @@ let t: TestContext;
 let tenant: Tenant;
 let claude: AnthropicMock;
 let gpt: OpenAiMock;
+let server: LoopbackServer;
 
 const perToken = (units: number) => units * 1_000_000;
 const claudePrices = { input: 10, cachedInput: 1, cacheWrite: 13, output: 40 };
@@ -52,6 +55,7 @@ beforeAll(async () => {
     },
   );
   ({ t, tenant } = await contextWithTenant({ env, credits: 100_000_000, worker: true }));
+  server = await t.listen();
 });
 afterAll(async () => {
   await t.close();
@@ -100,6 +104,35 @@ describe('POST /text with cached input tokens', () => {
       usage: { inputTokens, outputTokens, cachedInputTokens: 1536 },
       cost_minor: cost,
       model: 'gpt-mock',
+    });
+  });
+
+  it('streamed: the cached count of the final usage chunk is billed, the done event keeps the spec’s usage', async () => {
+    claude.queue({ kind: 'status', status: 503, type: 'overloaded_error', message: 'busy' });
+    gpt.queueChat({ kind: 'ok', text: 'streamed words here', cachedTokens: 2048 });
+    const sent = gpt.nextRequest('/chat/completions');
+    const before = await balance();
+    const res = await fetch(`${server.origin}${api('/text')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(tenant.liveKey) },
+      body: JSON.stringify({ prompt: 'stream a cached answer', stream: true }),
+    });
+    const events = await readEvents(res);
+    // The count arrives in the last chunk, which only a request with include_usage gets.
+    expect((await sent).json!.stream_options).toEqual({ include_usage: true });
+    const done = JSON.parse(events.at(-1)!.data) as {
+      usage: Record<string, number>;
+      cost: { amount: number };
+    };
+    expect(events.at(-1)!.event).toBe('done');
+    expect(done.usage).toEqual({ inputTokens: 4 + 2048, outputTokens: 3 });
+    const cost = 4 * gptPrices.input + 2048 * gptPrices.cachedInput + 3 * gptPrices.output;
+    expect(done.cost.amount).toBe(cost);
+    expect(before.balance_minor - (await balance()).balance_minor).toBe(cost);
+    expect((await meteringOf(res.headers.get('x-request-id')!)).usage).toEqual({
+      inputTokens: 4 + 2048,
+      outputTokens: 3,
+      cachedInputTokens: 2048,
     });
   });
 
