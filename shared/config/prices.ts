@@ -9,6 +9,10 @@ export const priceTable = z
   .object({
     textInputPer1MTokens: z.number().min(0),
     textOutputPer1MTokens: z.number().min(0),
+    // Input tokens a provider read from its prompt cache, and (Anthropic) wrote to it. Left out,
+    // each is the input price, so caching changes no bill until an operator prices it.
+    textCachedInputPer1MTokens: z.number().min(0).optional(),
+    textCacheWritePer1MTokens: z.number().min(0).optional(),
     imagePerImage: z.number().min(0),
     embeddingInputPer1MTokens: z.number().min(0),
     transcriptionPerAudioSecond: z.number().min(0),
@@ -52,10 +56,43 @@ export function parsePrices(pricesJson: string | undefined): Prices {
 
 const perMillion = (tokens: number, price: number) => (tokens * price) / 1_000_000;
 
-/** What a text generation costs (fractional minor units; rounded by settlement). */
-export function textCost(prices: Prices, usage: { inputTokens: number; outputTokens: number }): number {
+/** The price of a cached input token read, and of one written: the input price where not set. */
+export function cachePrices(prices: Prices): { cachedInput: number; cacheWrite: number } {
+  return {
+    cachedInput: prices.textCachedInputPer1MTokens ?? prices.textInputPer1MTokens,
+    cacheWrite: prices.textCacheWritePer1MTokens ?? prices.textInputPer1MTokens,
+  };
+}
+
+/**
+ * A text generation's token counts. `inputTokens` is the whole prompt; of it, `cachedInputTokens`
+ * were read from the provider's prompt cache and `cacheWriteInputTokens` written to it.
+ */
+export type TextUsage = {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
+};
+
+/** The usage a text answer shows its caller (the spec's closed shape); the metering record keeps the rest. */
+export function publicUsage(usage: TextUsage): { inputTokens: number; outputTokens: number } {
+  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+}
+
+/**
+ * What a text generation costs (fractional minor units; rounded by settlement): the prompt's
+ * uncached tokens at the input price, its cached reads and cache writes at their own prices.
+ */
+export function textCost(prices: Prices, usage: TextUsage): number {
+  const { cachedInput, cacheWrite } = cachePrices(prices);
+  const cached = usage.cachedInputTokens ?? 0;
+  const written = usage.cacheWriteInputTokens ?? 0;
+  const uncached = Math.max(0, usage.inputTokens - cached - written);
   return (
-    perMillion(usage.inputTokens, prices.textInputPer1MTokens) +
+    perMillion(uncached, prices.textInputPer1MTokens) +
+    perMillion(cached, cachedInput) +
+    perMillion(written, cacheWrite) +
     perMillion(usage.outputTokens, prices.textOutputPer1MTokens)
   );
 }
@@ -85,10 +122,17 @@ export function maxTokensOf(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** The most a text generation can cost: every input byte a token, and the whole output budget. */
+/**
+ * The most a text generation can cost: every input byte a token at the dearest input-side price (a
+ * cache write may cost more than plain input), and the whole output budget.
+ */
 export function maxTextCost(prices: Prices, input: { texts: string[]; maxOutputTokens: number }): number {
   const inputTokens = input.texts.reduce((n, t) => n + maxTokensOf(t), 0);
-  return textCost(prices, { inputTokens, outputTokens: input.maxOutputTokens });
+  const { cachedInput, cacheWrite } = cachePrices(prices);
+  const dearestInput = Math.max(prices.textInputPer1MTokens, cachedInput, cacheWrite);
+  return (
+    perMillion(inputTokens, dearestInput) + perMillion(input.maxOutputTokens, prices.textOutputPer1MTokens)
+  );
 }
 
 export function maxEmbeddingCost(prices: Prices, input: string[]): number {

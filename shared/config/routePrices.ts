@@ -1,5 +1,8 @@
-import type { Prices } from './prices.ts';
+import { cachePrices, defaultPrices, type Prices } from './prices.ts';
 import type { ProvidersConfig, RoutedCapability } from './providersConfig.ts';
+
+type FixedKey = Exclude<keyof Prices, 'textCachedInputPer1MTokens' | 'textCacheWritePer1MTokens'>;
+const fixedKeys = Object.keys(defaultPrices) as FixedKey[];
 
 /**
  * What a call through a capability's route is reserved at: each price at its highest over the
@@ -15,8 +18,16 @@ export function reservationPrices(
   if (route.length === 0) return base;
   const highest = { ...route[0]!.prices };
   for (const { prices } of route.slice(1)) {
-    for (const key of Object.keys(highest) as (keyof Prices)[])
-      {highest[key] = Math.max(highest[key], prices[key]);}
+    for (const key of fixedKeys) highest[key] = Math.max(highest[key], prices[key]);
+  }
+  // A cache price an entry leaves out is its input price; left out everywhere, it follows the
+  // highest input price by itself.
+  const resolved = route.map(({ prices }) => cachePrices(prices));
+  if (route.some(({ prices }) => prices.textCachedInputPer1MTokens !== undefined)) {
+    highest.textCachedInputPer1MTokens = Math.max(...resolved.map((p) => p.cachedInput));
+  }
+  if (route.some(({ prices }) => prices.textCacheWritePer1MTokens !== undefined)) {
+    highest.textCacheWritePer1MTokens = Math.max(...resolved.map((p) => p.cacheWrite));
   }
   return highest;
 }

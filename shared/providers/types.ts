@@ -1,3 +1,4 @@
+import type { TextUsage } from '../config/prices.ts';
 import type { Answerer } from '../config/providersConfig.ts';
 import type { AspectRatio, Resolution } from '../db/queries/videos.ts';
 
@@ -11,6 +12,7 @@ type Provider<Method extends string, Request extends { signal: AbortSignal }, An
 };
 
 export type TokenUsage = { inputTokens: number; outputTokens: number };
+export type { TextUsage };
 
 /** The route entry that answered a live call (see PROVIDERS). */
 export type { Answerer };
@@ -29,7 +31,8 @@ export type ChatMessage = {
 export type TextGeneration = {
   text: string;
   model: string;
-  usage: TokenUsage;
+  /** With the prompt's cached reads and cache writes where the provider reported them. */
+  usage: TextUsage;
   /**
    * `length` when the answer reached `maxTokens`, or its provider's whole-answer deadline ended it
    * while it still flowed (the caller's length, not the provider's failure); `cancelled` when the
@@ -43,6 +46,11 @@ export type ChatRequest = {
   messages: ChatMessage[];
   maxTokens: number;
   signal: AbortSignal;
+  /**
+   * How many of the leading messages later calls send again unchanged (a task's earlier turns):
+   * a provider with explicit prompt caching (Anthropic) marks where that prefix ends.
+   */
+  stablePrefix?: number;
   /** Called with each piece of text as it is produced (streaming). */
   onDelta?: (text: string) => void;
 };

@@ -4,7 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 
 /** How the mock answers the next message request. */
 export type MessageBehavior =
-  | { kind: 'ok'; text?: string }
+  /** An answer; `cacheRead` / `cacheWrite` report prompt tokens read from or written to the prompt cache. */
+  | { kind: 'ok'; text?: string; cacheRead?: number; cacheWrite?: number }
   /** An HTTP error with Anthropic's error body; `retryAfter` sets the header. */
   | { kind: 'status'; status: number; type: string; message: string; retryAfter?: string }
   /** Accepts the request and never answers (a stuck provider). */
@@ -34,6 +35,13 @@ export type AnthropicMock = {
 
 export function anthropicReply(prompt: string): string {
   return `Claude mock reply to: ${prompt}`;
+}
+
+/** A message's text, whether its content is a string or an array of text blocks (with cache_control). */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((block) => String((block as { text?: unknown }).text ?? '')).join('');
 }
 
 const event = (type: string, data: Record<string, unknown>) =>
@@ -118,12 +126,23 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
       return fail(behavior.status, behavior.type, behavior.message, headers);
     }
     if (behavior.kind === 'slow') return slowMessage(res, body, behavior.tokenMs, sent);
-    const messages = body.messages as { role: string; content: string }[];
-    const prompt = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+    const messages = body.messages as { role: string; content: unknown }[];
+    const prompt = contentText(messages.filter((m) => m.role === 'user').at(-1)?.content);
     const pieces = (behavior.kind === 'ok' && behavior.text ? behavior.text : anthropicReply(prompt)).split(
       /(?<= )/,
     );
-    const inputTokens = messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0);
+    // The prompt's uncached part, as the API counts input_tokens; the cache's part is reported beside it.
+    const inputTokens = messages.reduce(
+      (n, m) => n + contentText(m.content).split(/\s+/).filter(Boolean).length,
+      0,
+    );
+    const cache =
+      behavior.kind === 'ok'
+        ? {
+            cache_read_input_tokens: behavior.cacheRead ?? 0,
+            cache_creation_input_tokens: behavior.cacheWrite ?? 0,
+          }
+        : {};
     const model = String(body.model);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(
@@ -136,7 +155,7 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: 1 },
+          usage: { input_tokens: inputTokens, output_tokens: 1, ...cache },
         },
       }),
     );

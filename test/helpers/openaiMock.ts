@@ -8,7 +8,8 @@ import { encodePng } from '../../shared/providers/png.ts';
 
 /** How the mock answers the next chat completion. */
 export type ChatBehavior =
-  | { kind: 'ok'; text?: string; delayMs?: number; after?: Promise<unknown> }
+  /** An answer; `cachedTokens` of its prompt are reported as read from the prompt cache. */
+  | { kind: 'ok'; text?: string; delayMs?: number; after?: Promise<unknown>; cachedTokens?: number }
   /** Streams `words` words, then holds the response open until the client goes away. */
   | { kind: 'hang'; words: number }
   /** Accepts the request and never answers (a stuck provider). */
@@ -175,10 +176,17 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
     if (behavior.kind === 'streamError') res.write(`data: ${JSON.stringify({ error: behavior.error })}\n\n`);
     if (behavior.kind === 'hang' || behavior.kind === 'streamError') return;
     res.write(chunk({}, 'stop'));
-    const promptTokens = messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0);
-    res.write(
-      `data: ${JSON.stringify({ id: 'chatcmpl-mock', model, choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: pieces.length, total_tokens: promptTokens + pieces.length } })}\n\n`,
-    );
+    const cached = behavior.kind === 'ok' ? behavior.cachedTokens : undefined;
+    // As OpenAI counts it: the cached tokens are part of prompt_tokens.
+    const promptTokens =
+      messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0) + (cached ?? 0);
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: pieces.length,
+      total_tokens: promptTokens + pieces.length,
+      ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+    };
+    res.write(`data: ${JSON.stringify({ id: 'chatcmpl-mock', model, choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
   };
 

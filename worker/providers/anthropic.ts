@@ -9,6 +9,7 @@ import {
   retryAfterMs,
   type TextGeneration,
 } from '../../shared/providers/types.ts';
+import { type AnthropicCounts, anthropicPrompt, anthropicTextUsage, readAnthropicUsage } from './anthropicPrompt.ts';
 import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './clientTypes.ts';
 import { scrubSecrets } from './providerErrors.ts';
@@ -66,44 +67,39 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
     logLevel: 'off',
   });
   return {
-    async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
+    async chat({ messages, maxTokens, signal, onDelta, stablePrefix }): Promise<TextGeneration> {
       const bounds = callBounds(signal, settings);
-      const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
-      const turns = messages.flatMap(({ role, content }) => (role === 'system' ? [] : [{ role, content }]));
+      const prompt = anthropicPrompt(messages, stablePrefix);
       let text = '';
       let served = model;
-      let inputTokens = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
-      let outputTokens: number | undefined;
+      let counts: AnthropicCounts = {};
       let stop: string | null = null;
       const generation = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
         text,
         model: served,
         // The provider's count arrives last: without it, what arrived is estimated, within the budget.
-        usage: { inputTokens, outputTokens: outputTokens ?? Math.min(maxTokens, estimateTokens(text)) },
+        usage: anthropicTextUsage(counts, {
+          inputTokens: messages.reduce((n, m) => n + estimateTokens(m.content), 0),
+          outputTokens: Math.min(maxTokens, estimateTokens(text)),
+        }),
         finishReason,
       });
       try {
         const stream = await client.messages.create(
-          {
-            model,
-            max_tokens: maxTokens,
-            messages: turns,
-            stream: true,
-            ...(system.length ? { system: system.join('\n\n') } : {}),
-          },
+          { model, max_tokens: maxTokens, stream: true, ...prompt },
           { signal: bounds.combined },
         );
         for await (const event of stream) {
           bounds.heard();
           if (event.type === 'message_start') {
             served = toStorableText(event.message.model);
-            inputTokens = event.message.usage.input_tokens;
+            counts = readAnthropicUsage(counts, event.message.usage, event.type);
           } else if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
             const piece = toStorableText(event.delta.text);
             text += piece;
             onDelta?.(piece);
           } else if (event.type === 'message_delta') {
-            outputTokens = event.usage.output_tokens;
+            counts = readAnthropicUsage(counts, event.usage, event.type);
             stop = event.delta.stop_reason;
           }
         }

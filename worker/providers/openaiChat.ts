@@ -3,7 +3,12 @@ import { z } from 'zod';
 
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
-import { type ChatProvider, ProviderError, type TextGeneration } from '../../shared/providers/types.ts';
+import {
+  type ChatProvider,
+  ProviderError,
+  type TextGeneration,
+  type TextUsage,
+} from '../../shared/providers/types.ts';
 import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './clientTypes.ts';
 import { openAiFailure, parseAnswer } from './openaiFailure.ts';
@@ -21,8 +26,28 @@ const chatChunk = z.object({
       }),
     )
     .optional(),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+  usage: z
+    .object({
+      prompt_tokens: z.number(),
+      completion_tokens: z.number(),
+      // Of prompt_tokens, those served from the provider's prompt cache (OpenAI caches on its own).
+      prompt_tokens_details: z.object({ cached_tokens: z.number().int().min(0).nullish() }).nullish(),
+    })
+    .nullish(),
 });
+
+type ChunkUsage = NonNullable<z.infer<typeof chatChunk>['usage']>;
+
+/** The usage a generation reports: the provider's counts, with the cached part of the prompt when given. */
+function textUsage(usage: ChunkUsage | undefined, estimated: TextUsage): TextUsage {
+  if (!usage) return estimated;
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  return {
+    inputTokens: usage.prompt_tokens,
+    outputTokens: usage.completion_tokens,
+    ...(cached ? { cachedInputTokens: Math.min(cached, usage.prompt_tokens) } : {}),
+  };
+}
 
 type BudgetField = 'max_completion_tokens' | 'max_tokens';
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -78,15 +103,15 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
       let text = '';
       let served = model;
       let finish: string | undefined;
-      let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
+      let usage: ChunkUsage | undefined;
       const answer = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
         text,
         model: served,
-        usage: {
-          inputTokens: usage?.prompt_tokens ?? estimatedInput,
-          // The provider's count arrives last: without it, what arrived is estimated, within the budget.
-          outputTokens: usage?.completion_tokens ?? Math.min(maxTokens, estimateTokens(text)),
-        },
+        // The provider's count arrives last: without it, what arrived is estimated, within the budget.
+        usage: textUsage(usage, {
+          inputTokens: estimatedInput,
+          outputTokens: Math.min(maxTokens, estimateTokens(text)),
+        }),
         finishReason,
       });
       try {

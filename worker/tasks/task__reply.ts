@@ -66,6 +66,8 @@ export function taskReply(ctx: WorkerContext, options: TaskReplyOptions = {}): J
         chatFor(job.livemode).chat({
           messages,
           maxTokens: maxOutputTokens,
+          // Everything before the message being answered is sent again, unchanged, with the next reply.
+          stablePrefix: messages.length - 1,
           signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
         }),
       );

@@ -1,4 +1,4 @@
-import { textCost } from '../../shared/config/prices.ts';
+import { publicUsage, textCost } from '../../shared/config/prices.ts';
 import { TextDeltaPublisher } from '../../shared/generation/textDeltas.ts';
 import { textJobInput } from '../../shared/jobs/generationInputs.ts';
 import type { ChatMessage } from '../../shared/providers/types.ts';
@@ -47,8 +47,9 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
       }
       const usage = generation.usage;
       return {
-        result: { text: generation.text, model: generation.model, usage },
-        usage,
+        // The spec's usage is { inputTokens, outputTokens }: the cache counts go to the metering record.
+        result: { text: generation.text, model: generation.model, usage: publicUsage(usage) },
+        usage: { ...usage },
         ...billedAt(ctx, 'text', generation, job.livemode, (prices) => textCost(prices, usage)),
         cancelled: generation.finishReason === 'cancelled',
       };

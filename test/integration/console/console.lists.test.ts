@@ -104,6 +104,29 @@ describe('console lists', () => {
     );
   });
 
+  it('shows a record’s cached input tokens beside its other counts, on the records page and in the CSV', async () => {
+    const { tenant, t } = session.h;
+    const usage = {
+      inputTokens: 12000,
+      outputTokens: 400,
+      cachedInputTokens: 10500,
+      cacheWriteInputTokens: 1200,
+    };
+    await t.deps.pool.query(sql.typeAlias('void')`
+      insert into metering_records (id, workspace_id, project_id, key_id, operation, livemode, usage, cost_minor,
+                                    currency, request_id, provider, model)
+      values ('mr_cached_tokens', ${tenant.workspaceId}, ${tenant.projectId}, null, 'task.reply', true,
+              ${JSON.stringify(usage)}::jsonb, 2, 'USD', 'req_cached_tokens', 'anthropic', 'claude-sonnet-4-5')
+    `);
+    const records = (await session.client.get(`${session.base}/usage/records?split=project&days=7`)).text;
+    const row = records.split('<tr').find((r) => r.includes('req_cached_tokens'))!;
+    expect(row).toContain('&quot;cachedInputTokens&quot;:10500');
+    expect(row).toContain('&quot;cacheWriteInputTokens&quot;:1200');
+    const csv = (await session.client.get(`${session.base}/usage.csv?split=project&days=7`)).text.split('\n');
+    const line = csv.find((l) => l.includes('mr_cached_tokens'))!;
+    expect(line).toContain('""cachedInputTokens"":10500,""cacheWriteInputTokens"":1200');
+  });
+
   it('lists scopes by title in the OAuth app form', async () => {
     const apps = (await session.client.get(`${session.base}/apps`)).text.replace(/\s+/g, ' ');
     expect(apps).toMatch(/value="tasks.read" \/> Read a task/);
