@@ -37,7 +37,10 @@ export async function openResponseCache(
   }
   const cache = makeResponseCache(deps);
   const call: CacheableCall = { ...what, principal, ttlSeconds: Number(ttl) };
-  const found = await cache.lookup(call);
+  // A retry taking over its first request's job (Idempotency-Key) collects that job's answer.
+  const found = req.idempotency?.resumeJobId
+    ? { status: 'miss' as const, key: cache.keyOf(call) }
+    : await cache.lookup(call);
   if (found.status === 'hit') {
     const costMinor = await meterCacheHit(deps.pool, {
       principal,

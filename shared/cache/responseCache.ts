@@ -36,6 +36,7 @@ export function makeResponseCache(deps: Deps) {
       request: call.request,
     });
   return {
+    keyOf,
     /** The live entry for the call's request in its own workspace, if any. */
     async lookup(call: CacheableCall): Promise<CacheLookup> {
       const key = keyOf(call);

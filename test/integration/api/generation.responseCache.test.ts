@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
+import { makeResponseCache } from '../../../shared/cache/responseCache.ts';
 import { deleteExpiredResponseCacheEntries } from '../../../shared/db/queries/responseCacheEntries.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { api, bearer, postAs, type TestContext } from '../../helpers/context.ts';
+import { principalFor } from '../../helpers/fixtures.ts';
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { mockReply, type OpenAiMock } from '../../helpers/openaiMock.ts';
@@ -212,5 +214,41 @@ describe('POST /embeddings with Cache-TTL', () => {
       .send({ input: ['beta', 'alpha'] });
     expect(reordered.headers['cache-status']).toBe('svc; fwd=uri-miss; stored');
     expect(providerCalls()).toBe(2);
+  });
+});
+
+describe('size limits', () => {
+  it('keeps no answer over the entry limit, and none that would take the workspace past its budget', async () => {
+    const workspace = await createTenant(t.deps.pool);
+    const cache = makeResponseCache({
+      pool: t.deps.pool,
+      config: {
+        providers: t.deps.config.providers,
+        responseCache: { maxEntryBytes: 100, maxWorkspaceBytes: 150 },
+      },
+    });
+    const principal = await principalFor(t.deps.pool, workspace.liveKey);
+    const call = (prompt: string) => ({
+      principal,
+      capability: 'text' as const,
+      operation: 'text.generate',
+      request: { prompt },
+      ttlSeconds: 60,
+    });
+    const answer = (n: number) => ({ text: 'x'.repeat(n) });
+    const store = (prompt: string, n: number) =>
+      cache.store(call(prompt), cache.keyOf(call(prompt)), answer(n));
+    expect(await store('too big', 200)).toBe('too-large');
+    expect(await store('first', 80)).toBe('stored');
+    // 80 + 80 bytes of JSON would pass the 150-byte budget.
+    expect(await store('second', 80)).toBe('workspace-full');
+    // Renewing an entry does not count it twice.
+    expect(await store('first', 80)).toBe('stored');
+    expect(await cache.lookup(call('second'))).toMatchObject({ status: 'miss' });
+    expect(await cache.lookup(call('first'))).toMatchObject({ status: 'hit', answer: answer(80) });
+    // Another workspace has a budget of its own.
+    const second = await createTenant(t.deps.pool);
+    const elsewhere = { ...call('second'), principal: await principalFor(t.deps.pool, second.liveKey) };
+    expect(await cache.store(elsewhere, cache.keyOf(elsewhere), answer(80))).toBe('stored');
   });
 });
