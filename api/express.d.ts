@@ -20,6 +20,8 @@ declare global {
       costMinor?: number;
       projectId?: string;
       responseBody?: unknown;
+      /** The response cache's verdict on a call that asked for it (api/http/responseCache.ts). */
+      cacheStatus?: 'hit' | 'miss';
       /** Every message of this /mcp request was a tool call with its own entry: no entry of its own. */
       loggedAsToolCalls?: boolean;
     }

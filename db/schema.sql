@@ -398,11 +398,26 @@ create table request_logs (
   created_at timestamp with time zone not null default now(),
   oauth_app_id text,
   operation text,
+  cache_status text,
+  constraint request_logs_cache_status_check CHECK ((cache_status = ANY (ARRAY['hit'::text, 'miss'::text]))),
   constraint request_logs_pkey PRIMARY KEY (created_at, id),
   constraint request_logs_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 ) partition by range (created_at);
 
 create table request_logs_default partition of request_logs default;
+
+create table response_cache_entries (
+  workspace_id text not null,
+  cache_key text not null,
+  operation text not null,
+  answer jsonb not null,
+  size_bytes integer not null,
+  created_at timestamp with time zone not null default now(),
+  expires_at timestamp with time zone not null,
+  constraint response_cache_entries_pkey PRIMARY KEY (workspace_id, cache_key),
+  constraint response_cache_entries_size_bytes_check CHECK ((size_bytes > 0)),
+  constraint response_cache_entries_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
+);
 
 create table schema_migrations (
   version text not null,
@@ -781,6 +796,7 @@ CREATE INDEX request_logs_workspace_key_class_idx ON ONLY public.request_logs US
 CREATE INDEX request_logs_workspace_key_idx ON ONLY public.request_logs USING btree (workspace_id, key_id, created_at, id);
 CREATE INDEX request_logs_workspace_operation_idx ON ONLY public.request_logs USING btree (workspace_id, operation, created_at, id) WHERE (operation IS NOT NULL);
 CREATE INDEX request_logs_workspace_status_idx ON ONLY public.request_logs USING btree (workspace_id, status, created_at, id);
+CREATE INDEX response_cache_entries_expires_idx ON public.response_cache_entries USING btree (expires_at);
 CREATE INDEX secret_reveals_session_idx ON public.secret_reveals USING btree (session_id);
 CREATE INDEX staff_members_workspace_idx ON public.staff_members USING btree (workspace_id, created_at);
 CREATE INDEX status_samples_component_idx ON public.status_samples USING btree (component, checked_at DESC);

@@ -43,6 +43,7 @@ export function installRequestLog(app: Express, writer: RequestLogWriter): void 
         body: locals.responseBody,
         projectId: locals.projectId,
         costMinor: locals.costMinor,
+        cacheStatus: locals.cacheStatus,
       };
       writer.push(requestLogEntry(call, answer));
     });

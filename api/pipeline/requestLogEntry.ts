@@ -16,7 +16,14 @@ export type LoggedCall = {
   body: unknown;
 };
 
-export type LoggedAnswer = { status: number; body: unknown; projectId?: string; costMinor?: number };
+export type LoggedAnswer = {
+  status: number;
+  body: unknown;
+  projectId?: string;
+  costMinor?: number;
+  /** Set by the response cache (api/http/responseCache.ts) for calls that asked for it. */
+  cacheStatus?: 'hit' | 'miss';
+};
 
 /**
  * The log row of an answered API call (status, latency, cost), REST request or MCP tool call alike.
@@ -42,5 +49,6 @@ export function requestLogEntry(call: LoggedCall, answer: LoggedAnswer): Request
     request_body: principal && call.body !== undefined ? redact(call.body) : null,
     response_body: principal && answer.body !== undefined ? redact(answer.body) : null,
     created_at: new Date().toISOString(),
+    cache_status: answer.cacheStatus ?? null,
   };
 }

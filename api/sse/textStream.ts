@@ -20,7 +20,8 @@ export type TextStreamDeps = Omit<BilledJobDeps, 'jobs'> & {
   textStream?: Partial<TextStreamOptions>;
 };
 
-function frame(event: string, data: unknown): string {
+/** One server-sent event. */
+export function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
@@ -49,7 +50,8 @@ export async function streamTextJob<B extends TextBody>(
   relay: TextDeltaRelay,
   req: Request,
   res: Response,
-  toBody: (result: unknown, costMinor: number) => B,
+  /** The done event's body; awaited before the last events go out (the response cache stores it first). */
+  toBody: (result: unknown, costMinor: number) => B | Promise<B>,
   start: (jobId: string) => Promise<unknown>,
 ): Promise<void> {
   const options = { ...defaultTextStreamOptions, ...deps.textStream };
@@ -115,7 +117,7 @@ export async function streamTextJob<B extends TextBody>(
   }, options.keepaliveMs);
   try {
     const { result, costMinor } = await awaitSyncJob(deps, req, { id: jobId, start: open }, gone.signal);
-    const body = toBody(result, costMinor);
+    const body = await toBody(result, costMinor);
     if (body.text.length > sent.length && body.text.startsWith(sent)) {
       pending += body.text.slice(sent.length);
       sent = body.text;

@@ -122,6 +122,9 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Server-sent event streams (task streams, streaming POST /text) a workspace may hold open at once, across every api process. */
   STREAMS_PER_WORKSPACE: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** The response cache (Cache-TTL): the largest answer stored, and what one workspace's entries may hold. */
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: z.coerce.number().int().min(1).default(1_048_576),
+  RESPONSE_CACHE_MAX_WORKSPACE_BYTES: z.coerce.number().int().min(1).default(104_857_600),
   /** Failed authentications per client address and minute an api process takes before refusing that address. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
@@ -238,6 +241,7 @@ export type Config = Readonly<{
   reservationPrices: Record<RoutedCapability, Prices>;
   rateLimitPerMinute: number;
   streamsPerWorkspace: number;
+  responseCache: Readonly<{ maxEntryBytes: number; maxWorkspaceBytes: number }>;
   authFailuresPerMinute: number;
   signInHashConcurrency: number;
   workerConcurrency: number;
@@ -331,6 +335,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ) as Record<RoutedCapability, Prices>,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     streamsPerWorkspace: e.STREAMS_PER_WORKSPACE,
+    responseCache: Object.freeze({
+      maxEntryBytes: e.RESPONSE_CACHE_MAX_ENTRY_BYTES,
+      maxWorkspaceBytes: e.RESPONSE_CACHE_MAX_WORKSPACE_BYTES,
+    }),
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     signInHashConcurrency: e.SIGN_IN_HASH_CONCURRENCY,
     workerConcurrency: e.WORKER_CONCURRENCY,

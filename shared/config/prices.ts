@@ -18,6 +18,8 @@ export const priceTable = z
     transcriptionPerAudioSecond: z.number().min(0),
     ocrPerPage: z.number().min(0),
     videoPerSecond: z.number().min(0),
+    /** A call answered from the response cache (Cache-TTL), whatever its capability; free by default. */
+    cacheHitPerCall: z.number().min(0),
   })
   .strict();
 
@@ -31,6 +33,7 @@ export const defaultPrices: Prices = Object.freeze({
   transcriptionPerAudioSecond: 0.01,
   ocrPerPage: 1,
   videoPerSecond: 5,
+  cacheHitPerCall: 0,
 });
 
 /**

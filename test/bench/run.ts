@@ -8,6 +8,7 @@ import mcpBench from './mcp.ts';
 import meBench from './me.ts';
 import metricsBench from './metrics.ts';
 import poolerBench from './pooler.ts';
+import responseCacheBench from './responseCache.ts';
 import signInFloodBench from './signInFlood.ts';
 import taskBacklogBench from './taskBacklog.ts';
 import { idleStreams, replyLatency } from './tasks.ts';
@@ -33,6 +34,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'provider fallback', run: fallbackBench },
   { name: 'pooler: PgBouncer vs direct', run: poolerBench },
   { name: 'webhooks: one endpoint', run: webhooksBench },
+  { name: 'response cache: hit vs test key', run: responseCacheBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

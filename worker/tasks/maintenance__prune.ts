@@ -13,6 +13,7 @@ import {
   deleteRequestLogsBefore,
   dropRequestLogPartitionsBefore,
 } from '../../shared/db/queries/requestLogs.ts';
+import { deleteExpiredResponseCacheEntries } from '../../shared/db/queries/responseCacheEntries.ts';
 import { deleteExpiredSecretReveals } from '../../shared/db/queries/secretReveals.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
 import { jobSpecs } from '../../shared/jobs/specs.ts';
@@ -63,6 +64,7 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await step('rate limit windows', () => deleteOldRateLimitWindows(ctx.pool));
     await step('oauth codes, tokens, consents and sessions', () => deleteExpiredOauthRows(ctx.pool));
     await step('console secret reveals past expiry', () => deleteExpiredSecretReveals(ctx.pool));
+    await step('response cache entries past their TTL', () => deleteExpiredResponseCacheEntries(ctx.pool));
     // Job queues without jobs (every task's reply queue lives only while it has work). Not
     // GC_TASK_IDENTIFIERS: our identifiers are a small fixed set, and deleting one that a running
     // worker has cached would strand that task's new jobs until the worker restarts.

@@ -7,6 +7,7 @@ import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { whileConnected } from '../../http/clientGone.ts';
+import { openResponseCache } from '../../http/responseCache.ts';
 import { settledCost } from '../../http/settledCost.ts';
 
 const maxEmbeddingTextLength = 50_000;
@@ -32,7 +33,16 @@ export function postEmbeddings(deps: AppDeps): RequestHandler {
     const input: EmbeddingJobInput = { input: body.input };
     const maxCostMinor = maxEmbeddingCost(prices, body.input);
     const job = { type: 'embeddings.create', projectId, input, maxCostMinor } as const;
+    const cache = await openResponseCache(deps, req, res, {
+      capability: 'embedding',
+      operation: job.type,
+      request: { input: body.input },
+      projectId,
+    });
+    if (cache?.hit) return res.status(201).json(cache.hit);
     const { result, costMinor } = await whileConnected(res, (signal) => runBilledJob(deps, req, job, signal));
-    res.status(201).json({ ...embeddingJobResult.parse(result), cost: settledCost(req, res, costMinor) });
+    const answer = { ...embeddingJobResult.parse(result), cost: settledCost(req, res, costMinor) };
+    await cache?.store(answer);
+    res.status(201).json(answer);
   };
 }

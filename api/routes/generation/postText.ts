@@ -12,7 +12,9 @@ import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
 import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { clientSignal } from '../../http/clientGone.ts';
+import { openResponseCache } from '../../http/responseCache.ts';
 import { settledCost } from '../../http/settledCost.ts';
+import { replayTextStream } from '../../sse/textReplay.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
 
 type TextBody = { prompt: string; system?: string; maxTokens?: number; projectId?: string; stream?: boolean };
@@ -32,16 +34,26 @@ export function postText(deps: AppDeps): RequestHandler {
       maxOutputTokens: maxTokens,
     });
     const job = { type: 'text.generate', projectId, input, maxCostMinor } as const;
-    const toBody = (result: unknown, costMinor: number) => ({
-      ...textJobResult.parse(result),
-      cost: settledCost(req, res, costMinor),
+    // Streamed or not, one request: a streamed hit replays what a JSON call stored, and the reverse.
+    const request = { prompt: body.prompt, system: body.system ?? null, maxTokens };
+    const cache = await openResponseCache(deps, req, res, {
+      capability: 'text',
+      operation: job.type,
+      request,
+      projectId,
     });
+    if (cache?.hit) return stream ? replayTextStream(res, cache.hit) : res.status(201).json(cache.hit);
+    const toBody = async (result: unknown, costMinor: number) => {
+      const answer = { ...textJobResult.parse(result), cost: settledCost(req, res, costMinor) };
+      await cache?.store(answer);
+      return answer;
+    };
     if (stream) {
       return streamTextJob(deps, deps.textDeltas, req, res, toBody, (id) =>
         startBilledJob(deps, req, { ...job, id }),
       );
     }
     const { result, costMinor } = await runBilledJob(deps, req, job, clientSignal(res));
-    res.status(201).json(toBody(result, costMinor));
+    res.status(201).json(await toBody(result, costMinor));
   };
 }

@@ -102,7 +102,7 @@ export function logsView(c: ConsoleContext, doc: ApiDocument, p: LogsPage): Safe
           </td>
           <td>${l.method}</td>
           <td><code>${l.path}</code></td>
-          <td>${l.status}</td>
+          <td>${l.status}${l.cache_status === 'hit' ? ' (cache hit)' : ''}</td>
           <td class="num">${l.latency_ms} ms</td>
           <td class="num">${money(l.cost_minor, c.member.currency)}</td>
           <td>${caller(p.choices, l)}</td>
@@ -127,6 +127,12 @@ export function logDetailView(c: ConsoleContext, call: FullCall, choices: LogCho
       <dd>${call.latency_ms} ms</dd>
       <dt>Cost</dt>
       <dd>${money(call.cost_minor, c.member.currency)}</dd>
+      ${
+        call.cache_status
+          ? html`<dt>Response cache</dt>
+              <dd>${call.cache_status}</dd>`
+          : ''
+      }
       <dt>Request id</dt>
       <dd><code>${call.request_id}</code></dd>
       <dt>Key or app</dt>

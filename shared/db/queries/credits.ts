@@ -109,6 +109,8 @@ export type NewMeteringRecord = {
   /** The provider and model that answered (the route entry the call was priced at). */
   provider?: string | null;
   model?: string | null;
+  /** The OAuth app of a call billed without a job (a cache hit); a job's record reads it from the job. */
+  oauthAppId?: string | null;
 };
 
 /** Inserts the record unless one exists for the same job (a retried job must not meter twice). */
@@ -118,7 +120,8 @@ export function insertMeteringRecord(db: Db, r: NewMeteringRecord) {
                                   livemode, usage, cost_minor, currency, request_id, provider, model)
     values (${r.id}, ${r.holdId}, ${r.jobId}, ${r.workspaceId}, ${r.projectId}, ${r.keyId},
             -- The app an OAuth call came through, as its job recorded it.
-            (select j.oauth_app_id from jobs j where j.id = ${r.jobId}), ${r.operation},
+            coalesce(${r.oauthAppId ?? null}, (select j.oauth_app_id from jobs j where j.id = ${r.jobId})),
+            ${r.operation},
             ${r.livemode}, ${sql.jsonb(r.usage)}, ${r.costMinor}, ${r.currency}, ${r.requestId},
             ${r.provider ?? null}, ${r.model ?? null})
     on conflict do nothing

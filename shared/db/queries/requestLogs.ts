@@ -22,6 +22,8 @@ export const requestLogEntry = z.object({
   request_body: z.unknown(),
   response_body: z.unknown(),
   created_at: isoTimestamp,
+  /** The response cache's verdict on a call that asked for it (Cache-TTL) with a live key; else null. */
+  cache_status: z.enum(['hit', 'miss']).nullable().optional(),
 });
 export type RequestLogEntry = z.infer<typeof requestLogEntry>;
 
@@ -36,13 +38,15 @@ export async function insertRequestLogs(db: Db, entries: RequestLogEntry[]): Pro
   // writer splits its batch around.
   await db.query(sql.prepared('request_logs_insert', noRows)`
     insert into request_logs (request_id, workspace_id, project_id, key_id, oauth_app_id, operation, method, path,
-                              status, latency_ms, cost_minor, ip, request_body, response_body, created_at)
+                              status, latency_ms, cost_minor, ip, request_body, response_body, created_at,
+                              cache_status)
     select request_id, workspace_id, project_id, key_id, oauth_app_id, operation, method, path, status, latency_ms,
-           cost_minor, ip, request_body, response_body, created_at
+           cost_minor, ip, request_body, response_body, created_at, cache_status
     from jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as t(
       request_id text, workspace_id text, project_id text, key_id text, oauth_app_id text, operation text,
       method text, path text, status int,
-      latency_ms int, cost_minor bigint, ip text, request_body jsonb, response_body jsonb, created_at timestamptz)
+      latency_ms int, cost_minor bigint, ip text, request_body jsonb, response_body jsonb, created_at timestamptz,
+      cache_status text)
     where workspace_id is null or exists (select 1 from workspaces w where w.id = t.workspace_id)
   `);
 }
@@ -124,7 +128,10 @@ export type RequestLogFilter = {
   until?: string;
 };
 
-const filteredLogRow = requestLogRow.extend({ oauth_app_id: z.string().nullable() });
+const filteredLogRow = requestLogRow.extend({
+  oauth_app_id: z.string().nullable(),
+  cache_status: z.enum(['hit', 'miss']).nullable(),
+});
 
 /**
  * A status filter as the indexes read it: a class is `status / 100` (request_logs_workspace_class_idx,
@@ -171,7 +178,7 @@ export function listFilteredRequestLogs(
   }
   return db.any(sql.type(filteredLogRow)`
     select id, request_id, key_id, oauth_app_id, method, path, status, latency_ms, ${meteredCost}, created_at,
-           ${cursorAt()}
+           cache_status, ${cursorAt()}
     from request_logs l
     where ${sql.join(parts, sql.fragment` and `)}
     order by workspace_id desc, created_at desc, id desc
@@ -190,7 +197,7 @@ const fullLogRow = filteredLogRow.extend({
 export function findWorkspaceRequestLog(db: Db, workspaceId: string, at: string, id: number) {
   return db.maybeOne(sql.type(fullLogRow)`
     select id, request_id, key_id, oauth_app_id, project_id, method, path, status, latency_ms, ${meteredCost}, ip,
-           request_body, response_body, created_at,
+           request_body, response_body, created_at, cache_status,
            ${cursorAt()}
     from request_logs l
     where created_at = ${at}::timestamptz and id = ${id} and workspace_id = ${workspaceId}
