@@ -16,10 +16,11 @@ import { createTask, waitUntil } from './tasks.helpers.ts';
 
 // `slow` (the protocol under test) first, `backup` (OpenAI-compatible) behind it. `slow` is healthy
 // but writes one token per 50 ms, so an answer of 200 tokens would take 10 s: its whole-answer
-// deadline (1.5 s) ends it while it still flows. Its circuit opens after 3 counted failures.
+// deadline (3 s) ends it while it still flows. The deadlines leave a loaded machine room: a
+// first byte later than 2 s would be counted, and the tests would fail for the machine's sake. Its circuit opens after 3 counted failures.
 // Output is billed at 1 minor unit a token at `slow`, 3 at `backup`; input is free.
-const timeoutMs = 1500;
-const firstByteTimeoutMs = 1000;
+const timeoutMs = 3000;
+const firstByteTimeoutMs = 2000;
 const perToken = (units: number) => ({ textInputPer1MTokens: 0, textOutputPer1MTokens: units * 1_000_000 });
 
 /** What both mocks can be told to do, under either protocol's queue. */
