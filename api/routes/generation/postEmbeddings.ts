@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { maxEmbeddingCost } from '../../../shared/config/prices.ts';
+import { maxEmbeddingCost, maxTokensOf } from '../../../shared/config/prices.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/jobs/generationInputs.ts';
 import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
@@ -8,6 +8,7 @@ import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { whileConnected } from '../../http/clientGone.ts';
 import { settledCost } from '../../http/settledCost.ts';
+import { tokenReservation } from '../../http/tokenHeaders.ts';
 
 const maxEmbeddingTextLength = 50_000;
 
@@ -31,7 +32,11 @@ export function postEmbeddings(deps: AppDeps): RequestHandler {
     const projectId = resolveProject(req);
     const input: EmbeddingJobInput = { input: body.input };
     const maxCostMinor = maxEmbeddingCost(prices, body.input);
-    const job = { type: 'embeddings.create', projectId, input, maxCostMinor } as const;
+    const tokens = tokenReservation(
+      res,
+      body.input.reduce((n, t) => n + maxTokensOf(t), 0),
+    );
+    const job = { type: 'embeddings.create', projectId, input, maxCostMinor, tokens } as const;
     const { result, costMinor } = await whileConnected(res, (signal) => runBilledJob(deps, req, job, signal));
     res.status(201).json({ ...embeddingJobResult.parse(result), cost: settledCost(req, res, costMinor) });
   };

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { maxTextCost } from '../../../shared/config/prices.ts';
+import { maxTextCost, maxTokensOf } from '../../../shared/config/prices.ts';
 import { startBilledJob } from '../../../shared/jobs/billedJob.ts';
 import {
   defaultMaxTokens,
@@ -13,6 +13,7 @@ import { resolveProject } from '../../auth/resolveProject.ts';
 import type { AppDeps } from '../../deps.ts';
 import { clientSignal } from '../../http/clientGone.ts';
 import { settledCost } from '../../http/settledCost.ts';
+import { tokenReservation } from '../../http/tokenHeaders.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
 
 type TextBody = { prompt: string; system?: string; maxTokens?: number; projectId?: string; stream?: boolean };
@@ -31,7 +32,11 @@ export function postText(deps: AppDeps): RequestHandler {
       texts: [body.prompt, body.system ?? ''],
       maxOutputTokens: maxTokens,
     });
-    const job = { type: 'text.generate', projectId, input, maxCostMinor } as const;
+    const tokens = tokenReservation(
+      res,
+      maxTokensOf(body.prompt) + maxTokensOf(body.system ?? '') + maxTokens,
+    );
+    const job = { type: 'text.generate', projectId, input, maxCostMinor, tokens } as const;
     const toBody = (result: unknown, costMinor: number) => ({
       ...textJobResult.parse(result),
       cost: settledCost(req, res, costMinor),
