@@ -21,6 +21,7 @@ let t: TestContext;
 let mock: OpenAiMock;
 let fleet: Fleet;
 let tenant: Tenant;
+let limitsSet: unknown;
 
 const limit = 3000;
 const maxTokens = 200;
@@ -33,7 +34,8 @@ beforeAll(async () => {
     ['workspace', 'set-limits', '--workspace', tenant.workspaceId, '--tokens-per-minute', String(limit)],
     { DATABASE_URL: t.databaseUrl },
   );
-  expect(set).toMatchObject({ code: 0, stdout: { workspace: { tokensPerMinute: limit } } });
+  if (set.code !== 0) throw new Error(`workspace set-limits failed: ${JSON.stringify(set.stderr)}`);
+  limitsSet = set.stdout;
   fleet = await startFleet(
     {
       ...openaiEnv(mock),
@@ -42,7 +44,7 @@ beforeAll(async () => {
       S3_BUCKET: t.s3.bucket,
       DATABASE_POOL_SIZE: '5',
       WORKER_CONCURRENCY: '4',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
     },
     { webs: 2, workers: 2 },
   );
@@ -71,6 +73,9 @@ const windowsRow = z.object({ window_start: z.string(), used: z.number() });
 
 describe('tokens per minute across 2 web and 2 worker processes', () => {
   it('never admits more than the limit in a window under concurrent load, and settles to the real count', async () => {
+    expect(limitsSet).toEqual({
+      workspace: { id: tenant.workspaceId, rateLimitPerMinute: 1_000_000, tokensPerMinute: limit },
+    });
     await awayFromMinuteEdge();
     const outcomes: Outcome[] = [];
     // Each client calls until the workspace has refused it three times: the limit was reached.
