@@ -93,6 +93,15 @@ describe("a key's tokens per minute", () => {
     // Settled to their real counts (a few tokens each): without that, 900 of 1000 would still be held.
     const again = await postAs(t.http, limitedKey, '/text').send({ prompt: 'after', maxTokens: 290 });
     expect(again.status).toBe(201);
+    // A streamed answer carries them too: set before its headers go out.
+    const streamed = await postAs(t.http, limitedKey, '/text').send({
+      prompt: 'flow',
+      maxTokens: 50,
+      stream: true,
+    });
+    expect(streamed.status).toBe(201);
+    expect(streamed.headers['content-type']).toMatch(/text\/event-stream/);
+    expect(Number(streamed.headers['x-ratelimit-remaining-tokens'])).toBeLessThan(keyLimit);
     // The workspace's other keys are not bound by this key's limit.
     const other = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'other', maxTokens: 5000 });
     expect(other.status).toBe(201);
