@@ -27,6 +27,7 @@ create table api_keys (
   previous_secret_hash bytea,
   previous_secret_expires_at timestamp with time zone,
   revoked_by text,
+  tokens_per_minute bigint,
   constraint api_keys_member_id_fkey FOREIGN KEY (member_id) REFERENCES members(id) ON DELETE CASCADE,
   constraint api_keys_monthly_spend_cap_minor_check CHECK ((monthly_spend_cap_minor >= 0)),
   constraint api_keys_pkey PRIMARY KEY (id),
@@ -35,6 +36,7 @@ create table api_keys (
   constraint api_keys_revoked_by_check CHECK (((revoked_by IS NULL) OR ((revoked_at IS NOT NULL) AND ((revoked_by = 'operator'::text) OR (revoked_by ~~ 'mem\_%'::text))))),
   constraint api_keys_scope_level_check CHECK ((scope_level = ANY (ARRAY['app'::text, 'package'::text, 'operation'::text]))),
   constraint api_keys_secret_hash_key UNIQUE (secret_hash),
+  constraint api_keys_tokens_per_minute_check CHECK ((tokens_per_minute > 0)),
   constraint api_keys_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
@@ -361,6 +363,14 @@ create table projects (
   constraint projects_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
 
+create table provider_budget_windows (
+  provider text not null,
+  window_start timestamp with time zone not null,
+  requests integer not null default 0,
+  tokens bigint not null default 0,
+  constraint provider_budget_windows_pkey PRIMARY KEY (provider, window_start)
+);
+
 create table provider_circuits (
   provider text not null,
   failures integer not null default 0,
@@ -592,6 +602,24 @@ create table tasks (
   constraint tasks_workspace_id_workflow_id_fkey FOREIGN KEY (workspace_id, workflow_id) REFERENCES workflows(workspace_id, id) ON DELETE SET NULL (workflow_id)
 );
 
+create table token_limit_windows (
+  scope text not null,
+  window_start timestamp with time zone not null,
+  used bigint not null default 0,
+  constraint token_limit_windows_pkey PRIMARY KEY (scope, window_start)
+);
+
+create table token_reservations (
+  job_id text not null,
+  workspace_id text not null,
+  key_id text,
+  window_start timestamp with time zone not null,
+  tokens bigint not null,
+  created_at timestamp with time zone not null default now(),
+  constraint token_reservations_pkey PRIMARY KEY (job_id),
+  constraint token_reservations_tokens_check CHECK ((tokens >= 0))
+);
+
 create table upload_sessions (
   id text not null,
   workspace_id text not null,
@@ -750,13 +778,15 @@ create table workspaces (
   storage_used_bytes bigint not null default 0,
   rate_limit_per_minute integer,
   created_at timestamp with time zone not null default now(),
+  tokens_per_minute bigint,
   constraint workspaces_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
   constraint workspaces_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
   constraint workspaces_pkey PRIMARY KEY (id),
   constraint workspaces_rate_limit_per_minute_check CHECK ((rate_limit_per_minute > 0)),
   constraint workspaces_reserved_minor_check CHECK ((reserved_minor >= 0)),
   constraint workspaces_storage_quota_bytes_check CHECK ((storage_quota_bytes >= 0)),
-  constraint workspaces_storage_used_bytes_check CHECK ((storage_used_bytes >= 0))
+  constraint workspaces_storage_used_bytes_check CHECK ((storage_used_bytes >= 0)),
+  constraint workspaces_tokens_per_minute_check CHECK ((tokens_per_minute > 0))
 );
 
 CREATE INDEX api_key_projects_project_idx ON public.api_key_projects USING btree (project_id);
@@ -1042,4 +1072,4 @@ CREATE TRIGGER oauth_tokens_auth_changed AFTER DELETE OR UPDATE OF revoked_at, e
 CREATE TRIGGER projects_auth_changed AFTER DELETE OR UPDATE ON public.projects FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER task_messages_notify AFTER INSERT ON public.task_messages FOR EACH ROW EXECUTE FUNCTION task_messages_notify();
 CREATE TRIGGER task_reply_queue_changed AFTER INSERT OR DELETE ON public.task_reply_queue FOR EACH ROW EXECUTE FUNCTION task_reply_queue_changed();
-CREATE TRIGGER workspaces_auth_changed AFTER DELETE OR UPDATE OF currency, rate_limit_per_minute ON public.workspaces FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
+CREATE TRIGGER workspaces_auth_changed AFTER DELETE OR UPDATE OF currency, rate_limit_per_minute, tokens_per_minute ON public.workspaces FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();

@@ -20,6 +20,7 @@ import {
   settleAndFinishJob,
 } from '../shared/jobs/finish.ts';
 import { type JobType, jobTypeOfTask, marksRunning } from '../shared/jobs/specs.ts';
+import { settleTokens } from '../shared/limits/tokenLimits.ts';
 import { newId } from '../shared/primitives/ids.ts';
 import type { Answerer } from '../shared/providers/types.ts';
 import { type InlineJob, jobPayload } from '../shared/queue/taskMap.ts';
@@ -178,13 +179,33 @@ export async function failJobForGood(
   jobId: string,
   error: PublicJobError,
 ): Promise<boolean> {
-  return ctx.pool.transaction(async (tx) => {
+  const failed = await ctx.pool.transaction(async (tx) => {
     const current = await lockJob(tx, jobId);
     if (!current || !unfinished.has(current.status)) return false;
     const recorded = (await definition?.onFailed?.(tx, current, error)) ?? error;
     await failJob(tx, current, recorded);
     return true;
   });
+  if (failed) await settleJobTokens(ctx, jobId, {});
+  return failed;
+}
+
+/**
+ * Gives back what a job's token reservation (tokens per minute, shared/limits/tokenLimits.ts) held
+ * beyond its real count, once the job has ended: after its transaction, not in it, since a
+ * reservation locks its windows before the workspace's row and the job's end locks them after. A
+ * failed write only leaves the reservation counted until its minute ends.
+ */
+async function settleJobTokens(
+  ctx: Pick<WorkerContext, 'pool'> & { logger?: WorkerContext['logger'] },
+  jobId: string,
+  usage: Record<string, number>,
+): Promise<void> {
+  try {
+    await settleTokens(ctx.pool, jobId, (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0));
+  } catch (error) {
+    ctx.logger?.warn({ err: error, jobId }, 'settling a token reservation failed');
+  }
 }
 
 /**
@@ -279,6 +300,7 @@ async function commitOutcome<P>(
       { status, result, usage: outcome.usage, costMinor: outcome.costMinor, answeredBy: outcome.answeredBy },
     );
   });
+  if (job.livemode) await settleJobTokens(ctx, job.id, outcome.usage);
 }
 
 /**

@@ -36,6 +36,7 @@ export function toTokenPrincipal(row: AccessTokenAuthRow): Principal {
     projects: row.projects,
     monthlySpendCapMinor: null,
     rateLimitPerMinute: row.rate_limit_per_minute,
+    tokensPerMinute: row.tokens_per_minute,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     audience: row.resource,

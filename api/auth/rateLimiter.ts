@@ -4,9 +4,24 @@ import { leaseRateLimit, openRateLimitWindow } from '../../shared/db/queries/rat
 
 const windowMs = 60_000;
 
-type Local = { window: number; tokens: number; exhausted: boolean; pending: Promise<void> | undefined };
+type Local = {
+  window: number;
+  tokens: number;
+  exhausted: boolean;
+  pending: Promise<void> | undefined;
+  /** The window's count fleet-wide at this process's last lease. */
+  usedAtLease: number;
+};
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+/**
+ * What the x-ratelimit-*-requests headers say: the limit, what is left of it (as this process last
+ * saw the fleet's window, plus its own unspent lease), and the milliseconds until the window resets.
+ */
+export type RateWindow = { limit: number; remaining: number; resetMs: number };
+
+export type RateDecision = ({ allowed: true } | { allowed: false; retryAfterSeconds: number }) & {
+  window: RateWindow;
+};
 
 /**
  * Fixed one-minute windows per workspace, counted in Postgres so every api process shares them.
@@ -29,18 +44,21 @@ export class RateLimiter {
     const window = Math.floor(now / windowMs);
     let state = this.local.get(workspaceId);
     if (!state || state.window !== window) {
-      state = { window, tokens: 0, exhausted: false, pending: undefined };
+      state = { window, tokens: 0, exhausted: false, pending: undefined, usedAtLease: 0 };
       this.local.set(workspaceId, state);
     }
     for (;;) {
+      const resetMs = (window + 1) * windowMs - now;
       if (state.tokens > 0) {
         state.tokens--;
-        return { allowed: true };
+        const remaining = Math.max(0, limit - state.usedAtLease + state.tokens);
+        return { allowed: true, window: { limit, remaining, resetMs } };
       }
       if (state.exhausted) {
         return {
           allowed: false,
-          retryAfterSeconds: Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000)),
+          retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
+          window: { limit, remaining: 0, resetMs },
         };
       }
       // One lease at a time per workspace and process; concurrent requests wait for it.
@@ -54,12 +72,14 @@ export class RateLimiter {
   private async lease(state: Local, workspaceId: string, limit: number): Promise<void> {
     const block = Math.max(1, Math.floor(limit / 50));
     const windowStart = new Date(state.window * windowMs).toISOString();
-    let granted = await leaseRateLimit(this.pool, workspaceId, windowStart, block, limit);
-    if (granted === null) {
+    let lease = await leaseRateLimit(this.pool, workspaceId, windowStart, block, limit);
+    if (lease === null) {
       await openRateLimitWindow(this.pool, workspaceId, windowStart);
-      granted = (await leaseRateLimit(this.pool, workspaceId, windowStart, block, limit)) ?? 0;
+      lease = await leaseRateLimit(this.pool, workspaceId, windowStart, block, limit);
     }
+    const granted = lease?.granted ?? 0;
     if (granted === 0) state.exhausted = true;
     state.tokens += granted;
+    state.usedAtLease = Math.max(state.usedAtLease, lease?.used ?? limit);
   }
 }

@@ -1,6 +1,10 @@
 import { AppError } from '../../shared/errors/appError.ts';
-import { type IdempotencyStore, type ReplayedAnswer, requestHash } from '../../shared/idempotency/idempotencyStore.ts';
-import type { RateLimiter } from '../auth/rateLimiter.ts';
+import {
+  type IdempotencyStore,
+  type ReplayedAnswer,
+  requestHash,
+} from '../../shared/idempotency/idempotencyStore.ts';
+import type { RateLimiter, RateWindow } from '../auth/rateLimiter.ts';
 import { headerOf, type OperationCall } from './operationCall.ts';
 
 /**
@@ -17,13 +21,23 @@ export function rateLimit(limiter: RateLimiter, defaultPerMinute: number) {
       principal.workspaceId,
       principal.rateLimitPerMinute ?? defaultPerMinute,
     );
+    call.answerHeaders = requestHeaders(decision.window);
     if (!decision.allowed) {
       throw new AppError(
         'rate_limited',
         `Too many requests for this workspace; retry after ${decision.retryAfterSeconds} s.`,
-        { headers: { 'Retry-After': String(decision.retryAfterSeconds) } },
+        { headers: { 'Retry-After': String(decision.retryAfterSeconds), ...call.answerHeaders } },
       );
     }
+  };
+}
+
+/** OpenAI's names for the request limit (docs/providers.md#limits); tokens: shared/limits/tokenLimits.ts. */
+function requestHeaders(window: RateWindow): Record<string, string> {
+  return {
+    'x-ratelimit-limit-requests': String(window.limit),
+    'x-ratelimit-remaining-requests': String(window.remaining),
+    'x-ratelimit-reset-requests': `${Math.max(1, Math.ceil(window.resetMs / 1000))}s`,
   };
 }
 

@@ -42,6 +42,8 @@ export type OperationCall = {
   costMinor?: number;
   /** The workspace's rate-limit token for this call was taken already (a lone MCP tool call's /mcp request). */
   tokenTaken: boolean;
+  /** Headers every answer to the call carries, whatever it is (the x-ratelimit-*-requests trio). */
+  answerHeaders?: Record<string, string>;
 };
 
 /** What an operation answers: a JSON body with its status, Location and other headers. */

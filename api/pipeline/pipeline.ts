@@ -67,6 +67,7 @@ export class OperationPipeline {
       replayed = await runChecks(this.checks.call, call);
     } finally {
       exposeCall(req, call);
+      if (call.answerHeaders) res.set(call.answerHeaders);
     }
     if (replayed) return sendAnswer(res, undefined, replayed);
     next();

@@ -1,11 +1,16 @@
 import { loadApiDocument } from '../../api/openapi/document.ts';
 import { hashPassword } from '../../shared/auth/passwords.ts';
-import { findApiKey, listKeysForOperator, revokeApiKey } from '../../shared/db/queries/apiKeys.ts';
+import {
+  findApiKey,
+  listKeysForOperator,
+  revokeApiKey,
+  setKeyTokensPerMinute,
+} from '../../shared/db/queries/apiKeys.ts';
 import { deleteMemberSessions } from '../../shared/db/queries/browserSessions.ts';
 import { addCredits } from '../../shared/db/queries/credits.ts';
 import { insertMember, setMemberDeveloperAccess } from '../../shared/db/queries/members.ts';
 import { insertProject } from '../../shared/db/queries/projects.ts';
-import { insertWorkspace } from '../../shared/db/queries/workspaces.ts';
+import { insertWorkspace, setWorkspaceLimits } from '../../shared/db/queries/workspaces.ts';
 import { resolveKeyRequest } from '../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey, unrestricted } from '../../shared/keys/mintKeys.ts';
 import { newId } from '../../shared/primitives/ids.ts';
@@ -46,6 +51,37 @@ export const coreCommands: CommandTable = {
         rateLimitPerMinute: integerFlag(v, 'rate-limit', 1) ?? null,
       });
       return { workspace: { id: workspace.id, name: workspace.name } };
+    },
+  },
+  'workspace set-limits': {
+    summary: "Sets a workspace's requests and tokens per minute, held across every process (0 clears one).",
+    flags: {
+      workspace: workspaceFlag,
+      'rate-limit': optionalString('PER_MIN', 'Requests per minute; 0: back to RATE_LIMIT_PER_MINUTE.'),
+      'tokens-per-minute': optionalString(
+        'N',
+        'Tokens (input + output) per minute of live calls; 0: no token limit (the default).',
+      ),
+    },
+    run: async (pool, v) => {
+      const cleared = (n: number | undefined) => (n === 0 ? null : n);
+      const rateLimitPerMinute = cleared(integerFlag(v, 'rate-limit'));
+      const tokensPerMinute = cleared(integerFlag(v, 'tokens-per-minute'));
+      if (rateLimitPerMinute === undefined && tokensPerMinute === undefined) {
+        throw new CliError('invalid_arguments', 'pass --rate-limit, --tokens-per-minute or both');
+      }
+      const row = await setWorkspaceLimits(pool, requireFlag(v, 'workspace'), {
+        rateLimitPerMinute,
+        tokensPerMinute,
+      });
+      if (!row) throw new CliError('not_found', `no workspace ${String(v.workspace)}`);
+      return {
+        workspace: {
+          id: row.id,
+          rateLimitPerMinute: row.rate_limit_per_minute,
+          tokensPerMinute: row.tokens_per_minute,
+        },
+      };
     },
   },
   'credits add': {
@@ -184,6 +220,10 @@ export const coreCommands: CommandTable = {
         'MINOR',
         'Most the key may spend per calendar month (UTC), in minor units.',
       ),
+      'tokens-per-minute': optionalString(
+        'N',
+        "Tokens (input + output) per minute of the key's live calls, besides its workspace's limit.",
+      ),
     },
     run: async (pool, v) => {
       const member = await requireMember(pool, requireFlag(v, 'member'));
@@ -203,7 +243,12 @@ export const coreCommands: CommandTable = {
         monthlySpendCapMinor: integerFlag(v, 'monthly-spend-cap') ?? null,
       });
       if ('problem' in resolved) throw new CliError(resolved.problem.code, resolved.problem.message);
-      const key = await pool.transaction((tx) => createApiKey(tx, resolved.input));
+      const tokensPerMinute = integerFlag(v, 'tokens-per-minute', 1);
+      const key = await pool.transaction(async (tx) => {
+        const created = await createApiKey(tx, resolved.input);
+        if (tokensPerMinute !== undefined) await setKeyTokensPerMinute(tx, created.id, tokensPerMinute);
+        return created;
+      });
       return { key };
     },
   },

@@ -20,6 +20,10 @@ export type Principal = {
   projects: ProjectRef[];
   monthlySpendCapMinor: number | null;
   rateLimitPerMinute: number | null;
+  /** The workspace's tokens per minute (shared/limits/tokenLimits.ts); absent or null: no limit. */
+  tokensPerMinute?: number | null;
+  /** The key's own tokens per minute, besides its workspace's; absent or null: no limit. */
+  keyTokensPerMinute?: number | null;
   createdAt: string;
   expiresAt: string | null;
   /** An access token's RFC 8707 resource (see shared/oauth/resources.ts); absent for keys. */

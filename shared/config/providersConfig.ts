@@ -42,6 +42,11 @@ export type ProviderSpec = Readonly<{
   firstByteTimeoutMs: number;
   /** When its circuit opens: `failures` in a row within `windowMs`; skipped for `cooldownMs` then. */
   breaker: Readonly<{ failures: number; windowMs: number; cooldownMs: number }>;
+  /**
+   * The upstream account's own requests and tokens per minute (null: none known): once the fleet has
+   * spent either this minute, calls go to the next member or entry instead of earning a 429.
+   */
+  budget: Readonly<{ rpm: number | null; tpm: number | null }>;
 }>;
 
 /**
@@ -122,6 +127,8 @@ const providerSchema = z
       .optional(),
     timeoutMs: z.number().int().min(100).max(600_000).optional(),
     firstByteTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+    rpm: z.number().int().min(1).max(100_000_000).optional(),
+    tpm: z.number().int().min(1).max(100_000_000_000).optional(),
     breaker: z
       .object({
         failures: z.number().int().min(1).max(1000).default(5),
@@ -134,6 +141,7 @@ const providerSchema = z
   .strict();
 
 const defaultBreaker = Object.freeze({ failures: 5, windowMs: 60_000, cooldownMs: 30_000 });
+const noBudget = Object.freeze({ rpm: null, tpm: null });
 
 const documentSchema = z
   .object({
@@ -198,6 +206,7 @@ export function parseProvidersConfig(
         windowMs: p.breaker.windowSeconds * 1000,
         cooldownMs: p.breaker.cooldownSeconds * 1000,
       }),
+      budget: Object.freeze({ rpm: p.rpm ?? null, tpm: p.tpm ?? null }),
     });
   }
   const routes = {} as Record<RoutedCapability, RouteEntry[]>;
@@ -256,6 +265,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
           timeoutMs: single.timeoutMs,
           firstByteTimeoutMs: single.timeoutMs,
           breaker: defaultBreaker,
+          budget: noBudget,
         }
       : {
           name: 'openai',
@@ -265,6 +275,7 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
           timeoutMs: single.timeoutMs,
           firstByteTimeoutMs: single.timeoutMs,
           breaker: defaultBreaker,
+          budget: noBudget,
         };
   const models = single.name === 'local' ? localModels : single.openai.models;
   const routes = Object.fromEntries(

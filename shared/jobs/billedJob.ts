@@ -5,6 +5,7 @@ import type { Config } from '../config/config.ts';
 import type { JobRow } from '../db/queries/jobs.ts';
 import type { Db } from '../db/sql.ts';
 import type { IdempotencyHolder, IdempotencyStore } from '../idempotency/idempotencyStore.ts';
+import { reserveTokens, type TokenWindowState } from '../limits/tokenLimits.ts';
 import type { Logger } from '../observability/logger.ts';
 import { type JobCreator, newJobId } from './createJob.ts';
 import type { JobWaiter } from './jobWaiter.ts';
@@ -20,6 +21,15 @@ export type BilledJobDeps = {
   idempotency: IdempotencyStore;
 };
 
+function tokenLimited(principal: NonNullable<JobCaller['principal']>) {
+  return {
+    workspaceId: principal.workspaceId,
+    keyId: principal.keyId,
+    workspaceTokensPerMinute: principal.tokensPerMinute ?? null,
+    keyTokensPerMinute: principal.keyTokensPerMinute ?? null,
+  };
+}
+
 /** Who runs a billed job: a REST request or an operation call, authenticated (principal set). */
 export type JobCaller = IdempotencyHolder;
 
@@ -30,6 +40,12 @@ export type BilledJob = {
   projectId: string;
   input: Record<string, unknown>;
   maxCostMinor: number;
+  /**
+   * A model call's most tokens (input upper bound + output budget): reserved against the caller's
+   * tokens-per-minute limits (live keys), settled by the job (shared/limits/tokenLimits.ts);
+   * `onTokens` hears the tighter window's state for the answer's headers.
+   */
+  tokens?: { count: number; onTokens?(state: TokenWindowState): void };
   /** Rows the operation writes with its job (a video), in the job's transaction. */
   alsoWrite?: (tx: Db, job: JobRow) => Promise<void>;
 };
@@ -68,6 +84,15 @@ export async function startBilledJob(
   if (!principal.livemode && !caller.idempotency && !job.alsoWrite) return create(deps.pool, null);
   const row = await deps.pool.transaction(async (tx) => {
     await deps.idempotency.claimInTransaction(tx, caller, answer ? null : id);
+    // Test keys answer with fixtures: no model tokens to limit.
+    if (job.tokens && principal.livemode) {
+      const state = await reserveTokens(tx, tokenLimited(principal), {
+        jobId: id,
+        tokens: job.tokens.count,
+        now: Date.now(),
+      });
+      if (state) job.tokens.onTokens?.(state);
+    }
     const hold = await reserveCredits(tx, {
       principal,
       projectId: job.projectId,

@@ -7,6 +7,9 @@ type MockProvider = {
   timeoutMs?: number;
   firstByteTimeoutMs?: number;
   breaker?: Record<string, number>;
+  /** The upstream account's requests and tokens per minute (PROVIDERS budgets). */
+  rpm?: number;
+  tpm?: number;
 };
 
 /**

@@ -74,6 +74,7 @@ describe('PROVIDERS', () => {
       // Old documents keep their meaning: the first byte may take as long as the whole call did.
       firstByteTimeoutMs: 20_000,
       breaker: { failures: 5, windowMs: 60_000, cooldownMs: 30_000 },
+      budget: { rpm: null, tpm: null },
     });
     expect(providers.ollama).toMatchObject({ baseUrl: 'http://127.0.0.1:11434/v1', apiKey: undefined });
     expect(providers.claude).toMatchObject({

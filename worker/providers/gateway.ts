@@ -13,6 +13,7 @@ import {
 } from '../../shared/providers/types.ts';
 import type { Balancer } from './balance.ts';
 import type { EntryClients } from './clientTypes.ts';
+import type { ProviderBudgets } from './providerBudgets.ts';
 
 export type GatewayParts = {
   config: ProvidersConfig;
@@ -25,7 +26,16 @@ export type GatewayParts = {
   onBreakerError(error: unknown): void;
   /** Each attempt that failed over, for the worker's log. */
   onFallback(attempt: { capability: RoutedCapability; from: Answerer; error: ProviderError }): void;
+  /** The upstream accounts' rpm/tpm budgets (PROVIDERS); absent: none are kept. */
+  budgets?: ProviderBudgets;
+  /** An entry passed by because its provider's budget for this minute is spent, for the worker's log. */
+  onBudgetSpent?(skipped: { capability: RoutedCapability; provider: string }): void;
+  /** A budget write that failed, for the worker's log. */
+  onBudgetError?(error: unknown): void;
 };
+
+/** A call's token estimate for the providers' budgets, and its real count once answered. */
+export type TokenEstimate<T> = { tokens: number; used(value: T): number };
 
 /**
  * Calls a capability's route in order inside one job attempt. A retryable failure is the provider's
@@ -44,14 +54,29 @@ export async function callRoute<T extends object>(
   capability: RoutedCapability,
   call: (entry: RouteEntry) => Promise<T>,
   streamed: { delivered: boolean } = { delivered: false },
+  estimate?: TokenEstimate<T>,
 ): Promise<T & { answeredBy: Answerer }> {
   const route = parts.config.routes[capability];
   let last: ProviderError | undefined;
+  let overBudget = false;
   for (const entry of parts.balancer.walk(parts.config.steps[capability])) {
     if ((await parts.breaker.admit(entry.provider)) === 'skip') continue;
+    // Spent this minute fleet-wide: the provider would answer 429, so the next member or entry
+    // takes the call without asking it (and without counting against its circuit).
+    const taken = await parts.budgets?.take(entry.provider, estimate?.tokens ?? 0);
+    if (taken === 'spent') {
+      overBudget = true;
+      parts.onBudgetSpent?.({ capability, provider: entry.provider });
+      continue;
+    }
     const answeredBy = { provider: entry.provider, model: entry.model };
     try {
       const value = await call(entry);
+      if (taken && estimate) {
+        void parts
+          .budgets!.settle(taken, estimate.used(value))
+          .catch((e: unknown) => parts.onBudgetError?.(e));
+      }
       await parts.breaker.succeeded(entry.provider);
       if (!parts.config.named || !('model' in value)) return { ...value, answeredBy };
       // The model the provider says served the call, under the provider's name in PROVIDERS.
@@ -71,7 +96,9 @@ export async function callRoute<T extends object>(
     new ProviderError(
       route.length === 0
         ? `no provider is routed for ${capability} (PROVIDERS.routes.${capability})`
-        : `every provider routed for ${capability} is resting or its circuit is open`,
+        : overBudget
+          ? `every provider routed for ${capability} is resting, has spent its budget for this minute or has its circuit open`
+          : `every provider routed for ${capability} is resting or its circuit is open`,
       route.length > 0,
     )
   );
@@ -128,6 +155,10 @@ export function makeGateway(parts: GatewayParts) {
             });
           },
           streamed,
+          {
+            tokens: request.messages.reduce((n, m) => n + estimateTokens(m.content), 0) + request.maxTokens,
+            used: (g) => g.usage.inputTokens + g.usage.outputTokens,
+          },
         );
       } catch (error) {
         if (!(error instanceof ProviderError) || !streamed.delivered || !streamed.entry) throw error;
@@ -141,8 +172,15 @@ export function makeGateway(parts: GatewayParts) {
   };
   const embeddings: EmbeddingProvider = {
     embed: (request) =>
-      callRoute(parts, 'embedding', async (entry) =>
-        (await parts.clientFor('embedding', entry)).embed(request),
+      callRoute(
+        parts,
+        'embedding',
+        async (entry) => (await parts.clientFor('embedding', entry)).embed(request),
+        undefined,
+        {
+          tokens: request.input.reduce((n, text) => n + estimateTokens(text), 0),
+          used: (r) => r.usage.inputTokens,
+        },
       ),
   };
   const transcription: TranscriptionProvider = {

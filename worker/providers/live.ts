@@ -11,6 +11,7 @@ import { entryClients } from './entryClients.ts';
 import { localVideo } from './ffmpegVideo.ts';
 import { makeGateway } from './gateway.ts';
 import { instrumentEntryClients, instrumentLocalWork } from './instrumented.ts';
+import { ProviderBudgets } from './providerBudgets.ts';
 import { makeTesseractOcr } from './tesseract.ts';
 
 /**
@@ -60,6 +61,13 @@ export function makeLiveProviders(
     balancer,
     clientFor,
     onBreakerError: (error) => parts.logger.warn({ err: error }, 'recording a provider failure failed'),
+    budgets: new ProviderBudgets(parts.pool, (name) => providers[name]!.budget),
+    onBudgetSpent: ({ capability, provider }) =>
+      parts.logger.info(
+        { capability, provider },
+        "provider's budget for this minute spent: trying the next entry",
+      ),
+    onBudgetError: (error) => parts.logger.warn({ err: error }, 'settling a provider budget failed'),
     onFallback: ({ capability, from, error }) =>
       parts.logger.warn(
         { capability, provider: from.provider, model: from.model, err: error },

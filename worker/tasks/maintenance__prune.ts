@@ -7,6 +7,7 @@ import { deleteExpiredIdempotencyKeys } from '../../shared/db/queries/idempotenc
 import { purgeUncollectedResults } from '../../shared/db/queries/jobs.ts';
 import { createMeteringPartitions } from '../../shared/db/queries/meteringRecords.ts';
 import { deleteExpiredOauthRows } from '../../shared/db/queries/oauthTokens.ts';
+import { deleteOldProviderBudgetWindows } from '../../shared/db/queries/providerBudgets.ts';
 import { deleteOldRateLimitWindows } from '../../shared/db/queries/rateLimits.ts';
 import {
   createRequestLogPartitions,
@@ -16,6 +17,7 @@ import {
 import { deleteExpiredResponseCacheEntries } from '../../shared/db/queries/responseCacheEntries.ts';
 import { deleteExpiredSecretReveals } from '../../shared/db/queries/secretReveals.ts';
 import { deleteStatusSamplesBefore } from '../../shared/db/queries/statusSamples.ts';
+import { deleteOldTokenReservations, deleteOldTokenWindows } from '../../shared/db/queries/tokenLimits.ts';
 import { jobSpecs } from '../../shared/jobs/specs.ts';
 import type { WorkerContext } from '../context.ts';
 import { sweepOrphanUploads } from '../sweepUploads.ts';
@@ -62,6 +64,11 @@ export function maintenancePrune(ctx: WorkerContext): Task {
     await step('status samples', () => deleteStatusSamplesBefore(ctx.pool, 100));
     await step('idempotency keys', () => deleteExpiredIdempotencyKeys(ctx.pool));
     await step('rate limit windows', () => deleteOldRateLimitWindows(ctx.pool));
+    await step('token limit windows', async () => {
+      await deleteOldTokenWindows(ctx.pool);
+      await deleteOldTokenReservations(ctx.pool);
+      await deleteOldProviderBudgetWindows(ctx.pool);
+    });
     await step('oauth codes, tokens, consents and sessions', () => deleteExpiredOauthRows(ctx.pool));
     await step('console secret reveals past expiry', () => deleteExpiredSecretReveals(ctx.pool));
     await step('response cache entries past their TTL', () => deleteExpiredResponseCacheEntries(ctx.pool));

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { maxEmbeddingCost } from '../../../shared/config/prices.ts';
+import { maxEmbeddingCost, maxTokensOf } from '../../../shared/config/prices.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import { type EmbeddingJobInput, embeddingJobResult } from '../../../shared/jobs/generationInputs.ts';
 import { runBilledJob } from '../../../shared/jobs/syncJob.ts';
@@ -9,6 +9,7 @@ import type { AppDeps } from '../../deps.ts';
 import { whileConnected } from '../../http/clientGone.ts';
 import { openResponseCache } from '../../http/responseCache.ts';
 import { settledCost } from '../../http/settledCost.ts';
+import { tokenReservation } from '../../http/tokenHeaders.ts';
 
 const maxEmbeddingTextLength = 50_000;
 
@@ -32,7 +33,12 @@ export function postEmbeddings(deps: AppDeps): RequestHandler {
     const projectId = resolveProject(req);
     const input: EmbeddingJobInput = { input: body.input };
     const maxCostMinor = maxEmbeddingCost(prices, body.input);
-    const job = { type: 'embeddings.create', projectId, input, maxCostMinor } as const;
+    const tokens = tokenReservation(
+      res,
+      body.input.reduce((n, t) => n + maxTokensOf(t), 0),
+    );
+    const job = { type: 'embeddings.create', projectId, input, maxCostMinor, tokens } as const;
+    // A hit calls no model: it reserves no tokens (the job that would is never started).
     const cache = await openResponseCache(deps, req, res, {
       capability: 'embedding',
       operation: job.type,

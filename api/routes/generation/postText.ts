@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-import { maxTextCost } from '../../../shared/config/prices.ts';
+import { maxTextCost, maxTokensOf } from '../../../shared/config/prices.ts';
 import { startBilledJob } from '../../../shared/jobs/billedJob.ts';
 import {
   defaultMaxTokens,
@@ -14,6 +14,7 @@ import type { AppDeps } from '../../deps.ts';
 import { clientSignal } from '../../http/clientGone.ts';
 import { openResponseCache } from '../../http/responseCache.ts';
 import { settledCost } from '../../http/settledCost.ts';
+import { tokenReservation } from '../../http/tokenHeaders.ts';
 import { replayTextStream } from '../../sse/textReplay.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
 
@@ -33,8 +34,13 @@ export function postText(deps: AppDeps): RequestHandler {
       texts: [body.prompt, body.system ?? ''],
       maxOutputTokens: maxTokens,
     });
-    const job = { type: 'text.generate', projectId, input, maxCostMinor } as const;
+    const tokens = tokenReservation(
+      res,
+      maxTokensOf(body.prompt) + maxTokensOf(body.system ?? '') + maxTokens,
+    );
+    const job = { type: 'text.generate', projectId, input, maxCostMinor, tokens } as const;
     // Streamed or not, one request: a streamed hit replays what a JSON call stored, and the reverse.
+    // A hit calls no model: it reserves no tokens (the job that would is never started).
     const request = { prompt: body.prompt, system: body.system ?? null, maxTokens };
     const cache = await openResponseCache(deps, req, res, {
       capability: 'text',

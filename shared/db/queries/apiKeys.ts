@@ -26,6 +26,8 @@ const authRow = keyColumns.extend({
   has_developer_access: z.boolean(),
   currency: z.string(),
   rate_limit_per_minute: z.number().nullable(),
+  workspace_tokens_per_minute: z.number().nullable(),
+  key_tokens_per_minute: z.number().nullable(),
   projects: z.array(z.object({ id: z.string(), name: z.string() })),
 });
 
@@ -44,6 +46,8 @@ export function findKeyForAuth(db: Db, secretHash: Buffer) {
                 else least(k.expires_at, k.previous_secret_expires_at) end as expires_at,
            k.ip_allowlist, k.monthly_spend_cap_minor,
            k.revoked_at, k.created_at, m.has_developer_access, w.currency, w.rate_limit_per_minute,
+           w.tokens_per_minute::float8 as workspace_tokens_per_minute,
+           k.tokens_per_minute::float8 as key_tokens_per_minute,
            coalesce((
              select json_agg(json_build_object('id', p.id, 'name', p.name) order by p.created_at, p.id)
              from api_key_projects kp join projects p on p.id = kp.project_id
@@ -72,6 +76,8 @@ export function toPrincipal(row: KeyAuthRow): Principal {
     projects: row.projects,
     monthlySpendCapMinor: row.monthly_spend_cap_minor,
     rateLimitPerMinute: row.rate_limit_per_minute,
+    tokensPerMinute: row.workspace_tokens_per_minute,
+    keyTokensPerMinute: row.key_tokens_per_minute,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
   };
@@ -106,6 +112,13 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
   await db.query(sql.typeAlias('void')`
     insert into api_key_projects (key_id, project_id)
     select ${key.id}, unnest(${sql.array(key.projectIds, 'text')}::text[])
+  `);
+}
+
+/** A key's own tokens per minute (`key create --tokens-per-minute`), in the transaction creating it. */
+export async function setKeyTokensPerMinute(db: Db, keyId: string, tokensPerMinute: number): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    update api_keys set tokens_per_minute = ${tokensPerMinute} where id = ${keyId}
   `);
 }
 

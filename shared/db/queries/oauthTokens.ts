@@ -103,6 +103,7 @@ const accessAuthRow = z.object({
   app_name: z.string(),
   currency: z.string(),
   rate_limit_per_minute: z.number().nullable(),
+  tokens_per_minute: z.number().nullable(),
   projects: z.array(z.object({ id: z.string(), name: z.string() })),
   resource: z.string().nullable(),
 });
@@ -116,7 +117,7 @@ export function findAccessTokenForAuth(db: Db, tokenHash: Buffer) {
   return db.maybeOne(sql.type(accessAuthRow)`
     select t.id, t.hint, t.grant_id, t.scopes, t.expires_at, coalesce(t.revoked_at, g.revoked_at) as revoked_at,
            t.created_at, g.workspace_id, g.member_id, a.id as app_id, a.name as app_name, w.currency,
-           w.rate_limit_per_minute,
+           w.rate_limit_per_minute, w.tokens_per_minute::float8 as tokens_per_minute,
            case when a.project_id is null then
                   -- A self-registered app acts in every active project of the consenting workspace.
                   (select coalesce(json_agg(json_build_object('id', wp.id, 'name', wp.name) order by wp.created_at, wp.id),

@@ -2,10 +2,11 @@ import { z } from 'zod';
 
 import { type Db, noRows, sql } from '../sql.ts';
 
-const grantedRow = z.object({ granted: z.number() });
+const grantedRow = z.object({ granted: z.number(), used: z.number() });
 
 /**
- * Takes up to `want` requests from the workspace's window, never past `limit`, and says how many it got.
+ * Takes up to `want` requests from the workspace's window, never past `limit`, and says how many it got
+ * and how many the window has given out now (every process's leases).
  * The FOR UPDATE sub-select serializes concurrent takers from every api process on the window row.
  */
 export function leaseRateLimit(
@@ -15,7 +16,7 @@ export function leaseRateLimit(
   want: number,
   limit: number,
 ) {
-  return db.maybeOneFirst(sql.prepared('rate_limit_lease', grantedRow)`
+  return db.maybeOne(sql.prepared('rate_limit_lease', grantedRow)`
     update rate_limit_windows r set used = r.used + g.granted
     from (
       select workspace_id, window_start, greatest(0, least(${want}, ${limit} - used)) as granted
@@ -24,7 +25,7 @@ export function leaseRateLimit(
       for update
     ) g
     where r.workspace_id = g.workspace_id and r.window_start = g.window_start
-    returning g.granted
+    returning g.granted, r.used
   `);
 }
 

@@ -22,6 +22,32 @@ export function insertWorkspace(db: Db, w: NewWorkspace) {
   `);
 }
 
+const limitsRow = z.object({
+  id: z.string(),
+  rate_limit_per_minute: z.number().nullable(),
+  tokens_per_minute: z.number().nullable(),
+});
+
+/**
+ * Sets a workspace's limits (`workspace set-limits`): a limit left undefined keeps its value, null
+ * clears it (requests: back to RATE_LIMIT_PER_MINUTE; tokens: none). Null when there is no such workspace.
+ */
+export function setWorkspaceLimits(
+  db: Db,
+  workspaceId: string,
+  limits: { rateLimitPerMinute?: number | null; tokensPerMinute?: number | null },
+) {
+  return db.maybeOne(sql.type(limitsRow)`
+    update workspaces set
+      rate_limit_per_minute = case when ${limits.rateLimitPerMinute !== undefined}
+                                   then ${limits.rateLimitPerMinute ?? null}::int else rate_limit_per_minute end,
+      tokens_per_minute = case when ${limits.tokensPerMinute !== undefined}
+                               then ${limits.tokensPerMinute ?? null}::bigint else tokens_per_minute end
+    where id = ${workspaceId}
+    returning id, rate_limit_per_minute, tokens_per_minute::float8 as tokens_per_minute
+  `);
+}
+
 const currencyRow = z.object({ currency: z.string() });
 
 export function findWorkspaceCurrency(db: Db, workspaceId: string): Promise<string> {

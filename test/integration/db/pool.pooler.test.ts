@@ -69,7 +69,7 @@ const currentMinute = () => new Date(Math.floor(Date.now() / 60_000) * 60_000).t
         return p.transaction((tx) => leaseRateLimit(tx, tenant.workspaceId, window, 1, 1000));
       }),
     );
-    expect(granted.reduce((sum: number, g) => sum + (g ?? 0), 0)).toBe(40);
+    expect(granted.reduce((sum: number, g) => sum + (g?.granted ?? 0), 0)).toBe(40);
   });
 
   it("runs the operator CLI's commands through it, DATABASE_DIRECT_URL direct", async () => {
