@@ -77,7 +77,15 @@ async function call(outcomes: Outcomes, name: string, url: string, init: Request
     });
     return undefined;
   }
-  const body = Buffer.from(await res.arrayBuffer());
+  let body: Buffer;
+  try {
+    body = Buffer.from(await res.arrayBuffer());
+  } catch {
+    // The answer's head came, its body did not end: only a download whose object stream S3 broke
+    // off may do this (its status is out; cutting the connection is how the client learns).
+    outcomes.push({ call: name, status: `cut after ${res.status}` });
+    return undefined;
+  }
   outcomes.push({ call: name, status: res.status });
   if (res.status === 503) {
     expect(res.headers.get('retry-after')).toBe('2');
@@ -301,8 +309,14 @@ describe('the S3 server stopped for 15 s under uploads and downloads', () => {
         after: count(phases.after),
       })}`,
     );
-    // Only successes and 503s, ever; no hang, no dropped connection, no 500.
-    for (const { status } of all) expect([200, 201, 206, 503]).toContain(status);
+    // Only successes and 503s, ever; no hang, no dropped connection, no 500 — but a download S3
+    // broke off mid-body during the outage, which can only be cut.
+    const cutDownload = (o: Outcome) =>
+      o.call === 'GET /files/{id}/content' && /^cut after 20[06]$/.test(String(o.status));
+    expect(all.filter((o) => ![200, 201, 206, 503].includes(o.status as number) && !cutDownload(o))).toEqual(
+      [],
+    );
+    expect([...phases.before, ...phases.after].filter(cutDownload)).toEqual([]);
     // The outage was met (answered 503) and recovered from (successes after it), on every path.
     for (const name of [
       'POST /files',
