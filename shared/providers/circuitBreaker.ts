@@ -29,6 +29,10 @@ export type CircuitStatus = {
 };
 
 /** A circuit's state at `now` from its row (no row: closed). */
+function hasSomethingToClear(row: CircuitRow | undefined): row is CircuitRow {
+  return row !== undefined && (row.failures > 0 || row.open_until !== null || row.trial_until !== null);
+}
+
 export function circuitState(row: CircuitRow | undefined, now: number): CircuitState {
   if (row === undefined) return 'closed';
   if (row.resting_until !== null && Date.parse(row.resting_until) > now) return 'resting';
@@ -83,19 +87,25 @@ export class CircuitBreaker {
     return circuitState(row, now);
   }
 
+  /**
+   * Clears a provider's failures and open state. Written only when this process's view (at most
+   * `cacheMs` old) shows something to clear: a write on every success was a round trip on every
+   * model call (the gateway's largest cost). Failures another process recorded within that window
+   * and this one has not read yet are then cleared by the next success after it reads them.
+   */
   async succeeded(provider: string): Promise<void> {
-    await recordCircuitSuccess(this.db, provider);
+    await this.fresh();
     const row = this.rows.get(provider);
+    if (!hasSomethingToClear(row)) return;
+    await recordCircuitSuccess(this.db, provider);
     // A rest the provider asked for still stands: only the failure count and the open state go.
-    if (row) {
-      this.rows.set(provider, {
-        ...row,
-        failures: 0,
-        window_started_at: null,
-        open_until: null,
-        trial_until: null,
-      });
-    }
+    this.rows.set(provider, {
+      ...row,
+      failures: 0,
+      window_started_at: null,
+      open_until: null,
+      trial_until: null,
+    });
   }
 
   /** Every named provider's circuit now, read afresh (for operators and metrics). */

@@ -2,6 +2,7 @@ import brainSearchBench from './brainSearch.ts';
 import consoleLogBench from './consoleLog.ts';
 import fallbackBench from './fallback.ts';
 import filesBench from './files.ts';
+import gatewayBench from './gateway.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import mcpBench from './mcp.ts';
@@ -35,6 +36,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'pooler: PgBouncer vs direct', run: poolerBench },
   { name: 'webhooks: one endpoint', run: webhooksBench },
   { name: 'response cache: hit vs test key', run: responseCacheBench },
+  { name: 'gateway: own cost over direct', run: gatewayBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

@@ -1,0 +1,148 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+
+import OpenAI from 'openai';
+import { Registry } from 'prom-client';
+
+import { loadConfig } from '../../shared/config/config.ts';
+import { makePool } from '../../shared/db/pool.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
+import { ProviderMetrics } from '../../worker/metrics/providerMetrics.ts';
+import { makeLiveProviders } from '../../worker/providers/live.ts';
+import type { BenchContext } from './harness.ts';
+
+type Fake = { baseUrl: string; apiKey: string; child: ChildProcess };
+
+/** The fake OpenAI-compatible provider in its own process (openaiMockProcess.ts). */
+async function startFakeProcess(): Promise<Fake> {
+  const child = spawn(process.execPath, [new URL('./openaiMockProcess.ts', import.meta.url).pathname], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return { ...(JSON.parse(line) as { baseUrl: string; apiKey: string }), child };
+}
+
+const prompt = 'Tell the gateway bench a short story about seven words';
+const maxTokens = 64;
+const oneConnectionCalls = 300;
+const streams = 64;
+const seconds = 6;
+const rounds = 4;
+
+/**
+ * The gateway's own cost (issue 34): a streamed chat call through the worker's gateway (route walk,
+ * circuit breaker, provider budgets, balancer, deadlines, answer checks, metrics: makeLiveProviders,
+ * exactly as a worker builds it) against the same call made directly with the `openai` package the
+ * gateway itself uses, both to one fake provider in a process of its own. Targets: p50 at 1
+ * connection ≤ 1 ms over direct; throughput at 64 concurrent streams ≥ 0.9× direct. Rounds alternate
+ * the two so a change in the host's load falls on both.
+ */
+export default async function gatewayBench(ctx: BenchContext): Promise<void> {
+  const fake = await startFakeProcess();
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    DATABASE_URL: ctx.databaseUrl,
+    S3_ENDPOINT: ctx.s3.endpoint,
+    S3_BUCKET: ctx.s3.bucket,
+    PROVIDERS: JSON.stringify({
+      providers: { fake: { type: 'openai', baseUrl: fake.baseUrl, apiKeyEnv: 'FAKE_KEY' } },
+      routes: { text: ['fake/bench-model'] },
+    }),
+    FAKE_KEY: fake.apiKey,
+  });
+  const pool = await makePool(ctx.databaseUrl, { maxPoolSize: 4, name: 'bench-gateway' });
+  const providers = makeLiveProviders(config, {
+    pool,
+    logger: createLogger('silent', 'bench'),
+    metrics: new ProviderMetrics(new Registry()),
+  });
+  const client = new OpenAI({ baseURL: fake.baseUrl, apiKey: fake.apiKey, maxRetries: 0 });
+  const direct = async () => {
+    const stream = await client.chat.completions.create({
+      model: 'bench-model',
+      messages: [{ role: 'user', content: prompt }],
+      max_completion_tokens: maxTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    if (!text) throw new Error('the direct call got no text');
+  };
+  const viaGateway = async () => {
+    let text = '';
+    const answer = await providers.chat.chat({
+      messages: [{ role: 'user', content: prompt }],
+      maxTokens,
+      signal: new AbortController().signal,
+      onDelta: (piece) => {
+        text += piece;
+      },
+    });
+    if (!text || answer.text !== text) throw new Error('the gateway call got no text');
+  };
+  try {
+    await sequential(direct, 50);
+    await sequential(viaGateway, 50);
+    const one = { direct: [] as number[], gateway: [] as number[] };
+    const many = { direct: [] as number[], gateway: [] as number[] };
+    // Each round runs the two in the other order from the last (ABBA…): neither always goes second.
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
+      for (const which of order) {
+        const call = which === 'direct' ? direct : viaGateway;
+        one[which].push(...(await sequential(call, oneConnectionCalls / rounds)));
+      }
+      for (const which of order)
+        {many[which].push(await concurrentRate(which === 'direct' ? direct : viaGateway));}
+    }
+    const [d, g] = [percentile(one.direct, 50), percentile(one.gateway, 50)];
+    const [dr, gr] = [median(many.direct), median(many.gateway)];
+    ctx.report('gateway: a streamed chat call through the worker gateway vs the openai package directly', {
+      'direct p50 / p99 ms, 1 connection': `${d.toFixed(2)} / ${percentile(one.direct, 99).toFixed(2)}`,
+      'gateway p50 / p99 ms, 1 connection': `${g.toFixed(2)} / ${percentile(one.gateway, 99).toFixed(2)}`,
+      'gateway cost at p50 (target ≤ 1 ms)': `${(g - d).toFixed(2)} ${g - d <= 1 ? 'PASS' : 'FAIL'}`,
+      [`direct calls/s, ${streams} concurrent streams (median of ${rounds})`]: dr.toFixed(0),
+      [`gateway calls/s, ${streams} concurrent streams (median of ${rounds})`]: gr.toFixed(0),
+      'throughput ratio (target ≥ 0.9)': `${(gr / dr).toFixed(2)} ${gr / dr >= 0.9 ? 'PASS' : 'FAIL'}`,
+    });
+  } finally {
+    await providers.close();
+    await pool.end();
+    fake.child.stdin!.end();
+    await once(fake.child, 'exit');
+  }
+}
+
+async function sequential(call: () => Promise<void>, n: number): Promise<number[]> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await call();
+    ms.push(performance.now() - started);
+  }
+  return ms;
+}
+
+/** Calls per second with `streams` calls always in flight for `seconds`. */
+async function concurrentRate(call: () => Promise<void>): Promise<number> {
+  const until = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: streams }, async () => {
+      while (performance.now() < until) {
+        await call();
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+const median = (values: number[]) => percentile(values, 50);
