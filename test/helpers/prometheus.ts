@@ -52,6 +52,8 @@ export type Prometheus = {
   query(expr: string): Promise<Sample[]>;
   /** The alerts pending or firing now. */
   alerts(): Promise<Alert[]>;
+  /** Every metric name it has stored samples of (the series scraped so far and its rules' output). */
+  metricNames(): Promise<string[]>;
   /** Prometheus's own output so far. */
   output(): string;
   stop(): Promise<void>;
@@ -125,6 +127,7 @@ export async function startPrometheus(options: {
       return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
     },
     alerts: async () => (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts,
+    metricNames: () => api<string[]>('/api/v1/label/__name__/values'),
     output: () => output,
     stop,
   };
