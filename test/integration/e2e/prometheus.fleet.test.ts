@@ -193,17 +193,23 @@ function metricNamesIn(expr: string): string[] {
     }
     expect(refused).toEqual([]);
 
-    // Names stored once scraped: a family seen in any scrape so far counts (the queue's per-task
-    // depth has series only while jobs wait, as they did in the first test).
-    const stored = new Set(await prometheus!.metricNames());
+    // Names stored once scraped: a family seen in any scrape of the file counts (the queue's
+    // per-task depth has series only while jobs wait, as one did in the first test). What the calls
+    // above added is stored within a scrape or two: wait for it rather than race it.
     const read = new Set(queries.flatMap((q) => metricNamesIn(q.expr)));
     expect(read).toContain('svc_job_queue_latency_seconds');
-    // The GenAI client families come with the tracing half of issue 36; until a branch exports
-    // them, only they may be missing, and once any is exported every one read must be.
-    const genAiExported = [...stored].some((name) => name.startsWith('gen_ai_'));
-    const missing = [...read].filter(
-      (name) => !stored.has(name) && (genAiExported || !name.startsWith('gen_ai_')),
+    const missing = async () => {
+      const stored = await prometheus!.metricNames();
+      // The GenAI client families come with the tracing half of issue 36; until a branch exports
+      // them, only they may be missing, and once any is exported every one read must be.
+      const genAiExported = stored.some((name) => name.startsWith('gen_ai_'));
+      return [...read].filter(
+        (name) => !stored.includes(name) && (genAiExported || !name.startsWith('gen_ai_')),
+      );
+    };
+    await waitUntil(async () => ((await missing()).length === 0 ? true : undefined), 10_000).catch(
+      () => undefined,
     );
-    expect(missing).toEqual([]);
+    expect(await missing()).toEqual([]);
   }, 60_000);
 });
