@@ -11,11 +11,13 @@ export type Fleet = {
 
 /**
  * The Procfile's processes on the database and S3 server `env` names: `webs` api processes (each on
- * a loopback port of its own, the first one's origin as PUBLIC_BASE_URL) and `workers` workers.
+ * a loopback port of its own, the first one's origin as PUBLIC_BASE_URL) and `workers` workers, the
+ * n-th worker started (from 0, replacements included) with `workerEnv(n)` on top (its METRICS_PORT).
  */
 export async function startFleet(
   env: Record<string, string>,
   size: { webs: number; workers: number },
+  options: { workerEnv?: (index: number) => Record<string, string> } = {},
 ): Promise<Fleet> {
   const ports = await Promise.all(Array.from({ length: size.webs }, () => freePort()));
   const shared = { ...env, PUBLIC_BASE_URL: `http://127.0.0.1:${ports[0]}` };
@@ -26,7 +28,7 @@ export async function startFleet(
   const workers: Spawned[] = [];
   const spawned: Spawned[] = [];
   const startWorker = async () => {
-    const worker = spawnNode('worker/main.ts', shared);
+    const worker = spawnNode('worker/main.ts', { ...shared, ...options.workerEnv?.(spawned.length) });
     spawned.push(worker);
     await worker.waitFor(/worker started/, 120_000);
     return worker;

@@ -9,14 +9,16 @@ import { startEmbeddedPostgres } from '../../shared/embedded/postgres.ts';
 import { startEmbeddedS3 } from '../../shared/embedded/s3.ts';
 import { ensureChromium } from '../../worker/render/chromium.ts';
 import { templateDatabase } from './database.ts';
-import { ensurePgbouncer } from './pgbouncer.ts';
+import { ensureDebianPackages } from './debianPackages.ts';
+import { pgbouncerPackage } from './pgbouncer.ts';
+import { prometheusPackage } from './prometheus.ts';
 
 /**
  * Once per run: a PostgreSQL server (DATABASE_URL's, or an embedded one in a temp dir), a template
  * database with every migration applied, and a real S3-protocol server. Each test file clones the
  * template, so files run in parallel without truncating anything. The deck renderer's Chromium is
  * unpacked here too, so test workers find it ready instead of racing to unpack it, and Debian's
- * pgbouncer package installed when missing (once, not by two test files at once).
+ * pgbouncer and prometheus packages installed when missing (once, not by two test files at once).
  */
 export default async function globalSetup(): Promise<void> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
@@ -40,5 +42,5 @@ export default async function globalSetup(): Promise<void> {
   process.env.SVC_TEST_S3_ENDPOINT = s3.endpoint;
   process.env.SVC_TEST_SCRATCH = scratch;
   await ensureChromium();
-  await ensurePgbouncer();
+  await ensureDebianPackages([pgbouncerPackage, prometheusPackage]);
 }

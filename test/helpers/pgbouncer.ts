@@ -1,70 +1,33 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import { chown, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { systemUserIds } from '../../shared/embedded/systemUser.ts';
+import { type DebianPackage, ensureDebianPackages } from './debianPackages.ts';
 import { projectRoot } from './processes.ts';
-
-const execFileAsync = promisify(execFile);
 
 /** Where Debian's `pgbouncer` package puts the binary. */
 export const pgbouncerBinary = '/usr/sbin/pgbouncer';
 /** The configuration the tests run with, which docs/deployment.md documents. */
 export const pgbouncerTemplate = path.join(projectRoot, 'docs', 'pgbouncer.ini');
 
-// Set by globalSetup when PgBouncer cannot be had here; tests that need it then skip with it.
-const skipVariable = 'SVC_TEST_PGBOUNCER_SKIP';
+/** Debian's `pgbouncer` package, which globalSetup installs when missing (ensureDebianPackages). */
+export const pgbouncerPackage: DebianPackage = {
+  name: 'pgbouncer',
+  binary: pgbouncerBinary,
+  skipVariable: 'SVC_TEST_PGBOUNCER_SKIP',
+  tests: 'PgBouncer tests',
+};
 
-const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-// Another apt run (a parallel job, unattended upgrades) holds dpkg's lock for a while: wait for it.
-const aptLockWait = ['-o', 'DPkg::Lock::Timeout=300'];
-
-async function hasAptGet(): Promise<boolean> {
-  try {
-    await execFileAsync('apt-get', ['--version']);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Once per test run (globalSetup): makes sure Debian's `pgbouncer` package is installed, running
- * `apt-get update` and `apt-get install -y pgbouncer` when it is missing. Where apt-get itself is
- * missing, records why for pgbouncerSkipReason and prints that one line.
- * @throws when apt-get is there but the install fails (not root, no network): CI must run these tests.
- */
-export async function ensurePgbouncer(): Promise<void> {
-  if (existsSync(pgbouncerBinary)) return;
-  if (!(await hasAptGet())) {
-    const reason = `PgBouncer tests skipped: the Debian package pgbouncer is not installed and apt-get is unavailable`;
-    process.env[skipVariable] = reason;
-    process.stderr.write(`${reason}\n`);
-    return;
-  }
-  try {
-    await execFileAsync('apt-get', [...aptLockWait, 'update'], { env: aptEnv, maxBuffer: 16 * 1024 * 1024 });
-    await execFileAsync('apt-get', [...aptLockWait, 'install', '-y', 'pgbouncer'], {
-      env: aptEnv,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-  } catch (error) {
-    const { stderr } = error as { stderr?: string };
-    throw new Error(`could not install the Debian package pgbouncer: ${stderr?.trim() || String(error)}`, {
-      cause: error,
-    });
-  }
-  if (!existsSync(pgbouncerBinary)) throw new Error(`the pgbouncer package left no ${pgbouncerBinary}`);
-}
+/** Installs Debian's pgbouncer package when missing (as globalSetup does for the test run). */
+export const ensurePgbouncer = (): Promise<void> => ensureDebianPackages([pgbouncerPackage]);
 
 /** Why PgBouncer tests cannot run here (apt-get unavailable), or undefined when they can. */
 export function pgbouncerSkipReason(): string | undefined {
-  return process.env[skipVariable];
+  return process.env[pgbouncerPackage.skipVariable];
 }
 
 export type Pgbouncer = {

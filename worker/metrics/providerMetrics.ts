@@ -1,4 +1,4 @@
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** What a provider call was for: a model capability, or a webhook delivery. */
 export type ProviderCapability =
@@ -12,10 +12,12 @@ export type ProviderCall = { provider: string; capability: ProviderCapability; o
 /**
  * svc_provider_request_duration_seconds{provider,capability,outcome}: how long each call to a model
  * provider (worker/providers/instrumented.ts) or to a webhook receiver took, streamed replies until
- * their last token.
+ * their last token; svc_provider_cost_minor_total{provider,capability}: what the answered calls cost
+ * at the route entry's prices, the spend an operator watches per provider.
  */
 export class ProviderMetrics {
   private readonly duration: Histogram<keyof ProviderCall>;
+  private readonly cost: Counter<'provider' | 'capability'>;
 
   constructor(registry: Registry) {
     this.duration = new Histogram({
@@ -25,6 +27,17 @@ export class ProviderMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [registry],
     });
+    this.cost = new Counter({
+      name: 'svc_provider_cost_minor_total',
+      help: 'Cost of answered model provider calls at the price table, in minor units of the workspace currency (before rounding), by provider and capability.',
+      labelNames: ['provider', 'capability'],
+      registers: [registry],
+    });
+  }
+
+  /** An answered call's cost (fractional minor units, as the price table gives it). */
+  spent(call: Pick<ProviderCall, 'provider' | 'capability'>, costMinor: number): void {
+    this.cost.inc({ provider: call.provider, capability: call.capability }, costMinor);
   }
 
   observe(call: ProviderCall, seconds: number): void {

@@ -66,6 +66,7 @@ function observed<Request extends { signal: AbortSignal }, Answer>(
           ...(usage?.outputTokens !== undefined && { 'gen_ai.usage.output_tokens': usage.outputTokens }),
         });
         outcome = shape.outcome?.(answer) ?? 'ok';
+        observers.metrics?.spent({ provider: shape.provider, capability: shape.capability }, costMinor);
         return answer;
       } catch (thrown) {
         outcome = request.signal.aborted ? 'cancelled' : 'error';

@@ -1,11 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { defaultPrices, textCost } from '../../../shared/config/prices.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
 import { postAs, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
-import { fetchWorkerMetrics, histogramCount, parseMetrics, workerMetricsEnv } from '../../helpers/metrics.ts';
+import {
+  fetchWorkerMetrics,
+  histogramCount,
+  parseMetrics,
+  sampleValue,
+  workerMetricsEnv,
+} from '../../helpers/metrics.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
@@ -62,5 +69,23 @@ describe('svc_provider_request_duration_seconds', () => {
     // Observed once the receiver has answered: wait for the histogram, not a fixed time.
     await waitUntil(async () => ((await providerCalls(webhook)) === before + 1 ? true : undefined));
     expect(target.requests).toBe(1);
+  });
+});
+
+describe('svc_provider_cost_minor_total', () => {
+  it("adds each answered live call's cost at the price table, and nothing for a test key", async () => {
+    const spent = async () =>
+      sampleValue(
+        parseMetrics(await (await fetchWorkerMetrics(t.config)).text()),
+        'svc_provider_cost_minor_total',
+        { provider: 'local', capability: 'text' },
+      );
+    const before = await spent();
+    const res = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'priced' }).expect(201);
+    const usage = res.body.usage as { inputTokens: number; outputTokens: number };
+    expect(usage.outputTokens).toBeGreaterThan(0);
+    expect(await spent()).toBeCloseTo(before + textCost(defaultPrices, usage), 9);
+    await postAs(t.http, tenant.testKey, '/text').send({ prompt: 'fixture' }).expect(201);
+    expect(await spent()).toBeCloseTo(before + textCost(defaultPrices, usage), 9);
   });
 });
