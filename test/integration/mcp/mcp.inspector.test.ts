@@ -5,9 +5,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { commands } from '../../../cli/admin.ts';
-import { bearerProxy } from '../../helpers/bearerProxy.ts';
+import { type BearerProxy, bearerProxy } from '../../helpers/bearerProxy.ts';
 import { createTenant, insertBareTask } from '../../helpers/fixtures.ts';
-import type { LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { projectRoot } from '../../helpers/processes.ts';
 import { type McpServer, startMcpServer } from './mcp.helpers.ts';
 
@@ -18,7 +17,7 @@ const run = promisify(execFile);
 const inspector = path.join(projectRoot, 'node_modules/@modelcontextprotocol/inspector-cli/build/cli.js');
 
 let s: McpServer;
-let proxy: LoopbackServer;
+let proxy: BearerProxy;
 let workflowId: string;
 let taskId: string;
 
