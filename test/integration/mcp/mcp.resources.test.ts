@@ -7,7 +7,7 @@ import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { insertMember } from '../../../shared/db/queries/members.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { newId } from '../../../shared/primitives/ids.ts';
-import { kindAfterParse, storeFile } from '../../helpers/documents.ts';
+import { deckSlides, kindAfterParse, makeDeckPptx, pptxType, storeFile } from '../../helpers/documents.ts';
 import { createTenant, insertBareTask, type Tenant } from '../../helpers/fixtures.ts';
 import { connectSdk, type McpServer, startMcpServer, stateless } from './mcp.helpers.ts';
 
@@ -17,6 +17,9 @@ let colleagueKey: string;
 let workflowId: string;
 let imageId: string;
 let sheetId: string;
+let pageId: string;
+let bigId: string;
+let deckId: string;
 let taskId: string;
 const image = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex');
 
@@ -56,9 +59,20 @@ beforeAll(async () => {
     ]),
   })) as { workflow: { id: string } };
   workflowId = wf.workflow.id;
+  deckId = await storeFile(s.t, tenant, 'review.pptx', await makeDeckPptx(), pptxType);
   imageId = await storeFile(s.t, tenant, 'pixel.png', image, 'image/png');
   sheetId = await storeFile(s.t, tenant, 'budget.csv', Buffer.from('item,cost\nrent,100\n'), 'text/csv');
+  pageId = await storeFile(
+    s.t,
+    tenant,
+    'notes.html',
+    Buffer.from('<html><body><h1>Notes</h1><p>Hi <b>all</b></p></body></html>'),
+    'text/html',
+  );
+  bigId = await storeFile(s.t, tenant, 'big.bin', Buffer.alloc(1024 * 1024 + 1));
   await s.t.startWorker();
+  if ((await kindAfterParse(s.t, deckId)) !== 'deck') throw new Error('review.pptx did not parse as a deck');
+  if ((await kindAfterParse(s.t, pageId)) !== 'page') throw new Error('notes.html did not parse as a page');
   if ((await kindAfterParse(s.t, sheetId)) !== 'sheet') {
     throw new Error('budget.csv did not parse as a sheet');
   }
@@ -84,8 +98,10 @@ describe.each(['2025-06-18', '2025-11-25'])('resources through the SDK client (%
   it('lists pages, files and tasks newest first and reads each kind', async () => {
     const { resources } = await client.listResources();
     const uris = resources.map((r) => r.uri);
-    expect(uris.slice(0, 3)).toEqual([
+    expect(uris.slice(0, 5)).toEqual([
       `svc://tasks/${taskId}`,
+      `svc://files/${bigId}`,
+      `svc://files/${pageId}`,
       `svc://files/${sheetId}`,
       `svc://files/${imageId}`,
     ]);
@@ -108,6 +124,27 @@ describe.each(['2025-06-18', '2025-11-25'])('resources through the SDK client (%
     expect(Buffer.from(png[0]!.blob!, 'base64')).toEqual(image);
     const sheet = (await client.readResource({ uri: `svc://files/${sheetId}` })).contents as Contents;
     expect(sheet[0]).toMatchObject({ mimeType: 'text/csv', text: 'item,cost\nrent,100\n' });
+    const html = (await client.readResource({ uri: `svc://files/${pageId}` })).contents as Contents;
+    expect(html[0]).toMatchObject({ mimeType: 'text/markdown', text: '# Notes\n\nHi **all**' });
+    const deck = (await client.readResource({ uri: `svc://files/${deckId}` })).contents as Contents;
+    expect(deck[0]!.mimeType).toBe('text/markdown');
+    expect(deck[0]!.text).toBe(
+      [
+        '# review.pptx',
+        ...deckSlides.flatMap(([title, body], i) => [`## Slide ${i + 1}`, `${title}\n\n${body}`]),
+      ].join('\n\n'),
+    );
+    // Over 1 MiB: a link to the REST download, fetched with the same key.
+    const big = (await client.readResource({ uri: `svc://files/${bigId}` })).contents as Contents;
+    expect(big[0]).toEqual({
+      uri: `svc://files/${bigId}`,
+      mimeType: 'text/uri-list',
+      text: `${s.base}/api/pub/v1/files/${bigId}/content\r\n`,
+    });
+    const download = await fetch(big[0]!.text!.trim(), {
+      headers: { authorization: `Bearer ${tenant.testKey}` },
+    });
+    expect((await download.arrayBuffer()).byteLength).toBe(1024 * 1024 + 1);
     const task = (await client.readResource({ uri: `svc://tasks/${taskId}` })).contents as Contents;
     expect(task[0]).toMatchObject({ mimeType: 'text/markdown', text: '# Quarterly plan' });
     expect(JSON.parse(task[1]!.text!)).toMatchObject({
@@ -184,6 +221,32 @@ describe('visibility and scope, as the REST reads', () => {
     });
     expect(done.completion.values).toEqual([]);
     await client.close();
+  });
+});
+
+describe('rate limit', () => {
+  it('takes a token for each call of a batch beyond the /mcp request', async () => {
+    const limited = await createTenant(s.t.deps.pool, { rateLimitPerMinute: 2 });
+    const res = await fetch(s.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${limited.testKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'resources/list' }))),
+    });
+    expect(res.status).toBe(200);
+    const answers = (await res.json()) as {
+      result?: unknown;
+      error?: { code: number; data: { code: string } };
+    }[];
+    // The /mcp request took the first token of two; the batch's first call the second.
+    expect(answers[0]!.result).toEqual({ resources: [] });
+    expect(answers.slice(1).map((a) => [a.error?.code, a.error?.data.code])).toEqual([
+      [-32000, 'rate_limited'],
+      [-32000, 'rate_limited'],
+    ]);
   });
 });
 
