@@ -4,7 +4,7 @@ import { completeWorkspaceTasks } from '../../shared/db/queries/tasks.ts';
 import { findWorkspaceWorkflow, listPreviousWorkflowValues } from '../../shared/db/queries/workflows.ts';
 import { parseFieldDefinitions } from '../../shared/workflows/fields.ts';
 import { rpcCodes, RpcFailure } from './jsonRpc.ts';
-import { type MethodContext, promptScopes, requireScopes, resourceScopes } from './methodContext.ts';
+import { allows, type MethodContext, promptScopes, requireScopes, resourceScopes } from './methodContext.ts';
 import { templateVariables } from './resourceUris.ts';
 
 // The spec's cap on values in one completion.
@@ -32,6 +32,8 @@ async function completeWorkflowArgument(ctx: MethodContext, name: unknown, argum
     case 'boolean':
       return result(['true', 'false'].filter(starts));
     case 'file':
+      // File ids only to a credential that may read files (filtered, as any completion).
+      if (!allows(ctx.principal, ['files.read'])) return result([]);
       return result(
         (await completeWorkspaceFiles(pool, workspaceId, prefix, maxValues + 1)).map((f) => f.id),
       );
@@ -51,8 +53,9 @@ async function completeWorkflowArgument(ctx: MethodContext, name: unknown, argum
 async function completeTemplateVariable(ctx: MethodContext, uri: unknown, argument: string, prefix: string) {
   const template = typeof uri === 'string' ? templateVariables[uri] : undefined;
   if (!template) throw invalid(`Unknown resource template: ${String(uri)}.`);
-  if (template.variable !== argument)
-    {throw invalid(`The template ${String(uri)} has no variable ${argument}.`);}
+  if (template.variable !== argument) {
+    throw invalid(`The template ${String(uri)} has no variable ${argument}.`);
+  }
   requireScopes(ctx.principal, resourceScopes[template.kind]);
   const { pool } = ctx.deps;
   const { workspaceId, memberId } = ctx.principal;
@@ -82,9 +85,11 @@ export async function complete(ctx: MethodContext, params: Record<string, unknow
   if (typeof argument?.name !== 'string' || typeof argument.value !== 'string') {
     throw invalid('params.argument must be { name, value } strings.');
   }
-  if (ref?.type === 'ref/prompt')
-    {return completeWorkflowArgument(ctx, ref.name, argument.name, argument.value);}
-  if (ref?.type === 'ref/resource')
-    {return completeTemplateVariable(ctx, ref.uri, argument.name, argument.value);}
+  if (ref?.type === 'ref/prompt') {
+    return completeWorkflowArgument(ctx, ref.name, argument.name, argument.value);
+  }
+  if (ref?.type === 'ref/resource') {
+    return completeTemplateVariable(ctx, ref.uri, argument.name, argument.value);
+  }
   throw invalid('params.ref.type must be ref/prompt or ref/resource.');
 }

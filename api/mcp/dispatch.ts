@@ -3,7 +3,7 @@ import { callTool, type ToolCallContext } from './callTool.ts';
 import { complete } from './completion.ts';
 import { asRequest, idOf, rpcCodes, rpcError, type RpcResponse, rpcResult } from './jsonRpc.ts';
 import { callMethod } from './methodCall.ts';
-import type { McpDeps } from './methodContext.ts';
+import { allows, type McpDeps, resourceScopes } from './methodContext.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
 import {
   cacheHints,
@@ -17,7 +17,7 @@ import {
 } from './protocol.ts';
 import { listResources } from './resourceList.ts';
 import { readResource } from './resourceRead.ts';
-import { resourceTemplates } from './resourceUris.ts';
+import { resourceTemplates, templateVariables } from './resourceUris.ts';
 import { mayCall, type Tool } from './tools.ts';
 
 export type DispatchContext = {
@@ -99,7 +99,14 @@ export async function dispatch(message: unknown, context: DispatchContext): Prom
     case 'resources/list':
       return method(() => listResources(ctx, params), cacheHints.lists);
     case 'resources/templates/list':
-      return method(async () => ({ resourceTemplates }), cacheHints.tools);
+      return method(
+        async () => ({
+          resourceTemplates: resourceTemplates.filter((t) =>
+            allows(calls.principal, resourceScopes[templateVariables[t.uriTemplate]!.kind]),
+          ),
+        }),
+        cacheHints.tools,
+      );
     case 'resources/read':
       return method(() => readResource(ctx, params));
     case 'prompts/list':

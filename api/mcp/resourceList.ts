@@ -24,6 +24,54 @@ function decodeCursor(cursor: unknown): ListPage['before'] {
 
 const encodeCursor = (item: Listed) => Buffer.from(JSON.stringify([item.at, item.id])).toString('base64url');
 
+type PageRow = Awaited<ReturnType<typeof listVisibleBrainPages>>[number];
+type FileRow = Awaited<ReturnType<typeof listWorkspaceFiles>>[number];
+type TaskRow = Awaited<ReturnType<typeof listWorkspaceTasks>>[number];
+
+const pageEntry = (p: PageRow): Listed => ({
+  at: p.cursor_at,
+  id: p.id,
+  resource: {
+    uri: resourceUri({ kind: 'page', slug: p.slug }),
+    name: p.slug,
+    title: p.title,
+    description: `Brain page “${p.title}”.`,
+    mimeType: 'text/markdown',
+    size: p.size,
+    annotations: { lastModified: p.updated_at },
+    icons: icons.page,
+  },
+});
+
+const fileEntry = (f: FileRow): Listed => ({
+  at: f.cursor_at,
+  id: f.id,
+  resource: {
+    uri: resourceUri({ kind: 'file', fileId: f.id }),
+    name: f.filename,
+    title: f.filename,
+    description: `File (${f.kind}, ${f.mime_type}).`,
+    mimeType: f.mime_type,
+    size: f.size_bytes,
+    annotations: { lastModified: f.created_at },
+    icons: icons.file,
+  },
+});
+
+const taskEntry = (t: TaskRow): Listed => ({
+  at: t.cursor_at,
+  id: t.id,
+  resource: {
+    uri: resourceUri({ kind: 'task', taskId: t.id }),
+    name: t.id,
+    title: t.title,
+    description: `Task “${t.title}”: its transcript and latest state.`,
+    mimeType: 'text/markdown',
+    annotations: { lastModified: t.updated_at },
+    icons: icons.task,
+  },
+});
+
 /**
  * resources/list: the brain pages, files and tasks the credential may read (resourceScopes; pages
  * by the member's visibility), newest first across the three, 50 a page. Each kind is read a page
@@ -40,49 +88,7 @@ export async function listResources(ctx: MethodContext, params: Record<string, u
     may('file') ? listWorkspaceFiles(pool, workspaceId, page) : [],
     may('task') ? listWorkspaceTasks(pool, workspaceId, page) : [],
   ]);
-  const items: Listed[] = [
-    ...pages.map((p) => ({
-      at: p.cursor_at,
-      id: p.id,
-      resource: {
-        uri: resourceUri({ kind: 'page', slug: p.slug }),
-        name: p.slug,
-        title: p.title,
-        description: `Brain page “${p.title}”.`,
-        mimeType: 'text/markdown',
-        size: p.size,
-        annotations: { lastModified: p.updated_at },
-        icons: icons.page,
-      },
-    })),
-    ...files.map((f) => ({
-      at: f.cursor_at,
-      id: f.id,
-      resource: {
-        uri: resourceUri({ kind: 'file', fileId: f.id }),
-        name: f.filename,
-        title: f.filename,
-        description: `File (${f.kind}, ${f.mime_type}).`,
-        mimeType: f.mime_type,
-        size: f.size_bytes,
-        annotations: { lastModified: f.created_at },
-        icons: icons.file,
-      },
-    })),
-    ...tasks.map((t) => ({
-      at: t.cursor_at,
-      id: t.id,
-      resource: {
-        uri: resourceUri({ kind: 'task', taskId: t.id }),
-        name: t.id,
-        title: t.title,
-        description: `Task “${t.title}”: its transcript and latest state.`,
-        mimeType: 'text/markdown',
-        annotations: { lastModified: t.updated_at },
-        icons: icons.task,
-      },
-    })),
-  ];
+  const items: Listed[] = [...pages.map(pageEntry), ...files.map(fileEntry), ...tasks.map(taskEntry)];
   // Newest first by (created_at, id), as each list was read: the same order as its SQL.
   items.sort((a, b) => (a.at === b.at ? (a.id < b.id ? 1 : -1) : a.at < b.at ? 1 : -1));
   const shown = items.slice(0, pageSize);

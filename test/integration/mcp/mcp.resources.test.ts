@@ -200,6 +200,8 @@ describe('visibility and scope, as the REST reads', () => {
     const client = await connectSdk(s, tasksOnly);
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri.split('/')[2])).toEqual(['tasks']);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.name)).toEqual(['task']);
     await expect(client.readResource({ uri: `svc://files/${imageId}` })).rejects.toMatchObject({
       code: -32000,
       data: { code: 'api_key_operation_scope' },
