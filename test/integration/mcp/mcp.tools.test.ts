@@ -345,12 +345,7 @@ describe('every tool through the SDK client with an API key', () => {
     const mixed = await post([getTask(1), { jsonrpc: '2.0', id: 2, method: 'ping' }]);
     const unknownTool = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'nope' } });
     await h.t.deps.requestLog.flush();
-    const entry = z.object({
-      request_id: z.string(),
-      method: z.string(),
-      path: z.string(),
-      operation: z.string(),
-    });
+    const entry = z.object({ request_id: z.string(), method: z.string(), path: z.string(), operation: z.string() });
     const rows = await h.t.deps.pool.any(sql.type(entry)`
       select request_id, method, path, operation from request_logs
       where request_id like any(${sql.array(
@@ -360,18 +355,8 @@ describe('every tool through the SDK client with an API key', () => {
       order by request_id
     `);
     const taskPath = `/api/pub/v1/tasks/${taskId}`;
-    const toolRow = (id: string) => ({
-      request_id: id,
-      method: 'GET',
-      path: taskPath,
-      operation: 'tasks.read',
-    });
-    const mcpRow = (id: string) => ({
-      request_id: id,
-      method: 'POST',
-      path: '/api/pub/v1/mcp',
-      operation: 'platform.mcp',
-    });
+    const toolRow = (id: string) => ({ request_id: id, method: 'GET', path: taskPath, operation: 'tasks.read' });
+    const mcpRow = (id: string) => ({ request_id: id, method: 'POST', path: '/api/pub/v1/mcp', operation: 'platform.mcp' });
     expect(rows).toEqual(
       [
         toolRow(`${lone}.0`),
