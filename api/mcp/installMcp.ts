@@ -1,9 +1,9 @@
 import type { Express } from 'express';
 
 import { apiBasePath } from '../../shared/config/config.ts';
-import type { AppDeps } from '../deps.ts';
 import type { OperationFunction } from '../pipeline/operationCall.ts';
 import type { OperationPipeline } from '../pipeline/pipeline.ts';
+import type { McpDeps } from './methodContext.ts';
 import { postMcp } from './postMcp.ts';
 
 /**
@@ -14,7 +14,7 @@ import { postMcp } from './postMcp.ts';
  */
 export function installMcp(
   app: Express,
-  deps: Pick<AppDeps, 'doc'>,
+  deps: McpDeps,
   operations: Record<string, OperationFunction>,
   pipeline: Pick<OperationPipeline, 'run'>,
 ): void {

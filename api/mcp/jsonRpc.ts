@@ -50,3 +50,24 @@ export function asRequest(message: unknown): RpcRequest | undefined {
   }
   return m as RpcRequest;
 }
+
+/** Codes the MCP spec names beyond JSON-RPC's own, and the one we use for an API refusal. */
+export const mcpCodes = {
+  /** resources/read of a URI that names nothing the caller may read (error.data.uri names it). */
+  resourceNotFound: -32002,
+  /** The API refused the call (scope, rate limit, …): error.data carries its code, as REST would answer. */
+  apiRefused: -32000,
+  internalError: -32603,
+} as const;
+
+/** A JSON-RPC error a method answers with, thrown from deep inside it. */
+export class RpcFailure extends Error {
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}

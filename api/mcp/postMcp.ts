@@ -1,12 +1,13 @@
 import type { RequestHandler } from 'express';
 
-import type { AppError } from '../../shared/errors/appError.ts';
-import type { AppDeps } from '../deps.ts';
+import { AppError } from '../../shared/errors/appError.ts';
 import type { OperationFunction } from '../pipeline/operationCall.ts';
 import type { OperationPipeline } from '../pipeline/pipeline.ts';
 import { dispatch } from './dispatch.ts';
 import { checkHeaders } from './headerChecks.ts';
-import { rpcCodes, rpcError, type RpcResponse } from './jsonRpc.ts';
+import { asRequest, mcpCodes, rpcCodes, rpcError, RpcFailure, type RpcResponse } from './jsonRpc.ts';
+import { serveListen } from './listen.ts';
+import type { McpDeps } from './methodContext.ts';
 import { toolsOf } from './tools.ts';
 
 // Each tool call is a whole API request: a batch stays a handful of them.
@@ -17,7 +18,7 @@ const maxBatch = 20;
  * errors of the whole body answer 400 with a JSON-RPC error; anything per message answers 200.
  */
 export function postMcp(
-  deps: Pick<AppDeps, 'doc'>,
+  deps: McpDeps,
   functions: Record<string, OperationFunction>,
   pipeline: Pick<OperationPipeline, 'run'>,
 ): RequestHandler {
@@ -49,7 +50,18 @@ export function postMcp(
       res.status(400).json(checked.error);
       return;
     }
+    const lone = batch ? undefined : asRequest(messages[0]);
+    if (checked.stateless && lone?.method === 'subscriptions/listen' && lone.id !== undefined) {
+      const ctx = { deps, principal: call.principal!, stateless: true };
+      await listen(
+        () => serveListen(req, res, ctx, { id: lone.id!, params: lone.params ?? {} }),
+        lone.id,
+        res,
+      );
+      return;
+    }
     const calls = {
+      doc: deps.doc,
       pipeline,
       functions,
       principal: call.principal!,
@@ -60,7 +72,7 @@ export function postMcp(
     };
     const answers: RpcResponse[] = [];
     for (const [seq, message] of messages.entries()) {
-      const answer = await dispatch(message, { tools, calls, seq, stateless: checked.stateless });
+      const answer = await dispatch(message, { tools, calls, deps, seq, stateless: checked.stateless });
       if (answer) answers.push(answer);
     }
     // A call is logged once: a request of tool calls only is logged as the operations they ran,
@@ -76,4 +88,24 @@ export function postMcp(
     }
     res.json(batch ? answers : answers[0]);
   };
+}
+
+/**
+ * Runs a subscriptions/listen; what refuses it before its stream opens is a JSON-RPC error (a scope
+ * the credential lacks, bad params), except the workspace's stream limit, which answers 429
+ * rate_limited with Retry-After in the API's envelope, as the task stream does.
+ */
+async function listen(serve: () => Promise<void>, id: string | number, res: Parameters<RequestHandler>[1]) {
+  try {
+    await serve();
+  } catch (error) {
+    if (res.headersSent) throw error;
+    if (error instanceof RpcFailure) {
+      res.json(rpcError(id, error.code, error.message, error.data));
+    } else if (error instanceof AppError && error.code !== 'rate_limited' && error.status < 500) {
+      res.json(rpcError(id, mcpCodes.apiRefused, error.message, { code: error.code }));
+    } else {
+      throw error;
+    }
+  }
 }

@@ -1,3 +1,5 @@
+import { icons } from './icons.ts';
+
 /**
  * The MCP revisions POST /mcp speaks. The 2025 revisions open with initialize; 2026-07-28 has no
  * handshake and names its version on every request, in `_meta` and in the MCP-Protocol-Version header.
@@ -13,12 +15,43 @@ export const metaKeys = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
 } as const;
 
-export const serverInfo = { name: 'svc-platform', title: 'svc platform', version: '1.0.0' } as const;
+export const serverInfo = {
+  name: 'svc-platform',
+  title: 'svc platform',
+  version: '1.0.0',
+  icons: icons.server,
+} as const;
+
+/**
+ * What the server offers. Change notifications exist only as 2026-07-28's subscriptions/listen
+ * (resourceSubscriptions of task URIs): a stateless server has no session to remember a 2025
+ * resources/subscribe by, so the handshake revisions are told `subscribe: false`.
+ */
+export function capabilitiesFor(stateless: boolean) {
+  return {
+    tools: { listChanged: false },
+    resources: { subscribe: stateless, listChanged: false },
+    prompts: { listChanged: false },
+    completions: {},
+  };
+}
+
+/**
+ * 2026-07-28's caching hints on list results: what a credential sees depends on its workspace,
+ * member and scope, so no shared cache may keep it (private); tools are fixed per credential, the
+ * workspace's resources and workflows change as people work.
+ */
+export const cacheHints = {
+  tools: { ttlMs: 300_000, cacheScope: 'private' },
+  lists: { ttlMs: 30_000, cacheScope: 'private' },
+} as const;
 
 export const instructions =
   'Tools over the workspace of the credential: create and read tasks and their messages, list staff ' +
   'and projects, run workflows, search the brain. Each tool needs the scope of its REST operation; ' +
-  'billed tools are metered exactly like the REST call.';
+  'billed tools are metered exactly like the REST call. Resources: brain pages (svc://brain/pages/{slug}), ' +
+  'files (svc://files/{fileId}) and task transcripts (svc://tasks/{taskId}); prompts: the workspace ' +
+  "workflows. To wait for a task's reply, use subscriptions/listen (2026-07-28) on its URI.";
 
 /** The version a 2025 client asked for at initialize, or the newest we speak (the revisions' negotiation rule). */
 export function negotiate(requested: unknown): string {

@@ -1,3 +1,5 @@
+import type { icons } from './icons.ts';
+
 /**
  * The MCP tools (DESIGN.md): each is a REST operation of the public API, named by operationId, so
  * it has that operation's scope, validation, metering and request-log entry. `pick` narrows a
@@ -5,6 +7,8 @@
  */
 export type ToolEntry = {
   name: string;
+  /** Which of icons.ts's icons clients show beside it. */
+  icon: keyof typeof icons;
   title: string;
   operationId: string;
   description: string;
@@ -15,6 +19,7 @@ export type ToolEntry = {
 export const toolCatalogue: readonly ToolEntry[] = [
   {
     name: 'create_task',
+    icon: 'task',
     title: 'Create a task',
     operationId: 'tasks.create',
     readOnly: false,
@@ -27,6 +32,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'get_task',
+    icon: 'task',
     title: 'Read a task',
     operationId: 'tasks.read',
     readOnly: true,
@@ -36,6 +42,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'list_task_messages',
+    icon: 'task',
     title: 'List task messages',
     operationId: 'tasks.listMessages',
     readOnly: true,
@@ -45,6 +52,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'send_task_message',
+    icon: 'task',
     title: 'Send a task message',
     operationId: 'tasks.sendMessage',
     readOnly: false,
@@ -54,6 +62,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'list_staff',
+    icon: 'staff',
     title: 'List staff',
     operationId: 'staff.list',
     readOnly: true,
@@ -63,6 +72,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'run_workflow',
+    icon: 'workflow',
     title: 'Run a workflow',
     operationId: 'workflows.run',
     readOnly: false,
@@ -73,6 +83,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'list_projects',
+    icon: 'project',
     title: 'List projects',
     operationId: 'platform.me',
     readOnly: true,
@@ -83,6 +94,7 @@ export const toolCatalogue: readonly ToolEntry[] = [
   },
   {
     name: 'search_brain',
+    icon: 'search',
     title: 'Search the brain',
     operationId: 'brain.search',
     readOnly: true,

@@ -1,6 +1,7 @@
 import type { Principal } from '../../shared/auth/principal.ts';
 import { scopeAllows } from '../../shared/auth/principal.ts';
 import type { ApiDocument, Operation } from '../openapi/document.ts';
+import { icons } from './icons.ts';
 import { toolCatalogue, type ToolEntry } from './toolCatalogue.ts';
 import { inputSchemaOf, outputSchemaOf } from './toolSchemas.ts';
 
@@ -32,6 +33,7 @@ export function toolsOf(doc: ApiDocument): Map<string, Tool> {
     const definition = {
       name: entry.name,
       title: entry.title,
+      icons: icons[entry.icon],
       description: op.scope ? `${entry.description} Needs scope ${op.scope}.` : entry.description,
       inputSchema: inputSchemaOf(doc, op),
       outputSchema: outputSchema(doc, op, entry.pick),

@@ -2,7 +2,7 @@ import { Gauge, type Registry } from 'prom-client';
 
 import type { OpenStreams, StreamKind } from '../sse/openStreams.ts';
 
-const kinds: readonly StreamKind[] = ['text', 'task'];
+const kinds: readonly StreamKind[] = ['text', 'task', 'mcp'];
 
 /** svc_sse_streams{kind}: the event streams this process has open, read at collection. */
 export function registerSseStreamGauge(registry: Registry, streams: OpenStreams): void {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 
-export type StreamKind = 'text' | 'task';
+export type StreamKind = 'text' | 'task' | 'mcp';
 
 /**
  * The server-sent event streams this process has open, by kind (svc_sse_streams). A stream counts
@@ -10,7 +10,7 @@ export type StreamKind = 'text' | 'task';
  * Emits `change` after every change, for whoever waits on a count.
  */
 export class OpenStreams extends EventEmitter<{ change: [kind: StreamKind, open: number] }> {
-  private readonly open: Record<StreamKind, number> = { text: 0, task: 0 };
+  private readonly open: Record<StreamKind, number> = { text: 0, task: 0, mcp: 0 };
 
   count(kind: StreamKind): number {
     return this.open[kind];

@@ -6,6 +6,7 @@ import gatewayBench from './gateway.ts';
 import { type BenchContext, makeBenchContext } from './harness.ts';
 import jobsBench from './jobs.ts';
 import mcpBench from './mcp.ts';
+import { mcpListenLatency } from './mcpListen.ts';
 import meBench from './me.ts';
 import metricsBench from './metrics.ts';
 import poolerBench from './pooler.ts';
@@ -29,6 +30,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'brain search', run: brainSearchBench },
   { name: 'files', run: filesBench },
   { name: 'mcp get_task', run: mcpBench },
+  { name: 'mcp listen: commit → notification', run: mcpListenLatency },
   { name: 'console request log', run: consoleLogBench },
   { name: 'sign-in flood', run: signInFloodBench },
   { name: 'GET /me: tracing on vs off', run: tracingBench },

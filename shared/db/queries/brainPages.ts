@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { type Db, sql } from '../sql.ts';
+import { type Db, isoTimestamp, sql } from '../sql.ts';
+import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 
 export type NewBrainPage = {
   id: string;
@@ -180,5 +181,64 @@ export function searchBrainPages(
              'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""') as snippet
     from ranked
     order by rank desc, updated_at desc, id
+  `);
+}
+
+const visiblePageRow = z.object({
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  body: z.string(),
+  private: z.boolean(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp,
+});
+
+/** Who reads: a page is visible to a member when it is shared (private to nobody) or private to them. */
+export type PageReader = { workspaceId: string; memberId: string };
+
+const visibleTo = (reader: PageReader, alias: string) =>
+  sql.fragment`${sql.identifier([alias, 'workspace_id'])} = ${reader.workspaceId}
+    and (${sql.identifier([alias, 'private_to_member_id'])} is null
+         or ${sql.identifier([alias, 'private_to_member_id'])} = ${reader.memberId})`;
+
+/** The page with this slug when `reader` may see it (a colleague's private page reads as absent). */
+export function findVisibleBrainPage(db: Db, reader: PageReader, slug: string) {
+  return db.maybeOne(sql.type(visiblePageRow)`
+    select p.id, p.slug, p.title, p.body, p.private_to_member_id is not null as private,
+           p.created_at, p.updated_at
+    from brain_pages p
+    where ${visibleTo(reader, 'p')} and p.slug = ${slug}
+  `);
+}
+
+const listedPageRow = z.object({
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  size: z.number(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp,
+  cursor_at: cursorAtText,
+});
+
+/** The pages `reader` may see, newest first, a page after (created_at, id). */
+export function listVisibleBrainPages(db: Db, reader: PageReader, page: ListPage) {
+  return db.any(sql.type(listedPageRow)`
+    select p.id, p.slug, p.title, octet_length(p.body) as size, p.created_at, p.updated_at,
+           ${cursorAt('p')}
+    from brain_pages p
+    where ${visibleTo(reader, 'p')} ${afterPosition(page, 'p')}
+    ${newestFirst(page, 'p')}
+  `);
+}
+
+/** Slugs of pages `reader` may see that start with `prefix`, alphabetically (completion). */
+export function completeVisibleBrainSlugs(db: Db, reader: PageReader, prefix: string, limit: number) {
+  return db.anyFirst(sql.type(z.object({ slug: z.string() }))`
+    select p.slug from brain_pages p
+    where ${visibleTo(reader, 'p')} and starts_with(p.slug, ${prefix})
+    order by p.slug
+    limit ${limit}
   `);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { type Db, idRow, isoTimestamp, sql } from '../sql.ts';
+import { afterPosition, cursorAt, cursorAtText, type ListPage, newestFirst } from './listPage.ts';
 import { findInWorkspace, type NewWorkspaceRecord } from './workspaceRows.ts';
 
 /** Who stored a file and what it is: the columns an upload session hands on to the file it completes into. */
@@ -81,4 +82,26 @@ export async function updateFileKind(db: Db, fileId: string, kind: string): Prom
 /** A file by id alone, for the worker (its jobs carry ids checked when they were created). */
 export function findFileById(db: Db, fileId: string) {
   return db.maybeOne(sql.type(fileRow)`select ${columns} from files where id = ${fileId}`);
+}
+
+const listedFileRow = fileRow.extend({ cursor_at: cursorAtText });
+
+/** A workspace's files, newest first, a page after (created_at, id). */
+export function listWorkspaceFiles(db: Db, workspaceId: string, page: ListPage) {
+  return db.any(sql.type(listedFileRow)`
+    select ${columns}, ${cursorAt()} from files
+    where workspace_id = ${workspaceId} ${afterPosition(page)}
+    ${newestFirst(page)}
+  `);
+}
+
+/** Files whose id or name starts with `prefix` (names case-insensitively), newest first (completion). */
+export function completeWorkspaceFiles(db: Db, workspaceId: string, prefix: string, limit: number) {
+  return db.any(sql.type(z.object({ id: z.string(), filename: z.string() }))`
+    select id, filename from files
+    where workspace_id = ${workspaceId}
+      and (starts_with(id, ${prefix}) or starts_with(lower(filename), lower(${prefix})))
+    order by created_at desc, id desc
+    limit ${limit}
+  `);
 }

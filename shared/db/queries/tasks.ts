@@ -128,3 +128,14 @@ export function listTaskBoard(db: Db, workspaceId: string, taskId: string, page:
     ${newestFirst(page)}
   `);
 }
+
+/** Tasks whose id or title starts with `prefix` (titles case-insensitively), newest first (completion). */
+export function completeWorkspaceTasks(db: Db, workspaceId: string, prefix: string, limit: number) {
+  return db.any(sql.type(z.object({ id: z.string(), title: z.string() }))`
+    select id, title from tasks
+    where workspace_id = ${workspaceId}
+      and (starts_with(id, ${prefix}) or starts_with(lower(title), lower(${prefix})))
+    order by created_at desc, id desc
+    limit ${limit}
+  `);
+}

@@ -71,7 +71,9 @@ describe('POST /mcp framing', () => {
     await mcp().send([]).expect(400);
     const tooMany = Array.from({ length: 21 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
     await mcp().send(tooMany).expect(400);
-    const unknownMethod = await mcp().send({ jsonrpc: '2.0', id: 2, method: 'resources/list' }).expect(200);
+    const unknownMethod = await mcp()
+      .send({ jsonrpc: '2.0', id: 2, method: 'sampling/createMessage' })
+      .expect(200);
     expect(unknownMethod.body.error.code).toBe(-32601);
     const unknownTool = await mcp()
       .send({
