@@ -125,15 +125,14 @@ describe('spans exported with tracing on', () => {
       headers: { 'hirefire-token': hirefireToken },
     });
     expect(byHeader.status).toBe(200);
-    const spans = await receiver.waitFor(
-      (all) =>
-        all.some((s) => s.name === 'GET /hirefire/:token/info') &&
-        all.some((s) => s.name === 'GET /hirefire'),
-    );
+    // The server spans themselves are where a path's token would be.
+    await receiver.waitFor((all) => all.filter((s) => s.name.includes('/hirefire')).length >= 2);
+    expectNotExported({ name: 'HIREFIRE_TOKEN', value: hirefireToken });
+    const spans = receiver.spans();
     expect(spans.find((s) => s.name === 'GET /hirefire/:token/info')?.attributes['http.route']).toBe(
       '/hirefire/:token/info',
     );
-    expect(everythingExported()).not.toContain(hirefireToken);
+    expect(spans.some((s) => s.name === 'GET /hirefire')).toBe(true);
   });
 
   it('show a webhook delivery’s receiver host, never the secret path or query of its URL', async () => {

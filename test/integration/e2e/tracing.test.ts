@@ -177,17 +177,25 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 
 describe('GenAI conventions with tracing on', () => {
   it('time a streamed reply’s first chunk on its span and in the metrics, with the trace as exemplar', async () => {
+    const requestId = `req_streamed_${Date.now()}`;
     const res = await fetch(`http://127.0.0.1:${platform.port}/api/pub/v1/text`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${tenant.liveKey}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${tenant.liveKey}`,
+        'content-type': 'application/json',
+        'x-request-id': requestId,
+      },
       body: JSON.stringify({ prompt: 'stream me', stream: true }),
     });
     expect(res.status).toBe(201);
     await res.text();
-    const isStreamed = (s: ReceivedSpan) =>
-      s.name === 'chat local-echo-1' && s.attributes['gen_ai.request.stream'] === true;
-    const spans = await receiver.waitFor((all) => all.some(isStreamed));
-    const provider = spans.find(isStreamed)!;
+    // This call's provider span: in the trace of the server span with this request id.
+    const ofThisCall = (s: ReceivedSpan, all: ReceivedSpan[]) =>
+      s.name === 'chat local-echo-1' &&
+      all.some((c) => c.attributes['svc.request_id'] === requestId && c.traceId === s.traceId);
+    const spans = await receiver.waitFor((all) => all.some((s) => ofThisCall(s, all)));
+    const provider = spans.find((s) => ofThisCall(s, spans))!;
+    expect(provider.attributes['gen_ai.request.stream']).toBe(true);
     expect(provider.attributes).toMatchObject({
       'gen_ai.response.finish_reasons': ['stop'],
       'gen_ai.request.max_tokens': expect.any(Number),
@@ -199,16 +207,15 @@ describe('GenAI conventions with tracing on', () => {
     const metrics = await fetch(`http://127.0.0.1:${platform.metricsPort}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^application\/openmetrics-text/);
     const text = await metrics.text();
-    const exemplarOf = (family: string) =>
+    // Each bucket keeps its latest observation's exemplar: the streamed call's bucket names its span.
+    const exemplars = (family: string) =>
       text
         .split('\n')
-        .filter(
-          (line) =>
-            line.startsWith(`${family}_bucket{`) && line.includes('gen_ai_request_model="local-echo-1"'),
-        )
-        .some((line) => line.includes(`# {trace_id="${provider.traceId}",span_id="${provider.spanId}"}`));
-    expect(exemplarOf('gen_ai_client_time_to_first_chunk_seconds')).toBe(true);
-    expect(exemplarOf('gen_ai_client_operation_duration_seconds')).toBe(true);
+        .filter((line) => line.startsWith(`${family}_bucket{`) && line.includes(' # {'))
+        .join('\n');
+    const exemplar = `# {trace_id="${provider.traceId}",span_id="${provider.spanId}"}`;
+    expect(exemplars('gen_ai_client_time_to_first_chunk_seconds')).toContain(exemplar);
+    expect(exemplars('gen_ai_client_operation_duration_seconds')).toContain(exemplar);
     expect(text).toMatch(/^# EOF$/m);
   });
 });
