@@ -17,7 +17,7 @@ type Deployment = { url: (path: string) => string; stop(): Promise<void> };
 
 /**
  * An api process (and a worker with `worker`) of its own on `databaseUrl`: tracing is decided when
- * a process starts. Logs nothing per request.
+ * a process starts. Logs nothing per request at `info`.
  */
 async function deploy(
   ctx: BenchContext,
@@ -26,17 +26,20 @@ async function deploy(
   options: { worker?: boolean } = {},
 ): Promise<Deployment> {
   const port = await freePort();
-  const processEnv = { ...apiProcessEnv(ctx, port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env };
+  const processEnv = { ...apiProcessEnv(ctx, port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ...env };
   const processes: Spawned[] = [spawnNode('api/server.ts', processEnv)];
   if (options.worker === true) processes.push(spawnNode('worker/main.ts', processEnv));
-  await processes[0]!.waitFor(/api listening/);
-  await processes[1]?.waitFor(/worker started/);
-  return {
-    url: (path) => `http://127.0.0.1:${port}/api/pub/v1${path}`,
-    stop: async () => {
-      for (const p of processes.reverse()) await p.stop();
-    },
+  const stop = async () => {
+    for (const p of [...processes].reverse()) await p.stop();
   };
+  try {
+    await processes[0]!.waitFor(/api listening/);
+    await processes[1]?.waitFor(/worker started/);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: (path) => `http://127.0.0.1:${port}/api/pub/v1${path}`, stop };
 }
 
 type Comparison = {

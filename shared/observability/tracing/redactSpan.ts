@@ -12,6 +12,21 @@ const urlKeys = new Set(['url.full', 'http.url', 'url.original', 'db.connection_
 const pathKeys = new Set(['url.path', 'http.target']);
 const droppedKeys = new Set(['url.query']);
 
+/**
+ * What every credential pattern of scrubSecrets needs somewhere in a text (a URL's `://`, a
+ * setting's `=` or `:`, a scheme or a prefix): most span texts (`GET`, `platform.me`, a route) have
+ * none of it and skip the patterns, which would otherwise run over every attribute of every span.
+ */
+const mightHoldCredential = /:\/\/|[=:]|bearer|basic|token|svc_|whsec_|sk-|x-amz-/i;
+
+/** scrubSecrets(text, known), skipped where neither a pattern nor a configured value can match. */
+function scrub(text: string, known: readonly string[]): string {
+  if (mightHoldCredential.test(text) || known.some((secret) => text.includes(secret))) {
+    return scrubSecrets(text, known);
+  }
+  return text;
+}
+
 function withoutQuery(text: string): string {
   const end = text.search(/[?#]/);
   return end === -1 ? text : text.slice(0, end);
@@ -29,11 +44,11 @@ function redactUrl(text: string): string {
 function redactValue(key: string, value: AttributeValue, known: readonly string[]): AttributeValue {
   if (typeof value === 'string') {
     const text = urlKeys.has(key) ? redactUrl(value) : pathKeys.has(key) ? withoutQuery(value) : value;
-    return scrubSecrets(text, known);
+    return scrub(text, known);
   }
   if (Array.isArray(value)) {
     return value.map((item: unknown) =>
-      typeof item === 'string' ? scrubSecrets(item, known) : item,
+      typeof item === 'string' ? scrub(item, known) : item,
     ) as AttributeValue;
   }
   return value;
@@ -52,7 +67,7 @@ export function redactAttributes(attributes: Attributes, known: readonly string[
 function redactEvent(event: TimedEvent, known: readonly string[]): TimedEvent {
   return {
     ...event,
-    name: scrubSecrets(event.name, known),
+    name: scrub(event.name, known),
     ...(event.attributes && { attributes: redactAttributes(event.attributes, known) }),
   };
 }
@@ -69,7 +84,7 @@ function redactLink(link: Link, known: readonly string[]): Link {
  */
 export function redactSpan(span: ReadableSpan, known: readonly string[]): ReadableSpan {
   return {
-    name: scrubSecrets(span.name, known),
+    name: scrub(span.name, known),
     kind: span.kind,
     spanContext: () => span.spanContext(),
     parentSpanContext: span.parentSpanContext,
@@ -78,7 +93,7 @@ export function redactSpan(span: ReadableSpan, known: readonly string[]): Readab
     status:
       span.status.message === undefined
         ? span.status
-        : { ...span.status, message: scrubSecrets(span.status.message, known) },
+        : { ...span.status, message: scrub(span.status.message, known) },
     attributes: redactAttributes(span.attributes, known),
     links: span.links.map((link) => redactLink(link, known)),
     events: span.events.map((event) => redactEvent(event, known)),
