@@ -37,6 +37,8 @@ type CallShape<Request, Answer> = {
   provider: string;
   /** The route entry's model: a model call (GenAI metrics); undefined for OCR and video. */
   requestModel: string | undefined;
+  /** The provider's host and port (`server.address`, `server.port`): never its base URL's path. */
+  server?: Attributes;
   describe(answer: Answer): Described;
   outcome?(answer: Answer): ProviderOutcome;
   /**
@@ -78,6 +80,7 @@ function observed<Request extends { signal: AbortSignal }, Answer>(
     'svc.capability': shape.capability,
   };
   if (shape.requestModel !== undefined) attributes['gen_ai.request.model'] = shape.requestModel;
+  Object.assign(attributes, shape.server);
   const name =
     shape.requestModel === undefined ? shape.operation : `${shape.operation} ${shape.requestModel}`;
   const genAi =
@@ -158,6 +161,18 @@ function streamedText(request: ChatRequest, firstChunk: () => void) {
   return { request: { ...request, onDelta: withFirstChunk }, attributes };
 }
 
+/** A base URL's host and port as the conventions' server attributes (none for `local`). */
+function serverAttributes(baseUrl: string | undefined): Attributes | undefined {
+  if (baseUrl === undefined) return undefined;
+  try {
+    const url = new URL(baseUrl);
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    return { 'server.address': url.hostname, 'server.port': port };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * One route entry's clients, each call observed (see `observed`) under the entry's provider and
  * model, costed at the entry's prices: a call that falls over to the next entry shows as two spans,
@@ -167,12 +182,14 @@ export function instrumentEntryClients(
   clients: Partial<EntryClients>,
   entry: RouteEntry,
   observers: ProviderObservers,
+  baseUrl?: string,
 ): Partial<EntryClients> {
   const { provider, model: requestModel, prices } = entry;
+  const server = serverAttributes(baseUrl);
   const observe = <Request extends { signal: AbortSignal }, Answer>(
     call: (request: Request) => Promise<Answer>,
     how: Omit<CallShape<Request, Answer>, 'provider' | 'requestModel'>,
-  ) => observed(call, { provider, requestModel, ...how }, observers);
+  ) => observed(call, { provider, requestModel, server, ...how }, observers);
   const { text, image, embedding, transcription } = clients;
   return {
     ...(text && {

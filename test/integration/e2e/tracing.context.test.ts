@@ -135,5 +135,14 @@ describe('with an always-on sampler, a trusted proxy, a provider and a webhook r
       all.some((s) => s.traceId === caller.traceId && s.name.startsWith('chat ')),
     );
     expect(spans.find((s) => s.traceId === caller.traceId && s.name === 'tasks.create')).toBeDefined();
+    // The provider's span names its host and port, never its base URL's path.
+    const chatSpan = spans.find((s) => s.traceId === caller.traceId && s.name.startsWith('chat '))!;
+    const mockUrl = new URL(mock.baseUrl);
+    expect(chatSpan.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'server.address': mockUrl.hostname,
+      'server.port': Number(mockUrl.port),
+    });
+    expect(Object.keys(chatSpan.attributes).filter((k) => k.startsWith('url.'))).toEqual([]);
   });
 });
