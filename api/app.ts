@@ -10,6 +10,7 @@ import { metricsEndpoint } from './metrics/metricsEndpoint.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
+import { installServerSpan } from './middleware/installServerSpan.ts';
 import { makeRequestValidation } from './openapi/requestValidation.ts';
 import { makeResponseValidation } from './openapi/responseValidation.ts';
 import { OperationPipeline } from './pipeline/pipeline.ts';
@@ -39,6 +40,8 @@ export function makeApp(deps: AppDeps): Express {
     typeof value === 'bigint' ? Number(value) : value,
   );
 
+  // 0. With tracing on, the request's span: everything after runs inside it.
+  if (deps.config.tracing) installServerSpan(app, deps.config.traceContextTrust);
   // 1. Identity of the request, and its log line once it finishes.
   installRequestId(app);
   installRequestLog(app, deps.requestLog);
@@ -51,7 +54,9 @@ export function makeApp(deps: AppDeps): Express {
   if (deps.metrics) app.get('/metrics', metricsEndpoint(deps.metrics, deps.config.metricsToken));
   if (deps.config.hirefireToken !== undefined) {
     const hirefire = hirefireEndpoint(deps.pool, deps.config.hirefireToken);
-    app.get(['/hirefire', '/hirefire/:token/info'], hirefire);
+    // Two routes rather than one with two paths: a span is named by its route's (single) pattern.
+    app.get('/hirefire', hirefire);
+    app.get('/hirefire/:token/info', hirefire);
   }
   // 2b. The web pages (sign-in, consent, account, console, status) and the OAuth endpoints: a sibling
   //     of the API router and MCP, outside the API base, with error bodies of their own.

@@ -39,7 +39,7 @@ export async function makeAppDeps(
   // LISTEN needs a session of its own: never through a transaction-pooling proxy.
   const hub = new NotificationHub(services.directDatabaseUrl ?? services.databaseUrl, logger);
   await hub.start();
-  const metrics = makeApiMetrics(config.metricsEnabled);
+  const metrics = makeApiMetrics(config.metricsEnabled, { exemplars: config.tracing });
   const requestLog = new RequestLogWriter(pool, logger, { observe: metrics?.observe });
   const openStreams = new OpenStreams();
   if (metrics) {

@@ -13,13 +13,15 @@ import { registerSseStreamGauge } from './sseStreamGauge.ts';
 
 /**
  * A web process's metrics: its registry and the observer of answered calls, or nothing at all with
- * METRICS=off (no registry, no per-call observation, no GET /metrics).
+ * METRICS=off (no registry, no per-call observation, no GET /metrics). `exemplars` (tracing is on):
+ * OpenMetrics with trace exemplars (see createMetricsRegistry).
  */
 export function makeApiMetrics(
   enabled: boolean,
+  options: { exemplars?: boolean } = {},
 ): { registry: Registry; observe: HttpMetrics['observe'] } | undefined {
   if (!enabled) return undefined;
-  const registry = createMetricsRegistry();
+  const registry = createMetricsRegistry(options);
   return { registry, observe: new HttpMetrics(registry).observe };
 }
 

@@ -66,6 +66,29 @@ const trustProxy = z.string().transform((raw, ctx): TrustProxy => {
   return entries;
 });
 
+/** Whose W3C trace context the api continues (TRACE_CONTEXT_TRUST): nobody's, everyone's, or these peers'. */
+export type TraceContextTrust = 'none' | 'all' | string[];
+
+/**
+ * TRACE_CONTEXT_TRUST: `none` (a caller's traceparent is only linked), `all`, or a comma-separated
+ * list of addresses, CIDR ranges and loopback, linklocal, uniquelocal (the operator's own proxies,
+ * judged by the connection's peer address, never by X-Forwarded-For).
+ */
+const traceContextTrust = z.string().transform((raw, ctx): TraceContextTrust => {
+  const value = raw.trim();
+  if (value === 'none' || value === 'all') return value;
+  const entries = value.split(',').map((entry) => entry.trim());
+  const invalid = entries.filter((entry) => !isTrustEntry(entry));
+  if (invalid.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `not none, all or a list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (bad: ${invalid.map((e) => JSON.stringify(e)).join(', ')})`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+});
+
 // Half of libuv's 4 threads, and one core fewer than the machine has: never all of either.
 const defaultHashConcurrency = Math.max(1, Math.min(2, os.availableParallelism() - 1));
 
@@ -181,6 +204,7 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   VALIDATE_RESPONSES: bool.default(false),
   TRUST_PROXY: trustProxy.default(['loopback']),
+  TRACE_CONTEXT_TRUST: traceContextTrust.default('none'),
   /** How long a client may take to send a whole request (headers and body); Node's default. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -257,6 +281,7 @@ export type Config = Readonly<{
   webhookAllowPrivate: boolean;
   validateResponses: boolean;
   trustProxy: TrustProxy;
+  traceContextTrust: TraceContextTrust;
   requestTimeoutMs: number;
   logLevel: string;
   metricsToken: string | undefined;
@@ -353,6 +378,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.VALIDATE_RESPONSES,
     trustProxy: e.TRUST_PROXY,
+    traceContextTrust: e.TRACE_CONTEXT_TRUST,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     metricsToken: e.METRICS_TOKEN,

@@ -85,6 +85,11 @@ export type BenchContext = {
   floorDatabaseUrl: string;
   s3: ObjectStoreConfig;
   /**
+   * Another database on the bench's server, migrated like the first: for processes of a scenario's
+   * own that must not share a queue with the others (a worker takes any job of its database).
+   */
+  migratedDatabase(name: string): Promise<string>;
+  /**
    * Starts an api (listening on a loopback port) and, unless `worker: false`, a worker pool.
    * `databaseUrl`: where DATABASE_URL's pools connect instead (a pooler in front of the bench's
    * database, which stays DATABASE_DIRECT_URL).
@@ -194,6 +199,12 @@ export async function makeBenchContext(): Promise<BenchContext & { close(): Prom
     floorDatabaseUrl,
     s3,
     load,
+    async migratedDatabase(name) {
+      await ensureDatabase(postgres.adminUrl, name);
+      const url = postgres.urlFor(name);
+      await migrate(url);
+      return url;
+    },
     async analyze() {
       for (const url of [databaseUrl, floorDatabaseUrl]) {
         const client = new pg.Client({ connectionString: url });

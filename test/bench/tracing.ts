@@ -1,55 +1,172 @@
 import { makePool } from '../../shared/db/pool.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { createTenant } from '../helpers/fixtures.ts';
-import { startOtlpReceiver } from '../helpers/otlpReceiver.ts';
-import { spawnNode } from '../helpers/processes.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlpReceiver.ts';
+import { type Spawned, spawnNode } from '../helpers/processes.ts';
 import { apiProcessEnv, type BenchContext, type LoadResult, medianResult } from './harness.ts';
 
 const rounds = 3;
 
-/** An api process of its own (tracing is decided when a process starts); logs nothing per request. */
-async function spawnApi(ctx: BenchContext, env: Record<string, string>) {
+/** The production set-up docs/operations.md recommends: parent-based, one trace in twenty. */
+export const recommendedSampling = {
+  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: '0.05',
+};
+
+type Deployment = { url: (path: string) => string; stop(): Promise<void> };
+
+/**
+ * An api process (and a worker with `worker`) of its own on `databaseUrl`: tracing is decided when
+ * a process starts. Logs nothing per request at `info`.
+ */
+async function deploy(
+  ctx: BenchContext,
+  databaseUrl: string,
+  env: Record<string, string>,
+  options: { worker?: boolean } = {},
+): Promise<Deployment> {
   const port = await freePort();
-  const api = spawnNode('api/server.ts', { ...apiProcessEnv(ctx, port), LOG_LEVEL: 'info', ...env });
-  await api.waitFor(/api listening/);
-  return { url: `http://127.0.0.1:${port}/api/pub/v1/me`, stop: () => api.stop() };
+  const processEnv = { ...apiProcessEnv(ctx, port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ...env };
+  const processes: Spawned[] = [spawnNode('api/server.ts', processEnv)];
+  if (options.worker === true) processes.push(spawnNode('worker/main.ts', processEnv));
+  const stop = async () => {
+    for (const p of [...processes].reverse()) await p.stop();
+  };
+  try {
+    await processes[0]!.waitFor(/api listening/);
+    await processes[1]?.waitFor(/worker started/);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: (path) => `http://127.0.0.1:${port}/api/pub/v1${path}`, stop };
+}
+
+type Comparison = {
+  title: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  body?: string;
+  /** Each side's headers (its own tenant's key where the sides have databases of their own). */
+  headers: { off: Record<string, string>; on: Record<string, string> };
+  off: Deployment;
+  on: Deployment;
+  receiver: OtlpReceiver;
+};
+
+/** `on` against `off` in alternating rounds, so a change in the host's load falls on both alike. */
+async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
+  const request = (side: 'off' | 'on', connections: number, seconds: number) =>
+    ctx.load({
+      url: c[side].url(c.path),
+      method: c.method,
+      body: c.body,
+      headers: c.headers[side],
+      connections,
+      seconds,
+    });
+  for (const side of ['off', 'on'] as const) await request(side, 8, 2);
+  const exportsBefore = c.receiver.exports();
+  const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
+  for (let i = 0; i < rounds; i++) {
+    runs.off.push(await request('off', 32, 6));
+    runs.on.push(await request('on', 32, 6));
+  }
+  const [off, on] = [medianResult(runs.off), medianResult(runs.on)];
+  const ratio = (on.requestsPerSecond / off.requestsPerSecond).toFixed(3);
+  ctx.report(c.title, {
+    'off requests/s': off.requestsPerSecond,
+    'off p50 / p99 ms': `${off.p50Ms} / ${off.p99Ms}`,
+    'on requests/s': on.requestsPerSecond,
+    'on p50 / p99 ms': `${on.p50Ms} / ${on.p99Ms}`,
+    'errors / non-2xx (off, on)': `${off.errors} / ${off.non2xx}, ${on.errors} / ${on.non2xx}`,
+    'exports received during the rounds': c.receiver.exports() - exportsBefore,
+    'steal % (off, on)': `${off.stealPercent}, ${on.stealPercent}`,
+    'throughput ratio on / off': ratio,
+  });
+  return ratio;
 }
 
 /**
- * GET /me with tracing exporting to a local OTLP/HTTP receiver (the SDK's default batching) against
- * the same api with tracing off, each in a process of its own, measured in alternating rounds so a
- * change in the host's load falls on both alike. The receiver only counts what arrives.
+ * Tracing on against off, each side in processes of its own exporting to a local OTLP/HTTP
+ * receiver that only counts what arrives: GET /me with every request sampled and exported (target
+ * ≥ 0.85×); POST /text with a test key through the queue, api and worker both tracing every call
+ * (≥ 0.9×; each side has a database of its own, so neither side's worker takes the other's jobs);
+ * GET /me with the recommended production sampling (≥ 0.97×).
  */
 export default async function tracingBench(ctx: BenchContext): Promise<void> {
-  const receiver = await startOtlpReceiver({ decode: false });
-  const pool = await makePool(ctx.databaseUrl, { maxPoolSize: 2, name: 'bench-tracing' });
-  const tenant = await createTenant(pool, { credits: 1_000_000 });
-  const off = await spawnApi(ctx, {});
-  const on = await spawnApi(ctx, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
-  const headers = { authorization: `Bearer ${tenant.testKey}` };
-  try {
-    for (const api of [off, on]) await ctx.load({ url: api.url, headers, connections: 8, seconds: 2 });
-    const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
-    for (let i = 0; i < rounds; i++) {
-      runs.off.push(await ctx.load({ url: off.url, headers, connections: 32, seconds: 6 }));
-      runs.on.push(await ctx.load({ url: on.url, headers, connections: 32, seconds: 6 }));
-    }
-    const [offResult, onResult] = [medianResult(runs.off), medianResult(runs.on)];
-    const ratio = onResult.requestsPerSecond / offResult.requestsPerSecond;
-    ctx.report('GET /me with tracing exporting to a local receiver vs off', {
-      'off requests/s': offResult.requestsPerSecond,
-      'off p50 / p99 ms': `${offResult.p50Ms} / ${offResult.p99Ms}`,
-      'on requests/s': onResult.requestsPerSecond,
-      'on p50 / p99 ms': `${onResult.p50Ms} / ${onResult.p99Ms}`,
-      'errors / non-2xx (off, on)': `${offResult.errors} / ${offResult.non2xx}, ${onResult.errors} / ${onResult.non2xx}`,
-      'exports received': receiver.exports(),
-      'steal % (off, on)': `${offResult.stealPercent}, ${onResult.stealPercent}`,
-      'throughput ratio on / off': ratio.toFixed(3),
-    });
-  } finally {
-    await off.stop();
-    await on.stop();
+  const tracedDatabaseUrl = await ctx.migratedDatabase('bench_traced');
+  const tenants = [];
+  for (const url of [ctx.databaseUrl, tracedDatabaseUrl]) {
+    const pool = await makePool(url, { maxPoolSize: 2, name: 'bench-tracing' });
+    tenants.push(await createTenant(pool, { credits: 1_000_000_000 }));
     await pool.end();
-    await receiver.close();
   }
+  const [offTenant, onTenant] = tenants as [(typeof tenants)[0], (typeof tenants)[0]];
+  const ratios: Record<string, string> = {};
+  const scenario = async (
+    name: string,
+    env: Record<string, string>,
+    run: (off: Deployment, on: Deployment, receiver: OtlpReceiver) => Promise<string>,
+    options: { worker?: boolean } = {},
+  ) => {
+    const receiver = await startOtlpReceiver({ decode: false });
+    const off = await deploy(ctx, ctx.databaseUrl, {}, options);
+    const on = await deploy(
+      ctx,
+      options.worker === true ? tracedDatabaseUrl : ctx.databaseUrl,
+      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...env },
+      options,
+    );
+    try {
+      ratios[name] = await run(off, on, receiver);
+    } finally {
+      await on.stop();
+      await off.stop();
+      await receiver.close();
+    }
+  };
+  const me = {
+    path: '/me',
+    // Both sides on the bench's database: one tenant.
+    headers: {
+      off: { authorization: `Bearer ${offTenant.testKey}` },
+      on: { authorization: `Bearer ${offTenant.testKey}` },
+    },
+  };
+  const text = (key: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
+
+  await scenario('GET /me, every request sampled and exported (target ≥ 0.85)', {}, (off, on, receiver) =>
+    compare(ctx, {
+      title: 'GET /me, every request sampled and exported, vs tracing off',
+      ...me,
+      off,
+      on,
+      receiver,
+    }),
+  );
+  await scenario(
+    'POST /text, test key through the queue, every call sampled (target ≥ 0.9)',
+    {},
+    (off, on, receiver) =>
+      compare(ctx, {
+        title: 'POST /text (test key, through the queue; api and worker tracing) vs tracing off',
+        path: '/text',
+        method: 'POST',
+        body: JSON.stringify({ prompt: 'Write one line about tracing.' }),
+        headers: { off: text(offTenant.testKey), on: text(onTenant.testKey) },
+        off,
+        on,
+        receiver,
+      }),
+    { worker: true },
+  );
+  const production = `${recommendedSampling.OTEL_TRACES_SAMPLER}=${recommendedSampling.OTEL_TRACES_SAMPLER_ARG}`;
+  await scenario(
+    `GET /me, production default ${production} (target ≥ 0.97)`,
+    recommendedSampling,
+    (off, on, receiver) =>
+      compare(ctx, { title: `GET /me with ${production} vs tracing off`, ...me, off, on, receiver }),
+  );
+  ctx.report('Tracing: throughput on / off', ratios);
 }

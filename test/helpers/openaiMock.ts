@@ -33,6 +33,8 @@ export type ChatBehavior =
 export type RecordedRequest = {
   path: string;
   authorization: string | undefined;
+  /** Every request header as received (trace context among them). */
+  headers: http.IncomingHttpHeaders;
   json?: Record<string, unknown>;
   fields?: Record<string, string>;
   file?: { filename: string; mimeType: string; bytes: number };
@@ -193,7 +195,12 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
   const server = http.createServer(async (req, res) => {
     const path = (req.url ?? '').replace(/^\/v1/, '');
     const closed = new Promise<void>((resolve) => res.on('close', () => resolve()));
-    const recorded: RecordedRequest = { path, authorization: req.headers.authorization, closed };
+    const recorded: RecordedRequest = {
+      path,
+      authorization: req.headers.authorization,
+      headers: req.headers,
+      closed,
+    };
     try {
       if (req.headers['content-type']?.startsWith('multipart/form-data')) {
         Object.assign(recorded, await readMultipart(req));

@@ -10,7 +10,9 @@ export type ReceivedSpan = {
   parentSpanId: string | undefined;
   name: string;
   kind: number;
-  attributes: Record<string, string | number | boolean>;
+  attributes: Record<string, string | number | boolean | (string | number | boolean)[]>;
+  /** The spans this one links to (a caller's span context it did not continue). */
+  links: { traceId: string; spanId: string }[];
 };
 
 type AnyValue = {
@@ -18,6 +20,7 @@ type AnyValue = {
   intValue?: string | number;
   doubleValue?: number;
   boolValue?: boolean;
+  arrayValue?: { values?: AnyValue[] };
 };
 type KeyValue = { key: string; value: AnyValue };
 type ExportRequest = {
@@ -31,19 +34,23 @@ type ExportRequest = {
         name: string;
         kind: number;
         attributes?: KeyValue[];
+        links?: { traceId: string; spanId: string }[];
       }[];
     }[];
   }[];
 };
 
-function valueOf(value: AnyValue): string | number | boolean {
+function valueOf(value: AnyValue): string | number | boolean | (string | number | boolean)[] {
+  if (value.arrayValue !== undefined) {
+    return (value.arrayValue.values ?? []).map((v) => valueOf(v) as string | number | boolean);
+  }
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.intValue !== undefined) return Number(value.intValue);
   if (value.doubleValue !== undefined) return value.doubleValue;
   return value.boolValue ?? '';
 }
 
-function attributesOf(list: KeyValue[] = []): Record<string, string | number | boolean> {
+function attributesOf(list: KeyValue[] = []): ReceivedSpan['attributes'] {
   return Object.fromEntries(list.map((kv) => [kv.key, valueOf(kv.value)]));
 }
 
@@ -59,6 +66,7 @@ function spansOf(request: ExportRequest): ReceivedSpan[] {
         name: span.name,
         kind: span.kind,
         attributes: attributesOf(span.attributes),
+        links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
       })),
     );
   });
@@ -68,6 +76,8 @@ export type OtlpReceiver = {
   /** The endpoint to set as OTEL_EXPORTER_OTLP_ENDPOINT (the exporter adds /v1/traces). */
   endpoint: string;
   spans(): ReceivedSpan[];
+  /** Every decoded export request's body as received, for a search of everything that left. */
+  bodies(): string[];
   /** Export requests received (decoded or not). */
   exports(): number;
   /** Resolves with the spans received so far once `done` holds for them. */
@@ -82,6 +92,7 @@ export type OtlpReceiver = {
  */
 export async function startOtlpReceiver(options: { decode?: boolean } = {}): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
+  const bodies: string[] = [];
   let exports = 0;
   const waiters = new Set<() => void>();
   const server = http.createServer((req, res) => {
@@ -99,7 +110,9 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
       }
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-      received.push(...spansOf(JSON.parse(body.toString('utf8')) as ExportRequest));
+      const text = body.toString('utf8');
+      bodies.push(text);
+      received.push(...spansOf(JSON.parse(text) as ExportRequest));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       for (const waiter of [...waiters]) waiter();
     });
@@ -109,6 +122,7 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => [...received],
+    bodies: () => [...bodies],
     exports: () => exports,
     waitFor: (done, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {

@@ -1,5 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 
+import { hasExemplars, observeTraced } from '../../shared/observability/metricsRegistry.ts';
+import { GenAiMetrics } from './genAiMetrics.ts';
+
 /** What a provider call was for: a model capability, or a webhook delivery. */
 export type ProviderCapability =
   'text' | 'image' | 'embedding' | 'transcription' | 'ocr' | 'video' | 'webhook';
@@ -13,11 +16,13 @@ export type ProviderCall = { provider: string; capability: ProviderCapability; o
  * svc_provider_request_duration_seconds{provider,capability,outcome}: how long each call to a model
  * provider (worker/providers/instrumented.ts) or to a webhook receiver took, streamed replies until
  * their last token; svc_provider_cost_minor_total{provider,capability}: what the answered calls cost
- * at the route entry's prices, the spend an operator watches per provider.
+ * at the route entry's prices, the spend an operator watches per provider; and the GenAI client
+ * metrics of the model calls among them (`genAi`).
  */
 export class ProviderMetrics {
   private readonly duration: Histogram<keyof ProviderCall>;
   private readonly cost: Counter<'provider' | 'capability'>;
+  readonly genAi: GenAiMetrics;
 
   constructor(registry: Registry) {
     this.duration = new Histogram({
@@ -26,7 +31,9 @@ export class ProviderMetrics {
       labelNames: ['provider', 'capability', 'outcome'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [registry],
+      enableExemplars: hasExemplars(registry),
     });
+    this.genAi = new GenAiMetrics(registry);
     this.cost = new Counter({
       name: 'svc_provider_cost_minor_total',
       help: 'Cost of answered model provider calls at the price table, in minor units of the workspace currency (before rounding), by provider and capability.',
@@ -41,6 +48,6 @@ export class ProviderMetrics {
   }
 
   observe(call: ProviderCall, seconds: number): void {
-    this.duration.observe(call, seconds);
+    observeTraced(this.duration, call, seconds);
   }
 }

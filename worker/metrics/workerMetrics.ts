@@ -20,11 +20,11 @@ import { ProviderMetrics } from './providerMetrics.ts';
  * the api's registry, which the api's GET /metrics serves.
  */
 export async function workerMetrics(
-  config: Pick<Config, 'metricsPort' | 'metricsToken' | 'providers'>,
+  config: Pick<Config, 'metricsPort' | 'metricsToken' | 'providers' | 'tracing'>,
   shared: Registry | undefined,
   parts: { pool: DatabasePool; logger: Logger; events: WorkerEvents; pools: () => Iterable<PoolConnections> },
 ): Promise<{ registry: Registry; jobs: JobMetrics; providers: ProviderMetrics; close(): Promise<void> }> {
-  const registry = shared ?? createMetricsRegistry();
+  const registry = shared ?? createMetricsRegistry({ exemplars: config.tracing });
   const jobs = new JobMetrics(registry, parts.events);
   const providers = new ProviderMetrics(registry);
   const unregisterPools = registerPoolGauge(registry, parts.pools);

@@ -39,7 +39,10 @@ export function makeLiveProviders(
     const key = `${entry.provider}/${entry.model}`;
     if (built.has(key)) continue;
     const loading = entryClients(providers[entry.provider]!, entry.model).then((clients) =>
-      balancer.observe(instrumentEntryClients(clients, entry, observers), entry),
+      balancer.observe(
+        instrumentEntryClients(clients, entry, observers, providers[entry.provider]!.baseUrl),
+        entry,
+      ),
     );
     // Logged now, for the operator; thrown again to each call that needs this entry.
     loading.catch((error: unknown) =>

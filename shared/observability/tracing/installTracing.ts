@@ -1,54 +1,49 @@
-import type { IncomingMessage } from 'node:http';
-
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
-/** Scrapes and probes arrive every few seconds and would each start a trace of their own. */
-const untracedPaths = new Set(['/metrics', '/healthz']);
-
-function isUntraced(request: IncomingMessage): boolean {
-  return untracedPaths.has((request.url ?? '').split('?')[0] ?? '');
-}
+import { RedactingSpanExporter } from './redactingExporter.ts';
 
 export type Tracing = {
   /** Exports the spans still buffered, then stops: called last when the process stops. */
   shutdown(): Promise<void>;
 };
 
+export type TracingOptions = {
+  /** Configured secret values, masked in every exported span as the logger masks them. */
+  secrets: readonly string[];
+  /** Queries as spans (`OTEL_NODE_ENABLED_INSTRUMENTATIONS=pg`): off by default, they cost the most. */
+  databaseQueries: boolean;
+};
+
 /**
- * The tracer provider and instrumentations (loaded only by startTracing, when tracing is on). The
- * exporter, the batch processor and the sampler read the standard OTEL_* variables themselves;
- * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override the default resource.
+ * The tracer provider (loaded only by startTracing, when tracing is on). Spans are the platform's
+ * own: the api's server span (api/middleware/installServerSpan.ts), jobs, provider calls, webhook
+ * deliveries; no Express, http or fetch instrumentation, whose spans cost a third of a request's
+ * throughput and carried paths and URLs with tokens in them. The batch processor's queue is bounded
+ * (OTEL_BSP_MAX_QUEUE_SIZE, 2048 by default: spans beyond it are dropped, never waited for); the
+ * exporter and the sampler read the standard OTEL_* variables themselves. Only W3C `traceparent` /
+ * `tracestate` are propagated (no baggage), and only into our own jobs: nothing injects trace
+ * context into calls to providers or webhook receivers.
  */
-export function installTracing(defaultServiceName: string): Tracing {
+export async function installTracing(defaultServiceName: string, options: TracingOptions): Promise<Tracing> {
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: defaultServiceName }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  const provider = new NodeTracerProvider({
-    resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
-  });
-  // The global tracer provider, W3C trace-context propagation and the AsyncLocalStorage context manager.
-  provider.register();
-  registerInstrumentations({
-    tracerProvider: provider,
-    instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: isUntraced }),
-      // Handlers only: a span per middleware and router (some twenty per request) costs more than it tells.
-      new ExpressInstrumentation({
-        ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER],
-      }),
-      // Queries outside a trace are graphile-worker's polling and the LISTEN connections: noise.
-      new PgInstrumentation({ requireParentSpan: true }),
-      new UndiciInstrumentation(),
-    ],
-  });
+  const exporter = new RedactingSpanExporter(new OTLPTraceExporter(), options.secrets);
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  // The global tracer provider and the AsyncLocalStorage context manager.
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  if (options.databaseQueries) {
+    const { registerInstrumentations } = await import('@opentelemetry/instrumentation');
+    const { PgInstrumentation } = await import('@opentelemetry/instrumentation-pg');
+    // Queries outside a trace are graphile-worker's polling and the LISTEN connections: noise.
+    registerInstrumentations({
+      tracerProvider: provider,
+      instrumentations: [new PgInstrumentation({ requireParentSpan: true })],
+    });
+  }
   return { shutdown: () => provider.shutdown() };
 }

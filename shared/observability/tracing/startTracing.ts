@@ -1,26 +1,46 @@
 import { register } from 'node:module';
 
-import { isTracingRequested } from '../../config/config.ts';
+import { configSecrets, isTracingRequested, loadConfig } from '../../config/config.ts';
 // Type only: the SDK behind it is loaded below, and only when tracing is on.
 import type { Tracing } from './installTracing.ts';
 
+/** OTEL_NODE_ENABLED_INSTRUMENTATIONS as the Node auto-instrumentations read it; `pg` is the one we offer. */
+function isEnabledInstrumentation(name: string, env: NodeJS.ProcessEnv): boolean {
+  const list = env.OTEL_NODE_ENABLED_INSTRUMENTATIONS ?? '';
+  return list.split(',').some((entry) => entry.trim() === name);
+}
+
 /**
- * The modules the instrumentations patch that are imported from ESM: import-in-the-middle wraps
- * only these (wrapping every module would also parse each of our TypeScript files at load time).
- * Modules they load with require() are patched by require-in-the-middle without this list.
+ * What the exported spans must never carry. A config that does not parse stops the process right
+ * after this (runPart reports it); tracing then has nothing to mask.
  */
-const hookedModules = ['http', 'https', 'pg', 'pg-pool', 'express'];
+function knownSecrets(): string[] {
+  try {
+    return configSecrets(loadConfig());
+  } catch {
+    return [];
+  }
+}
 
 /**
  * Turns OpenTelemetry tracing on for this process when an OTLP endpoint is configured
- * (isTracingRequested), with `defaultServiceName` unless OTEL_SERVICE_NAME says otherwise. An ESM
- * module is patched only if the loader hook was registered before it was imported, so entry points
- * call this first and import the rest of the platform dynamically afterwards. Off, nothing is loaded
- * or hooked: the @opentelemetry/api calls elsewhere then find no span and cost next to nothing.
+ * (isTracingRequested), with `defaultServiceName` unless OTEL_SERVICE_NAME says otherwise. Entry
+ * points call this first and import the rest of the platform dynamically afterwards, because the
+ * opt-in pg instrumentation patches an ESM module only if its loader hook was registered before the
+ * module was imported. Off, nothing is loaded or hooked: the @opentelemetry/api calls elsewhere then
+ * find no span and cost next to nothing.
  */
-export async function startTracing(defaultServiceName: string): Promise<Tracing | undefined> {
-  if (!isTracingRequested()) return undefined;
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: hookedModules } });
+export async function startTracing(
+  defaultServiceName: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Tracing | undefined> {
+  if (!isTracingRequested(env)) return undefined;
+  const databaseQueries = isEnabledInstrumentation('pg', env);
+  if (databaseQueries) {
+    register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
+      data: { include: ['pg', 'pg-pool'] },
+    });
+  }
   const { installTracing } = await import('./installTracing.ts');
-  return installTracing(defaultServiceName);
+  return installTracing(defaultServiceName, { secrets: knownSecrets(), databaseQueries });
 }

@@ -16,7 +16,7 @@ let tenant: Tenant;
 let receiver: OtlpReceiver;
 const processes: Spawned[] = [];
 // The traced api and worker, started by the first traced test and used by the next.
-let platform: { port: number; worker: Spawned };
+let platform: { port: number; worker: Spawned; metricsPort: number };
 
 beforeAll(async () => {
   t = await setupTestContext();
@@ -33,8 +33,9 @@ afterAll(async () => {
 const serverKind = 2;
 
 /** The api and a worker as separate processes on the context's database, exporting to `receiver`. */
-async function startPlatform(env: Record<string, string>): Promise<{ port: number; worker: Spawned }> {
+async function startPlatform(env: Record<string, string>): Promise<typeof platform> {
   const port = await freePort();
+  const metricsPort = await freePort();
   const shared = { DATABASE_URL: t.databaseUrl, S3_ENDPOINT: t.s3.endpoint, S3_BUCKET: t.s3.bucket, ...env };
   const web = spawnNode('api/server.ts', { ...shared, PORT: String(port) });
   processes.push(web);
@@ -43,10 +44,11 @@ async function startPlatform(env: Record<string, string>): Promise<{ port: numbe
     ...shared,
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'debug',
+    METRICS_PORT: String(metricsPort),
   });
   processes.push(worker);
   await worker.waitFor(/worker started/);
-  return { port, worker };
+  return { port, worker, metricsPort };
 }
 
 const postText = (port: number, key: string, prompt: string) =>
@@ -170,6 +172,51 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       provider: 'local',
       outcome: 'ok',
     });
+  });
+});
+
+describe('GenAI conventions with tracing on', () => {
+  it('time a streamed reply’s first chunk on its span and in the metrics, with the trace as exemplar', async () => {
+    const requestId = `req_streamed_${Date.now()}`;
+    const res = await fetch(`http://127.0.0.1:${platform.port}/api/pub/v1/text`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tenant.liveKey}`,
+        'content-type': 'application/json',
+        'x-request-id': requestId,
+      },
+      body: JSON.stringify({ prompt: 'stream me', stream: true }),
+    });
+    expect(res.status).toBe(201);
+    await res.text();
+    // This call's provider span: in the trace of the server span with this request id.
+    const ofThisCall = (s: ReceivedSpan, all: ReceivedSpan[]) =>
+      s.name === 'chat local-echo-1' &&
+      all.some((c) => c.attributes['svc.request_id'] === requestId && c.traceId === s.traceId);
+    const spans = await receiver.waitFor((all) => all.some((s) => ofThisCall(s, all)));
+    const provider = spans.find((s) => ofThisCall(s, spans))!;
+    expect(provider.attributes['gen_ai.request.stream']).toBe(true);
+    expect(provider.attributes).toMatchObject({
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.request.max_tokens': expect.any(Number),
+    });
+    expect(provider.attributes['gen_ai.response.time_to_first_chunk']).toBeGreaterThan(0);
+    expect(provider.attributes).not.toHaveProperty('gen_ai.system');
+
+    // With tracing on the worker speaks OpenMetrics, whose histograms carry exemplars.
+    const metrics = await fetch(`http://127.0.0.1:${platform.metricsPort}/metrics`);
+    expect(metrics.headers.get('content-type')).toMatch(/^application\/openmetrics-text/);
+    const text = await metrics.text();
+    // Each bucket keeps its latest observation's exemplar: the streamed call's bucket names its span.
+    const exemplars = (family: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith(`${family}_bucket{`) && line.includes(' # {'))
+        .join('\n');
+    const exemplar = `# {trace_id="${provider.traceId}",span_id="${provider.spanId}"}`;
+    expect(exemplars('gen_ai_client_time_to_first_chunk_seconds')).toContain(exemplar);
+    expect(exemplars('gen_ai_client_operation_duration_seconds')).toContain(exemplar);
+    expect(text).toMatch(/^# EOF$/m);
   });
 });
 

@@ -157,6 +157,11 @@ export class FormClient {
     }
   }
 
+  /** A cookie's value as the browser holds it (a session's, to look for it elsewhere). */
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
   private cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }

@@ -54,6 +54,33 @@ describe('svc_provider_request_duration_seconds', () => {
     expect(await providerCalls(text)).toBe(before + 1);
   });
 
+  it('adds the GenAI client metrics of a model call: its duration and its input and output tokens', async () => {
+    const call = {
+      gen_ai_operation_name: 'chat',
+      gen_ai_provider_name: 'local',
+      gen_ai_request_model: 'local-echo-1',
+    };
+    const read = async () => {
+      const text = await (await fetchWorkerMetrics(t.config)).text();
+      const families = parseMetrics(text);
+      for (const family of ['gen_ai_client_token_usage', 'gen_ai_client_operation_duration_seconds']) {
+        expect(families.get(family)?.type).toBe('HISTOGRAM');
+      }
+      return {
+        duration: histogramCount(text, 'gen_ai_client_operation_duration_seconds', call),
+        input: histogramCount(text, 'gen_ai_client_token_usage', { ...call, gen_ai_token_type: 'input' }),
+        output: histogramCount(text, 'gen_ai_client_token_usage', { ...call, gen_ai_token_type: 'output' }),
+      };
+    };
+    const before = await read();
+    await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'counted by GenAI' }).expect(201);
+    expect(await read()).toEqual({
+      duration: before.duration + 1,
+      input: before.input + 1,
+      output: before.output + 1,
+    });
+  });
+
   it('counts webhook deliveries with capability webhook', async () => {
     const webhook = { provider: 'webhook', capability: 'webhook', outcome: 'ok' };
     const before = await providerCalls(webhook);

@@ -1,0 +1,82 @@
+import {
+  type Attributes,
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { Express, Request } from 'express';
+
+import { apiBasePath, type TraceContextTrust } from '../../shared/config/config.ts';
+import { makeTrustedPeer } from '../../shared/observability/tracing/trustedPeer.ts';
+
+/** Scrapes and probes arrive every few seconds and would each start a trace of their own. */
+const untracedPaths = new Set(['/metrics', '/healthz']);
+
+/** Logged for a call whose client left before any answer was sent, as the request log has it. */
+const clientClosedRequest = 499;
+
+/**
+ * The route template the request matched, never its path: an API call's OpenAPI path, else the
+ * Express route's pattern (`/hirefire/:token/info`), else nothing (an unmatched path is the caller's
+ * text, and may be anything).
+ */
+function routeOf(req: Request): string | undefined {
+  if (req.operation) return `${apiBasePath}${req.operation.path}`;
+  const pattern: unknown = req.route?.path;
+  return typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : undefined;
+}
+
+/**
+ * Where a request's span starts: a caller's `traceparent` is continued only from a trusted peer
+ * (TRACE_CONTEXT_TRUST, judged by the connection's own address); from anyone else it is a link on
+ * a root span, so the sampler decides here, at the edge, and a caller's sampled flag forces nothing.
+ * The link carries ids only, never the caller's tracestate.
+ */
+function startingPoint(req: Request, isTrusted: (address: string | undefined) => boolean) {
+  if (req.headers.traceparent === undefined) return { parent: ROOT_CONTEXT, links: undefined };
+  const extracted = propagation.extract(ROOT_CONTEXT, req.headers);
+  const remote = trace.getSpanContext(extracted);
+  if (remote === undefined) return { parent: ROOT_CONTEXT, links: undefined };
+  if (isTrusted(req.socket.remoteAddress)) return { parent: extracted, links: undefined };
+  const { traceId, spanId, traceFlags } = remote;
+  const links: Link[] = [{ context: { traceId, spanId, traceFlags, isRemote: true } }];
+  return { parent: ROOT_CONTEXT, links };
+}
+
+/**
+ * One server span per request (installed only with tracing on), named once the answer is out by
+ * the operation id the pipeline resolved (`createText`), or by method and route template for the
+ * pages, OAuth and MCP endpoints. Attributes are the route's shape, never the path or query (which
+ * can hold a token); every handler, job added and log line inside runs in the span's context.
+ */
+export function installServerSpan(app: Express, trust: TraceContextTrust): void {
+  const tracer = trace.getTracer('svc-api');
+  const isTrusted = makeTrustedPeer(trust);
+  app.use((req, res, next) => {
+    if (untracedPaths.has(req.path)) return next();
+    const { parent, links } = startingPoint(req, isTrusted);
+    const attributes: Attributes = { 'http.request.method': req.method, 'url.scheme': req.protocol };
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, parent);
+    // An unsampled request's span records nothing: it only carries the decision on to its jobs.
+    if (span.isRecording()) {
+      res.once('close', () => {
+        const route = routeOf(req);
+        const status = res.headersSent ? res.statusCode : clientClosedRequest;
+        span.updateName(req.operation?.id ?? (route === undefined ? req.method : `${req.method} ${route}`));
+        span.setAttributes({
+          'http.response.status_code': status,
+          ...(route !== undefined && { 'http.route': route }),
+          ...(req.operation && { 'svc.operation': req.operation.id }),
+          ...(req.requestId !== undefined && { 'svc.request_id': req.requestId }),
+        });
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      });
+    }
+    context.with(trace.setSpan(parent, span), next);
+  });
+}
