@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChatOpenAI } from '@langchain/openai';
 import { embed, generateText, streamText } from 'ai';
 import OpenAI, { toFile } from 'openai';
-
 import { z } from 'zod';
 
 import { sql } from '../../../shared/db/sql.ts';
