@@ -152,13 +152,16 @@ const defaultBreaker = Object.freeze({ failures: 5, windowMs: 60_000, cooldownMs
 const noBudget = Object.freeze({ rpm: null, tpm: null });
 
 // An alias is what a compatible API's `model` says: no slash (those name one provider/model pair),
-// and never `default` (the capability's own route).
-const aliasName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, {
-    message: 'an alias is 1–64 of A-Z, a-z, 0-9, ., _, : and -, starting with a letter or digit',
-  })
-  .refine((name) => name !== 'default', { message: '"default" names the capability\'s route already' });
+// and never `default` (the capability's own route). Checked per name so each bad one is named.
+const aliasPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+function aliasNameProblem(name: string): string | undefined {
+  if (name === 'default') return '"default" names the capability\'s route already';
+  if (!aliasPattern.test(name)) {
+    return 'an alias is 1–64 of A-Z, a-z, 0-9, ., _, : and -, starting with a letter or digit';
+  }
+  return undefined;
+}
 
 const routeSchema = z.array(routeItem).min(1).max(10);
 
@@ -171,8 +174,14 @@ const documentSchema = z
     aliases: z
       .partialRecord(
         z.enum(routedCapabilities),
-        z.record(aliasName, routeSchema).refine((a) => Object.keys(a).length <= 50, {
-          message: 'at most 50 aliases per capability',
+        z.record(z.string(), routeSchema).superRefine((aliases, ctx) => {
+          const names = Object.keys(aliases);
+          if (names.length > 50)
+            ctx.addIssue({ code: 'custom', message: 'at most 50 aliases per capability' });
+          for (const name of names) {
+            const problem = aliasNameProblem(name);
+            if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+          }
         }),
       )
       .default({}),
