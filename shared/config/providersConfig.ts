@@ -176,8 +176,9 @@ const documentSchema = z
         z.enum(routedCapabilities),
         z.record(z.string(), routeSchema).superRefine((aliases, ctx) => {
           const names = Object.keys(aliases);
-          if (names.length > 50)
+          if (names.length > 50) {
             ctx.addIssue({ code: 'custom', message: 'at most 50 aliases per capability' });
+          }
           for (const name of names) {
             const problem = aliasNameProblem(name);
             if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
