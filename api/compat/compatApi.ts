@@ -17,6 +17,11 @@ export type ErrorShaper = (error: AppError, requestId: string) => ShapedError;
 export type CompatApi = {
   base: string;
   shapeError: ErrorShaper;
+  /**
+   * The credential when the API's clients send it elsewhere than `Authorization: Bearer` (Anthropic's
+   * `x-api-key`): read before the pipeline, which then authenticates it as a bearer credential.
+   */
+  credentialOf?(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined;
   /** operationId → handler, for every operation the document mounts at `base`. */
   handlers(deps: AppDeps): Record<string, RequestHandler>;
 };

@@ -14,8 +14,13 @@ import type { CompatApi } from './compatApi.ts';
  */
 export function mountCompat(app: Express, deps: AppDeps, pipeline: OperationPipeline, api: CompatApi): void {
   const router = Router({ caseSensitive: true });
-  router.use((_req, res, next) => {
+  router.use((req, res, next) => {
     res.locals.errorShape = api.shapeError;
+    const credential = api.credentialOf?.(req.headers);
+    // An Authorization header wins: it is what the pipeline (and every other API path) reads.
+    if (credential !== undefined && req.headers.authorization === undefined) {
+      req.headers.authorization = `Bearer ${credential}`;
+    }
     next();
   });
   router.use(pipeline.restAt(api.base));
