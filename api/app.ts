@@ -2,6 +2,8 @@ import express, { type Express } from 'express';
 
 import { apiBasePath } from '../shared/config/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
+import { mountCompat } from './compat/mount.ts';
+import { openAiApi } from './compat/openai/index.ts';
 import type { AppDeps } from './deps.ts';
 import { installMcp } from './mcp/installMcp.ts';
 import { installResourceMetadata } from './mcp/resourceMetadata.ts';
@@ -70,6 +72,8 @@ export function makeApp(deps: AppDeps): Express {
   const operations = operationFunctions(deps);
   installMcp(app, deps, operations, pipeline);
   app.use(apiBasePath, makeApiRouter(deps, operations));
+  // 4a. The compatible APIs: their own paths and answer shapes over the same pipeline and work.
+  mountCompat(app, deps, pipeline, openAiApi);
   // 5. Documented operations without a handler on this server, and everything else.
   app.use((req) => {
     if (req.operation) {

@@ -1,5 +1,6 @@
 import type { Principal } from '../shared/auth/principal.ts';
 import type { IdempotencyScope } from '../shared/idempotency/idempotencyStore.ts';
+import type { ErrorShaper } from './compat/compatApi.ts';
 import type { Operation } from './openapi/document.ts';
 import type { OperationCall } from './pipeline/operationCall.ts';
 
@@ -24,6 +25,8 @@ declare global {
       cacheStatus?: 'hit' | 'miss';
       /** Every message of this /mcp request was a tool call with its own entry: no entry of its own. */
       loggedAsToolCalls?: boolean;
+      /** A compatible API's error shape, for the error middleware (api/compat/mount.ts). */
+      errorShape?: ErrorShaper;
     }
   }
 }

@@ -7,7 +7,8 @@ import type { RequestIdempotency } from '../idempotency/requestIdempotency.ts';
 import { errorBody, toAppError } from '../pipeline/appErrors.ts';
 
 /**
- * The one error middleware: every failure leaves as the spec's envelope with the request id. A
+ * The one error middleware: every failure leaves as the spec's envelope with the request id (or, on
+ * a compatible API's path, as that API's error: `res.locals.errorShape`). A
  * request that lost an Idempotency-Key race answers as its retry would; a refusal a handler gave
  * before any work committed is stored under the request's key.
  */
@@ -31,10 +32,15 @@ export function installErrorHandler(app: Express, logger: Logger, idempotency?: 
       res.end();
       return;
     }
-    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    const body = errorBody(appError, req.requestId);
-    await idempotency?.storeRefusal(req, appError.status, body);
-    res.status(appError.status).json(body);
+    // A compatible API's request answers in that API's shape (api/compat/mount.ts sets the shaper).
+    const shaped = res.locals.errorShape?.(appError, req.requestId) ?? {
+      status: appError.status,
+      body: errorBody(appError, req.requestId),
+      headers: appError.headers ?? {},
+    };
+    for (const [name, value] of Object.entries(shaped.headers)) res.setHeader(name, value);
+    await idempotency?.storeRefusal(req, shaped.status, shaped.body);
+    res.status(shaped.status).json(shaped.body);
   };
   app.use(handler);
 }

@@ -4,7 +4,6 @@ import formats from 'ajv-formats';
 // A CommonJS module: its default import is module.exports, the plugin itself, typed as its `default`.
 const addFormats = formats as unknown as typeof formats.default;
 
-import { apiBasePath } from '../../shared/config/config.ts';
 import type { ApiDocument, Operation } from './document.ts';
 import { type Problem, type ValidationError, validationError } from './validationError.ts';
 
@@ -196,7 +195,7 @@ export function compileContractChecks(doc: ApiDocument): (operation: Operation) 
   const bodies = makeAjv(false);
   const paths = root.paths as Record<string, Record<string, Json>>;
   return (operation) => {
-    const raw = paths[operation.path]![operation.method.toLowerCase()]!;
+    const raw = paths[operation.documentPath]![operation.method.toLowerCase()]!;
     const parameters = ((raw.parameters ?? []) as Json[]).map((p) => deref(root, p) as Parameter);
     const groups: Record<string, Json> = { query: {}, headers: {}, params: {} };
     for (const param of parameters) {
@@ -236,7 +235,7 @@ export function compileContractChecks(doc: ApiDocument): (operation: Operation) 
     };
     return (input) => {
       if (!pathDecodes(input)) {
-        return validationError([{ path: `${apiBasePath}${input.path}`, message: "malformed uri'" }]);
+        return validationError([{ path: `${input.operation.base}${input.path}`, message: "malformed uri'" }]);
       }
       const contentType = input.headers['content-type'];
       const checkBody = bodyCheckFor(Array.isArray(contentType) ? contentType[0] : contentType);

@@ -5,14 +5,22 @@ import { fileURLToPath } from 'node:url';
 
 import YAML from 'yaml';
 
+import { apiBasePath } from '../../shared/config/config.ts';
 import { type ErrorCode, errorStatus, isErrorCode } from '../../shared/errors/codes.ts';
 
 /** One HTTP operation of the public API, as the OpenAPI document declares it. */
 export type Operation = {
   id: string;
   method: string;
-  /** Path relative to the API base, OpenAPI template form: /tasks/{taskId}. */
+  /** Path relative to its base, OpenAPI template form: /tasks/{taskId}. */
   path: string;
+  /**
+   * Where it is mounted: the API base, or a compatible API's (`x-svc-base` on its path item, as
+   * `/api/openai/v1`), whose operations answer in that API's shapes (api/compat/).
+   */
+  base: string;
+  /** Its key under `paths` in the document (the base and path for a compatible API's operation). */
+  documentPath: string;
   matcher: RegExp;
   packageId: string;
   title: string;
@@ -257,17 +265,26 @@ export function buildApiDocument(raw: Json): ApiDocument {
   const sharedResponses = (components.responses ??= {}) as Record<string, Json>;
   const globalSecurity = (raw.security ?? []) as unknown[];
   const operations: Operation[] = [];
-  for (const [template, item] of Object.entries(raw.paths as Record<string, Json>)) {
+  for (const [documentPath, item] of Object.entries(raw.paths as Record<string, Json>)) {
+    // A compatible API's path is keyed from the root (its own base first), so it cannot collide
+    // with the API's own (both have /embeddings).
+    const base = typeof item['x-svc-base'] === 'string' ? item['x-svc-base'] : apiBasePath;
+    const compatible = base !== apiBasePath;
+    if (compatible && !documentPath.startsWith(`${base}/`)) {
+      throw new Error(`openapi.yaml: ${documentPath} must start with its x-svc-base ${base}`);
+    }
+    const template = compatible ? documentPath.slice(base.length) : documentPath;
     for (const method of httpMethods) {
       const op = item[method] as Json | undefined;
       if (!op) continue;
-      const where = `${method} ${template}`;
+      const where = `${method} ${documentPath}`;
       const ownCodes = op['x-svc-error-codes'];
       if (!Array.isArray(ownCodes) || !ownCodes.every(isErrorCode)) {
         throw new Error(`openapi.yaml: ${where} needs x-svc-error-codes of known codes`);
       }
       const responses = (op.responses ?? {}) as Json;
-      const declared = Object.keys(responses).filter((status) => !/^[123]/.test(status));
+      // A compatible API's errors have that API's shape: its operation declares them itself.
+      const declared = compatible ? [] : Object.keys(responses).filter((status) => !/^[123]/.test(status));
       if (declared.length > 0) {
         throw new Error(
           `openapi.yaml: ${where} declares ${declared.join(', ')}; error responses are derived`,
@@ -281,16 +298,20 @@ export function buildApiDocument(raw: Json): ApiDocument {
         hasBody: op.requestBody !== undefined,
       };
       const errorCodes = ordered([...derivedErrorCodes(facts), ...ownCodes]);
-      const completed = (contract.paths as Record<string, Json>)[template]![method] as Json;
+      const completed = (contract.paths as Record<string, Json>)[documentPath]![method] as Json;
       completed['x-svc-error-codes'] = errorCodes;
-      completed.responses = {
-        ...(completed.responses as Json),
-        ...errorResponses(errorCodes, sharedResponses),
-      };
+      if (!compatible) {
+        completed.responses = {
+          ...(completed.responses as Json),
+          ...errorResponses(errorCodes, sharedResponses),
+        };
+      }
       operations.push({
         id: String(op.operationId),
         method: method.toUpperCase(),
         path: template,
+        base,
+        documentPath,
         matcher: toMatcher(template),
         packageId: String((op.tags as string[])[0]),
         title: String(op.summary ?? ''),
@@ -311,14 +332,16 @@ export function buildApiDocument(raw: Json): ApiDocument {
       });
     }
   }
+  // The catalogue (GET /reference) lists the API's own packages: a compatible API's operations run
+  // under the scopes of those (its tag says x-svc-compatible) and are not packages of their own.
   const packages = ((raw.tags ?? []) as Json[])
-    .filter((t) => t.name !== 'platform')
+    .filter((t) => t.name !== 'platform' && t['x-svc-compatible'] !== true)
     .map((t) => ({
       id: String(t.name),
       title: String(t['x-svc-title'] ?? t.name),
       description: String(t.description ?? ''),
     }));
-  const scopes = operations.flatMap((o) => (o.scope ? [o.scope] : []));
+  const scopes = [...new Set(operations.flatMap((o) => (o.scope ? [o.scope] : [])))];
   return { raw, contract, operations, packages, scopes };
 }
 
@@ -334,17 +357,27 @@ export function loadApiDocument(): ApiDocument {
 export function publicDocument(doc: ApiDocument, baseUrl: string): Json {
   const served = structuredClone(doc.contract);
   served.servers = [{ url: baseUrl }];
+  // A compatible API's paths are keyed from the root: their server is the public origin and prefix.
+  const root = baseUrl.endsWith(apiBasePath) ? baseUrl.slice(0, -apiBasePath.length) : baseUrl;
+  for (const item of Object.values(served.paths as Record<string, Json>)) {
+    if (typeof item['x-svc-base'] === 'string') item.servers = [{ url: root || '/' }];
+  }
   return served;
 }
 
-/** Finds the operation for a method and a path below the API base; `methods` lists the path's verbs when only the method is wrong. */
+/**
+ * Finds the operation for a method and a path below `base` (the API's, or a compatible API's);
+ * `methods` lists the path's verbs when only the method is wrong.
+ */
 export function matchOperation(
   doc: ApiDocument,
   method: string,
   path: string,
+  base = apiBasePath,
 ): { operation: Operation; params: string[] } | { operation: undefined; methods: string[] } {
   const methods: string[] = [];
   for (const operation of doc.operations) {
+    if (operation.base !== base) continue;
     const m = operation.matcher.exec(path);
     if (!m) continue;
     if (operation.method === method || (method === 'HEAD' && operation.method === 'GET')) {

@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 
+import { apiBasePath } from '../../shared/config/config.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import type { RequestLogWriter } from '../requestLog/requestLogWriter.ts';
@@ -55,23 +56,31 @@ export class OperationPipeline {
    * call from the request, runs the checks around reading the body, and hands the checked request
    * on (or answers a replayed Idempotency-Key).
    */
-  readonly rest: RequestHandler = async (req, res, next) => {
-    const call = restCall(this.deps.doc, req, res);
-    req.operation = call.operation;
-    let replayed;
-    try {
-      await runChecks(this.checks.caller, call);
-      const reading = readRestBody(req, res, call);
-      if (reading) await reading;
-      if (this.responseCheck) await this.hookResponse(req, res);
-      replayed = await runChecks(this.checks.call, call);
-    } finally {
-      exposeCall(req, call);
-      if (call.answerHeaders) res.set(call.answerHeaders);
-    }
-    if (replayed) return sendAnswer(res, undefined, replayed);
-    next();
-  };
+  readonly rest: RequestHandler = this.restAt(apiBasePath);
+
+  /**
+   * The same front for the operations mounted at another base: a compatible API's (api/compat/),
+   * whose paths repeat the API's own (/embeddings) but are operations of their own.
+   */
+  restAt(base: string): RequestHandler {
+    return async (req, res, next) => {
+      const call = restCall(this.deps.doc, req, res, base);
+      req.operation = call.operation;
+      let replayed;
+      try {
+        await runChecks(this.checks.caller, call);
+        const reading = readRestBody(req, res, call);
+        if (reading) await reading;
+        if (this.responseCheck) await this.hookResponse(req, res);
+        replayed = await runChecks(this.checks.call, call);
+      } finally {
+        exposeCall(req, call);
+        if (call.answerHeaders) res.set(call.answerHeaders);
+      }
+      if (replayed) return sendAnswer(res, undefined, replayed);
+      next();
+    };
+  }
 
   /**
    * An operation call made without HTTP (an MCP tool call, already authenticated as its /mcp

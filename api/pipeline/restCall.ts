@@ -19,12 +19,13 @@ function decoded(segment: string): string {
 }
 
 /**
- * The operation call of a REST request below the API base, read once from the Express request;
+ * The operation call of a REST request below `base` (the API's, or a compatible API's), read once
+ * from the Express request;
  * unknown paths and wrong methods end here, nothing read.
  * @throws AppError not_found, method_not_allowed (with Allow).
  */
-export function restCall(doc: ApiDocument, req: Request, res: Response): OperationCall {
-  const match = matchOperation(doc, req.method, req.path);
+export function restCall(doc: ApiDocument, req: Request, res: Response, base = apiBasePath): OperationCall {
+  const match = matchOperation(doc, req.method, req.path, base);
   if (!match.operation) {
     if (match.methods.length > 0) {
       res.setHeader('Allow', match.methods.join(', '));
@@ -33,7 +34,7 @@ export function restCall(doc: ApiDocument, req: Request, res: Response): Operati
         `${req.method} is not supported on this path; use ${match.methods.join(' or ')}.`,
       );
     }
-    throw new AppError('not_found', `No endpoint ${req.method} ${apiBasePath}${req.path}.`);
+    throw new AppError('not_found', `No endpoint ${req.method} ${base}${req.path}.`);
   }
   const { operation } = match;
   const params: Record<string, string> = {};

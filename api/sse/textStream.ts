@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 
 import { AppError } from '../../shared/errors/appError.ts';
+import type { ErrorCode } from '../../shared/errors/codes.ts';
 import type { BilledJobDeps } from '../../shared/jobs/billedJob.ts';
 import { newJobId } from '../../shared/jobs/createJob.ts';
 import { awaitSyncJob } from '../../shared/jobs/syncJob.ts';
@@ -23,6 +24,32 @@ export type TextStreamDeps = Omit<BilledJobDeps, 'jobs'> & {
 /** One server-sent event. */
 export function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** The error a failed stream ends with, as the platform's envelope names it. */
+export type StreamFailure = { code: ErrorCode; message: string; requestId: string };
+
+/**
+ * How a text stream is written: POST /text's events (nativeTextStream), or a compatible API's
+ * (api/compat/): the success status, the frame of a delta, the last frames, the frame of a failure.
+ * `logged` is what the request log keeps of the answer.
+ */
+export type TextStreamFormat<B extends TextBody> = {
+  status: number;
+  delta(text: string): string;
+  done(body: B): string;
+  error(failure: StreamFailure): { frame: string; logged: unknown };
+  logged?(body: B): unknown;
+};
+
+/** POST /text's stream: `delta` events, then `done` with the 201 body, or `error` with the envelope. */
+export function nativeTextStream<B extends TextBody>(): TextStreamFormat<B> {
+  return {
+    status: 201,
+    delta: (text) => frame('delta', { text }),
+    done: (body) => frame('done', body),
+    error: (failure) => ({ frame: frame('error', { error: failure }), logged: { error: failure } }),
+  };
 }
 
 /**
@@ -53,6 +80,7 @@ export async function streamTextJob<B extends TextBody>(
   /** The done event's body; awaited before the last events go out (the response cache stores it first). */
   toBody: (result: unknown, costMinor: number) => B | Promise<B>,
   start: (jobId: string) => Promise<unknown>,
+  format: TextStreamFormat<B> = nativeTextStream<B>(),
 ): Promise<void> {
   const options = { ...defaultTextStreamOptions, ...deps.textStream };
   const lease = await deps.streamLeases.acquire(
@@ -84,7 +112,7 @@ export async function streamTextJob<B extends TextBody>(
     if (pending === '' || !headersOut || (blocked && !force)) return;
     const text = pending;
     pending = '';
-    write(frame('delta', { text }));
+    write(format.delta(text));
   };
   const off = relay.on(jobId, (delta) => {
     // A gap means a notification was lost: stop relaying and let the done event fill in the rest.
@@ -103,7 +131,7 @@ export async function streamTextJob<B extends TextBody>(
   const open = async () => {
     await start(jobId);
     started = true;
-    res.status(201);
+    res.status(format.status);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('X-Accel-Buffering', 'no');
@@ -122,24 +150,24 @@ export async function streamTextJob<B extends TextBody>(
       pending += body.text.slice(sent.length);
       sent = body.text;
     }
-    res.locals.responseBody = body;
+    res.locals.responseBody = format.logged ? format.logged(body) : body;
     // The last events go out whether or not the reader keeps up: they are bounded by the reply.
     flush(true);
-    write(frame('done', body));
+    write(format.done(body));
   } catch (error) {
     // Nothing is sent yet: the error middleware answers with the envelope and its status.
     if (!started) throw error;
     if (gone.signal.aborted) return;
     const known = error instanceof AppError ? error : undefined;
     if (!known) deps.logger.error({ err: error, requestId: req.requestId, jobId }, 'text stream failed');
-    const envelope = {
+    const failed = format.error({
       code: known?.code ?? 'internal_error',
       message: known?.message ?? 'The server failed to complete the request; retry with backoff.',
       requestId: req.requestId,
-    };
-    res.locals.responseBody = { error: envelope };
+    });
+    res.locals.responseBody = failed.logged;
     flush(true);
-    write(frame('error', { error: envelope }));
+    write(failed.frame);
   } finally {
     off();
     clearInterval(keepalive);

@@ -18,14 +18,19 @@ export function receiveAudio(
   res: Response,
   deps: Omit<ReceiveFileDeps, 'pool'>,
   key: string,
+  /** Another API's form (OpenAI's has the audio in `file`, and fields of its own). */
+  form: { fileField: string; textFields: readonly string[] } = {
+    fileField: 'audio',
+    textFields: ['projectId', 'prompt', 'language'],
+  },
 ): Promise<ReceivedAudio> {
   return receiveUpload(
     req,
     res,
     {
-      fileField: 'audio',
+      fileField: form.fileField,
       maxFileBytes: audioMaxBytes,
-      textFields: ['projectId', 'prompt', 'language'],
+      textFields: form.textFields,
       acceptsFile: isAudioUpload,
       acceptsContent: isAudioContent,
       objectKey: key,

@@ -73,6 +73,9 @@ export function isRouteGroup(step: RouteStep): step is RouteGroup {
   return 'members' in step;
 }
 
+/** A route by name: its entries (a group's members in its place) and its steps, as `routes` and `steps` hold them. */
+export type NamedRoute = Readonly<{ entries: readonly RouteEntry[]; steps: readonly RouteStep[] }>;
+
 export type ProvidersConfig = Readonly<{
   providers: Readonly<Record<string, ProviderSpec>>;
   /**
@@ -82,6 +85,11 @@ export type ProvidersConfig = Readonly<{
   routes: Readonly<Record<RoutedCapability, readonly RouteEntry[]>>;
   /** Each capability's route as the gateway walks it, in order, falling back from step to step. */
   steps: Readonly<Record<RoutedCapability, readonly RouteStep[]>>;
+  /**
+   * Named routes besides each capability's default (PROVIDERS `aliases`), which a compatible API's
+   * `model` may ask for by name (`"fast"`, `"gpt-4o-mini"`): see shared/config/modelRoutes.ts.
+   */
+  aliases: Readonly<Record<RoutedCapability, Readonly<Record<string, NamedRoute>>>>;
   /**
    * Whether live videos render locally with ffmpeg: always under PROVIDERS; under PROVIDER only when
    * it is `local` (the OpenAI protocol has no video endpoint, and that setting asked for no local work).
@@ -143,12 +151,41 @@ const providerSchema = z
 const defaultBreaker = Object.freeze({ failures: 5, windowMs: 60_000, cooldownMs: 30_000 });
 const noBudget = Object.freeze({ rpm: null, tpm: null });
 
+// An alias is what a compatible API's `model` says: no slash (those name one provider/model pair),
+// and never `default` (the capability's own route). Checked per name so each bad one is named.
+const aliasPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+function aliasNameProblem(name: string): string | undefined {
+  if (name === 'default') return '"default" names the capability\'s route already';
+  if (!aliasPattern.test(name)) {
+    return 'an alias is 1–64 of A-Z, a-z, 0-9, ., _, : and -, starting with a letter or digit';
+  }
+  return undefined;
+}
+
+const routeSchema = z.array(routeItem).min(1).max(10);
+
 const documentSchema = z
   .object({
     providers: z.record(providerName, providerSchema).refine((p) => Object.keys(p).length > 0, {
       message: 'name at least one provider',
     }),
-    routes: z.partialRecord(z.enum(routedCapabilities), z.array(routeItem).min(1).max(10)),
+    routes: z.partialRecord(z.enum(routedCapabilities), routeSchema),
+    aliases: z
+      .partialRecord(
+        z.enum(routedCapabilities),
+        z.record(z.string(), routeSchema).superRefine((aliases, ctx) => {
+          const names = Object.keys(aliases);
+          if (names.length > 50) {
+            ctx.addIssue({ code: 'custom', message: 'at most 50 aliases per capability' });
+          }
+          for (const name of names) {
+            const problem = aliasNameProblem(name);
+            if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+          }
+        }),
+      )
+      .default({}),
     prices: z.record(routeEntry, priceTable.partial()).default({}),
   })
   .strict();
@@ -211,6 +248,8 @@ export function parseProvidersConfig(
   }
   const routes = {} as Record<RoutedCapability, RouteEntry[]>;
   const steps = {} as Record<RoutedCapability, RouteStep[]>;
+  const aliases = {} as Record<RoutedCapability, Record<string, NamedRoute>>;
+  const aliasEntries: RouteEntry[] = [];
   for (const capability of routedCapabilities) {
     routes[capability] = [];
     const entryAt = (entry: string, path: PropertyKey[]): RouteEntry => {
@@ -227,20 +266,33 @@ export function parseProvidersConfig(
       routes[capability].push(built);
       return built;
     };
-    steps[capability] = (parsed.data.routes[capability] ?? []).map((item, i): RouteStep => {
-      if (typeof item === 'string') return entryAt(item, ['routes', capability, i]);
-      const members = groupMembers(item);
-      return Object.freeze({
-        strategy: item.strategy,
-        members: Object.freeze(
-          members.map((m, j) => entryAt(m.entry, ['routes', capability, i, 'members', j])),
-        ),
-        weights: Object.freeze(members.map((m) => m.weight)),
+    const stepsOf = (items: z.infer<typeof routeSchema>, at: PropertyKey[]) =>
+      items.map((item, i): RouteStep => {
+        if (typeof item === 'string') return entryAt(item, [...at, i]);
+        const members = groupMembers(item);
+        return Object.freeze({
+          strategy: item.strategy,
+          members: Object.freeze(members.map((m, j) => entryAt(m.entry, [...at, i, 'members', j]))),
+          weights: Object.freeze(members.map((m) => m.weight)),
+        });
       });
-    });
+    steps[capability] = stepsOf(parsed.data.routes[capability] ?? [], ['routes', capability]);
+    aliases[capability] = {};
+    for (const [name, items] of Object.entries(parsed.data.aliases[capability] ?? {})) {
+      const first = routes[capability].length;
+      const aliasSteps = stepsOf(items, ['aliases', capability, name]);
+      // entryAt collected the alias's entries after the route's: they are the alias's own.
+      const entries = routes[capability].splice(first);
+      aliasEntries.push(...entries);
+      aliases[capability][name] = Object.freeze({
+        entries: Object.freeze(entries),
+        steps: Object.freeze(aliasSteps),
+      });
+    }
   }
   for (const entry of Object.keys(parsed.data.prices)) {
-    if (!Object.values(routes).some((r) => r.some((e) => `${e.provider}/${e.model}` === entry))) {
+    const used = [...Object.values(routes).flat(), ...aliasEntries];
+    if (!used.some((e) => `${e.provider}/${e.model}` === entry)) {
       problems.push([['prices', entry], 'prices a provider/model no route uses']);
     }
   }
@@ -249,6 +301,9 @@ export function parseProvidersConfig(
     providers: Object.freeze(providers),
     routes: Object.freeze(routes),
     steps: Object.freeze(steps),
+    aliases: Object.freeze(
+      Object.fromEntries(routedCapabilities.map((c) => [c, Object.freeze(aliases[c])])),
+    ) as ProvidersConfig['aliases'],
     localVideo: true,
     named: true,
   });
@@ -288,6 +343,9 @@ function singleProvider(single: SingleProviderSettings, basePrices: Prices): Pro
     providers: Object.freeze({ [spec.name]: Object.freeze(spec) }),
     routes: Object.freeze(routes),
     steps: Object.freeze(routes),
+    aliases: Object.freeze(
+      Object.fromEntries(routedCapabilities.map((c) => [c, Object.freeze({})])),
+    ) as ProvidersConfig['aliases'],
     localVideo: single.name === 'local',
     named: false,
   });

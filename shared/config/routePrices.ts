@@ -1,3 +1,4 @@
+import { reachableEntries } from './modelRoutes.ts';
 import { cachePrices, defaultPrices, type Prices } from './prices.ts';
 import type { ProvidersConfig, RoutedCapability } from './providersConfig.ts';
 
@@ -6,15 +7,16 @@ const fixedKeys = Object.keys(defaultPrices) as FixedKey[];
 
 /**
  * What a call through a capability's route is reserved at: each price at its highest over the
- * route's entries, so whichever entry answers, the reservation covers it. The base table when the
- * route is empty (the call then fails before it costs anything).
+ * route's entries and its aliases' (a compatible API's `model` may pick either), so whichever entry
+ * answers, the reservation covers it. The base table when the route is empty (the call then fails
+ * before it costs anything).
  */
 export function reservationPrices(
   config: ProvidersConfig,
   capability: RoutedCapability,
   base: Prices,
 ): Prices {
-  const route = config.routes[capability];
+  const route = reachableEntries(config, capability);
   if (route.length === 0) return base;
   const highest = { ...route[0]!.prices };
   for (const { prices } of route.slice(1)) {
@@ -40,7 +42,7 @@ export function answeredPrices(
   base: Prices,
 ): Prices {
   if (answeredBy === undefined) return base;
-  const entry = config.routes[capability].find(
+  const entry = reachableEntries(config, capability).find(
     (e) => e.provider === answeredBy.provider && e.model === answeredBy.model,
   );
   return entry?.prices ?? base;

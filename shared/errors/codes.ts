@@ -8,6 +8,8 @@ export const errorStatus = {
   api_key_project_scope: 403,
   api_key_operation_scope: 403,
   not_found: 404,
+  /** Beyond the spec: a compatible API's `model` names no route, alias or provider/model pair (api/compat/). */
+  model_not_found: 404,
   method_not_allowed: 405,
   channel_route_not_found: 404,
   invalid_request_body: 422,

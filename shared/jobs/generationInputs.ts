@@ -7,18 +7,53 @@ import { aspectRatio, resolution } from '../db/queries/videos.ts';
  * Big payloads (OCR images, audio) live in object storage; the input carries their key. Bump a
  * shape with a new optional field, never by changing a field's meaning: queued jobs keep the old one.
  */
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+/** A compatible API's conversation, sent as it is instead of `prompt` and `system`. */
+const chatMessage = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string(),
+  toolCalls: z.array(toolCall).optional(),
+  toolCallId: z.string().optional(),
+});
+
+/** What a compatible API's caller set beyond the messages (shared/providers/types.ts ChatOptions). */
+const chatOptions = z.object({
+  temperature: z.number().optional(),
+  topP: z.number().optional(),
+  stop: z.array(z.string()).optional(),
+  user: z.string().optional(),
+  tools: z.array(z.unknown()).optional(),
+  toolChoice: z.unknown().optional(),
+  responseFormat: z.unknown().optional(),
+});
+
+/** The named route a compatible API's `model` chose (shared/config/modelRoutes.ts); absent: the capability's own. */
+const route = z.string().optional();
+
 export const textJobInput = z.object({
   prompt: z.string(),
   system: z.string().optional(),
   maxTokens: z.number().int().min(1),
   stream: z.boolean(),
+  route,
+  messages: z.array(chatMessage).optional(),
+  options: chatOptions.optional(),
 });
 export type TextJobInput = z.infer<typeof textJobInput>;
 
-export const imageJobInput = z.object({ prompt: z.string(), aspectRatio: z.string() });
+export const imageJobInput = z.object({ prompt: z.string(), aspectRatio: z.string(), route });
 export type ImageJobInput = z.infer<typeof imageJobInput>;
 
-export const embeddingJobInput = z.object({ input: z.array(z.string()) });
+export const embeddingJobInput = z.object({
+  input: z.array(z.string()),
+  route,
+  dimensions: z.number().int().min(1).optional(),
+});
 export type EmbeddingJobInput = z.infer<typeof embeddingJobInput>;
 
 export const transcriptionJobInput = z.object({
@@ -28,6 +63,7 @@ export const transcriptionJobInput = z.object({
   sizeBytes: z.number().int().min(0),
   prompt: z.string().optional(),
   language: z.string().optional(),
+  route,
 });
 export type TranscriptionJobInput = z.infer<typeof transcriptionJobInput>;
 
@@ -44,6 +80,16 @@ const usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 
 /** What each synchronous job hands to its waiting request (once; see takeFinishedJob). */
 export const textJobResult = z.object({ text: z.string(), model: z.string(), usage });
+/**
+ * The same job's result as a compatible API reads it: why the answer ended and the tool calls it
+ * made too (POST /text's body has neither: textJobResult drops them).
+ */
+export const chatJobResult = textJobResult.extend({
+  finishReason: z.enum(['stop', 'length', 'cancelled']).optional(),
+  cachedInputTokens: z.number().optional(),
+  toolCalls: z.array(toolCall).optional(),
+});
+export type ChatJobResult = z.infer<typeof chatJobResult>;
 export const imageJobResult = z.object({
   image: z.object({ b64: z.string(), mimeType: z.string() }),
   model: z.string(),

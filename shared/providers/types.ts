@@ -17,9 +17,31 @@ export type { TextUsage };
 /** The route entry that answered a live call (see PROVIDERS). */
 export type { Answerer };
 
+/** A function call a model asked for (OpenAI's shape; its arguments are the model's JSON text). */
+export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
+
+/**
+ * What a compatible API's caller may ask of a chat beyond its messages, passed through to providers
+ * whose protocol takes it (the OpenAI-compatible ones): sampling, stop sequences, tools and a
+ * response format. Tools and the response format are JSON the caller wrote, sent on unread.
+ */
+export type ChatOptions = {
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  user?: string;
+  tools?: unknown[];
+  toolChoice?: unknown;
+  responseFormat?: unknown;
+};
+
 export type ChatMessage = {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant turn's tool calls, sent back with the conversation (OpenAI-compatible routes only). */
+  toolCalls?: ToolCall[];
+  /** A `tool` turn: the call it answers. */
+  toolCallId?: string;
   /**
    * The requester's own words, when `content` frames them as delimited data for a model. The offline
    * stand-ins (test-key fixtures, the local echo) report on these, never on the framing; providers
@@ -39,6 +61,8 @@ export type TextGeneration = {
    * signal aborted mid-generation. Either way `text` and `usage` cover what was produced.
    */
   finishReason: 'stop' | 'length' | 'cancelled';
+  /** The tool calls the model asked for instead of (or with) text, when the request offered tools. */
+  toolCalls?: ToolCall[];
   answeredBy?: Answerer;
 };
 
@@ -53,11 +77,14 @@ export type ChatRequest = {
   stablePrefix?: number;
   /** Called with each piece of text as it is produced (streaming). */
   onDelta?: (text: string) => void;
+  /** The named route a compatible API's `model` chose (shared/config/modelRoutes.ts); else the capability's own. */
+  route?: string;
+  options?: ChatOptions;
 };
 
 export type ChatProvider = Provider<'chat', ChatRequest, TextGeneration>;
 
-export type ImageRequest = { prompt: string; aspectRatio: string; signal: AbortSignal };
+export type ImageRequest = { prompt: string; aspectRatio: string; signal: AbortSignal; route?: string };
 export type ImageGeneration = {
   b64: string;
   mimeType: string;
@@ -67,7 +94,13 @@ export type ImageGeneration = {
 };
 export type ImageProvider = Provider<'generate', ImageRequest, ImageGeneration>;
 
-export type EmbeddingRequest = { input: string[]; signal: AbortSignal };
+export type EmbeddingRequest = {
+  input: string[];
+  signal: AbortSignal;
+  route?: string;
+  /** Fewer dimensions, for models that take `dimensions` (OpenAI's text-embedding-3). */
+  dimensions?: number;
+};
 export type EmbeddingResult = {
   vectors: number[][];
   model: string;
@@ -85,6 +118,7 @@ export type TranscriptionRequest = {
   /** ISO-639-1 language of the audio, when the caller knows it. */
   language?: string;
   signal: AbortSignal;
+  route?: string;
 };
 export type TranscriptionResult = {
   text: string;

@@ -1,4 +1,5 @@
 import brainSearchBench from './brainSearch.ts';
+import compatChatBench from './compatChat.ts';
 import consoleLogBench from './consoleLog.ts';
 import fallbackBench from './fallback.ts';
 import filesBench from './files.ts';
@@ -39,6 +40,7 @@ const scenarios: { name: string; run: (ctx: BenchContext) => Promise<void> }[] =
   { name: 'webhooks: one endpoint', run: webhooksBench },
   { name: 'response cache: hit vs test key', run: responseCacheBench },
   { name: 'gateway: own cost over direct', run: gatewayBench },
+  { name: 'compatible chat vs POST /text', run: compatChatBench },
 ];
 
 // Scenarios whose names contain any of the comma-separated words given (all when none is).

@@ -18,7 +18,12 @@ export type JobDto = {
 };
 
 /** Polls GET /jobs/{id} with `key` until the job has ended (up to `timeoutMs`). */
-export async function waitForJob(t: TestContext, id: string, key: string, timeoutMs = 60_000): Promise<JobDto> {
+export async function waitForJob(
+  t: TestContext,
+  id: string,
+  key: string,
+  timeoutMs = 60_000,
+): Promise<JobDto> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const res = await t.http

@@ -28,7 +28,9 @@ export type ChatBehavior =
    * A healthy provider that writes slowly: one `tok ` every `tokenMs` up to the request's output
    * budget (then finish_reason `length` and its usage), or until the client goes away.
    */
-  | { kind: 'slow'; tokenMs: number };
+  | { kind: 'slow'; tokenMs: number }
+  /** Asks for one function call (its arguments streamed in two pieces), finishing with `tool_calls`. */
+  | { kind: 'toolCall'; name: string; arguments: string };
 
 export type RecordedRequest = {
   path: string;
@@ -129,6 +131,35 @@ async function slowChat(
   res.end('data: [DONE]\n\n');
 }
 
+/** A `toolCall` answer: the call's id and name, then its arguments in two pieces, then its usage. */
+function toolCallChat(
+  res: http.ServerResponse,
+  body: Record<string, unknown>,
+  call: { name: string; arguments: string },
+): void {
+  const model = String(body.model);
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-tool', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const half = Math.floor(call.arguments.length / 2);
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(chunk({ role: 'assistant', content: null }, null));
+  const first = {
+    index: 0,
+    id: 'call_mock_1',
+    type: 'function',
+    function: { name: call.name, arguments: '' },
+  };
+  res.write(chunk({ tool_calls: [first] }, null));
+  res.write(
+    chunk({ tool_calls: [{ index: 0, function: { arguments: call.arguments.slice(0, half) } }] }, null),
+  );
+  res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: call.arguments.slice(half) } }] }, null));
+  res.write(chunk({}, 'tool_calls'));
+  const usage = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 };
+  res.write(`data: ${JSON.stringify({ id: 'chatcmpl-tool', model, choices: [], usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
 /**
  * A local server speaking the OpenAI HTTP protocol (chat completions with SSE streaming,
  * embeddings, image generation, audio transcriptions): deterministic answers, scriptable failures,
@@ -149,6 +180,7 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
   ) => {
     const behavior = chatQueue.shift() ?? { kind: 'ok' };
     if (behavior.kind === 'slow') return slowChat(res, body, behavior.tokenMs, recorded);
+    if (behavior.kind === 'toolCall') return toolCallChat(res, body, behavior);
     if (behavior.kind === 'status') {
       if (behavior.retryAfter) res.setHeader('retry-after', behavior.retryAfter);
       return send(res, behavior.status, { error: { message: behavior.message, type: 'mock' } });
@@ -157,7 +189,7 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
     if (behavior.kind === 'drop') return req.socket.destroy();
     // A gate the test opens: the provider answers only then (a long generation under test control).
     if (behavior.kind === 'ok' && behavior.after) await behavior.after;
-    const messages = body.messages as { role: string; content: string }[];
+    const messages = body.messages as { role: string; content: string | null }[];
     const prompt = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
     const text = behavior.kind === 'ok' ? (behavior.text ?? mockReply(prompt)) : mockReply(prompt);
     const pieces = words(text);
@@ -181,7 +213,7 @@ export async function startOpenAiMock(apiKey = 'sk-mock-secret-key-0123456789'):
     const cached = behavior.kind === 'ok' ? behavior.cachedTokens : undefined;
     // As OpenAI counts it: the cached tokens are part of prompt_tokens.
     const promptTokens =
-      messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0) + (cached ?? 0);
+      messages.reduce((n, m) => n + (m.content ?? '').split(/\s+/).filter(Boolean).length, 0) + (cached ?? 0);
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: pieces.length,

@@ -16,6 +16,8 @@ import {
 import { errorStatus } from '../../shared/errors/codes.ts';
 
 const doc = loadApiDocument();
+/** The API's own operations (a compatible API's answer errors in its own shape: api/compat/). */
+const nativeOperations = () => doc.operations.filter((op) => op.base === '/api/pub/v1');
 const readYaml = () =>
   YAML.parse(readFileSync(new URL('../../api/openapi/openapi.yaml', import.meta.url), 'utf8')) as Record<
     string,
@@ -42,10 +44,18 @@ const responseCodes = (response: Json): string[] =>
 describe('the OpenAPI document as the source of truth', () => {
   it('gives every scoped operation a unique scope in a known package', () => {
     expect(new Set(doc.scopes).size).toBe(doc.scopes.length);
-    for (const op of doc.operations) {
+    for (const op of nativeOperations()) {
       if (op.scope === undefined) continue;
       expect(op.scope).toBe(op.id);
       expect(doc.packages.map((p) => p.id)).toContain(op.scope.split('.')[0]);
+    }
+    // A compatible API's operations run under the API's own scopes, and are no package of their own.
+    const compatible = doc.operations.filter((op) => op.base !== '/api/pub/v1');
+    expect(compatible.length).toBeGreaterThan(0);
+    const nativeIds = nativeOperations().map((o) => o.id);
+    for (const op of compatible) {
+      expect(op.scope === undefined || nativeIds.includes(op.scope)).toBe(true);
+      expect(doc.packages.map((p) => p.id)).not.toContain(op.packageId);
     }
   });
 
@@ -84,7 +94,7 @@ describe('the OpenAPI document as the source of truth', () => {
 describe('the error codes and responses each operation documents', () => {
   it('derives auth, rate limit, idempotency, 422, 405 and 500 from facts in the document', () => {
     const raw = readYaml();
-    for (const op of doc.operations) {
+    for (const op of nativeOperations()) {
       const codes = contractOperation(op.path, op.method.toLowerCase())['x-svc-error-codes'];
       expect(codes).toEqual(op.errorCodes);
       for (const code of ['invalid_request_body', 'method_not_allowed', 'internal_error']) {
@@ -121,7 +131,7 @@ describe('the error codes and responses each operation documents', () => {
   });
 
   it('gives every error status its own response, narrowed to exactly the codes of that status', () => {
-    for (const op of doc.operations) {
+    for (const op of nativeOperations()) {
       const { responses, 'x-svc-error-codes': codes } = contractOperation(op.path, op.method.toLowerCase());
       expect(responses.default).toBeUndefined();
       const errorStatuses = Object.keys(responses).filter((s) => Number(s) >= 400);
@@ -152,7 +162,7 @@ describe('the error codes and responses each operation documents', () => {
   it('keeps openapi.yaml free of codes the derivation adds', () => {
     const raw = readYaml();
     for (const op of doc.operations) {
-      const written = (raw.paths as Json)[op.path][op.method.toLowerCase()];
+      const written = (raw.paths as Json)[op.documentPath][op.method.toLowerCase()];
       const derived = derivedErrorCodes({ authenticated: op.authenticated, idempotent: op.idempotent });
       const restated = (written['x-svc-error-codes'] as string[]).filter((c) =>
         (derived as string[]).includes(c),
@@ -173,6 +183,12 @@ describe('the error codes and responses each operation documents', () => {
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     const served = publicDocument(doc, 'https://api.svc.test/api/pub/v1');
+    // A compatible API's path items get the public origin as their server (their keys start at the root).
+    const paths = served.paths as Record<string, Json>;
+    expect(paths['/api/openai/v1/chat/completions']?.servers).toEqual([{ url: 'https://api.svc.test' }]);
+    for (const item of Object.values(paths)) {
+      if (item['x-svc-base'] !== undefined) item.servers = [{ url: '/' }];
+    }
     expect({ ...served, servers: doc.contract.servers }).toEqual(doc.contract);
   });
 });

@@ -73,6 +73,7 @@ describe('the hold over a route with cache prices', () => {
       routes: {
         text: prices.map((p, i) => ({ provider: `p${i}`, model: 'm', prices: { ...defaultPrices, ...p } })),
       },
+      aliases: { text: {} },
     }) as unknown as ProvidersConfig;
 
   it('takes each cache price at its highest, an entry without one counting at its input price', () => {

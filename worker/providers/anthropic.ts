@@ -3,16 +3,36 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import {
+  type ChatOptions,
   type ChatProvider,
   isRetryableStatus,
   ProviderError,
   retryAfterMs,
   type TextGeneration,
 } from '../../shared/providers/types.ts';
-import { type AnthropicCounts, anthropicPrompt, anthropicTextUsage, readAnthropicUsage } from './anthropicPrompt.ts';
+import {
+  type AnthropicCounts,
+  anthropicPrompt,
+  anthropicTextUsage,
+  readAnthropicUsage,
+} from './anthropicPrompt.ts';
 import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './clientTypes.ts';
 import { scrubSecrets } from './providerErrors.ts';
+
+/**
+ * What of a compatible API's options the Messages API takes: temperature (Anthropic's range is 0–1,
+ * OpenAI's 0–2, so it is clamped), top_p and stop sequences. Tools and response formats never reach
+ * here (the api refuses them on a route with an Anthropic entry).
+ */
+function sampling(options: ChatOptions | undefined) {
+  if (!options) return {};
+  return {
+    ...(options.temperature === undefined ? {} : { temperature: Math.min(1, options.temperature) }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
+    ...(options.stop?.length ? { stop_sequences: options.stop } : {}),
+  };
+}
 
 // Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no
 // provider will take it. Any other (overloaded_error, api_error, rate_limit_error) may pass later.
@@ -67,7 +87,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
     logLevel: 'off',
   });
   return {
-    async chat({ messages, maxTokens, signal, onDelta, stablePrefix }): Promise<TextGeneration> {
+    async chat({ messages, maxTokens, signal, onDelta, stablePrefix, options }): Promise<TextGeneration> {
       const bounds = callBounds(signal, settings);
       const prompt = anthropicPrompt(messages, stablePrefix);
       let text = '';
@@ -86,7 +106,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
       });
       try {
         const stream = await client.messages.create(
-          { model, max_tokens: maxTokens, stream: true, ...prompt },
+          { model, max_tokens: maxTokens, stream: true, ...prompt, ...sampling(options) },
           { signal: bounds.combined },
         );
         for await (const event of stream) {

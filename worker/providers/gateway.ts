@@ -1,3 +1,4 @@
+import { modelRoute } from '../../shared/config/modelRoutes.ts';
 import type { ProvidersConfig, RoutedCapability, RouteEntry } from '../../shared/config/providersConfig.ts';
 import type { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
@@ -55,11 +56,16 @@ export async function callRoute<T extends object>(
   call: (entry: RouteEntry) => Promise<T>,
   streamed: { delivered: boolean } = { delivered: false },
   estimate?: TokenEstimate<T>,
+  /** The route a compatible API's `model` chose (shared/config/modelRoutes.ts); the capability's own when absent. */
+  model?: string,
 ): Promise<T & { answeredBy: Answerer }> {
-  const route = parts.config.routes[capability];
+  const chosen = modelRoute(parts.config, capability, model);
+  // The api checked the name against the same configuration: a fleet mid-deploy may disagree.
+  if (!chosen) throw new ProviderError(`no ${capability} route or entry is named ${model}`, false);
+  const route = chosen.entries;
   let last: ProviderError | undefined;
   let overBudget = false;
-  for (const entry of parts.balancer.walk(parts.config.steps[capability])) {
+  for (const entry of parts.balancer.walk(chosen.steps)) {
     if ((await parts.breaker.admit(entry.provider)) === 'skip') continue;
     // Spent this minute fleet-wide: the provider would answer 429, so the next member or entry
     // takes the call without asking it (and without counting against its circuit).
@@ -159,6 +165,7 @@ export function makeGateway(parts: GatewayParts) {
             tokens: request.messages.reduce((n, m) => n + estimateTokens(m.content), 0) + request.maxTokens,
             used: (g) => g.usage.inputTokens + g.usage.outputTokens,
           },
+          request.route,
         );
       } catch (error) {
         if (!(error instanceof ProviderError) || !streamed.delivered || !streamed.entry) throw error;
@@ -168,7 +175,14 @@ export function makeGateway(parts: GatewayParts) {
   };
   const images: ImageProvider = {
     generate: (request) =>
-      callRoute(parts, 'image', async (entry) => (await parts.clientFor('image', entry)).generate(request)),
+      callRoute(
+        parts,
+        'image',
+        async (entry) => (await parts.clientFor('image', entry)).generate(request),
+        undefined,
+        undefined,
+        request.route,
+      ),
   };
   const embeddings: EmbeddingProvider = {
     embed: (request) =>
@@ -181,12 +195,18 @@ export function makeGateway(parts: GatewayParts) {
           tokens: request.input.reduce((n, text) => n + estimateTokens(text), 0),
           used: (r) => r.usage.inputTokens,
         },
+        request.route,
       ),
   };
   const transcription: TranscriptionProvider = {
     transcribe: (request) =>
-      callRoute(parts, 'transcription', async (entry) =>
-        (await parts.clientFor('transcription', entry)).transcribe(request),
+      callRoute(
+        parts,
+        'transcription',
+        async (entry) => (await parts.clientFor('transcription', entry)).transcribe(request),
+        undefined,
+        undefined,
+        request.route,
       ),
   };
   return { chat, images, embeddings, transcription };

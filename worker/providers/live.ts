@@ -1,5 +1,10 @@
 import type { Config } from '../../shared/config/config.ts';
-import type { RoutedCapability, RouteEntry } from '../../shared/config/providersConfig.ts';
+import { reachableEntries } from '../../shared/config/modelRoutes.ts';
+import {
+  routedCapabilities,
+  type RoutedCapability,
+  type RouteEntry,
+} from '../../shared/config/providersConfig.ts';
 import type { Db } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { CircuitBreaker } from '../../shared/providers/circuitBreaker.ts';
@@ -35,7 +40,7 @@ export function makeLiveProviders(
   // Every route entry's clients (one per provider and model), loading from the start so the first
   // call finds them ready: a protocol's module and its SDK load only when a route names its type.
   const built = new Map<string, Promise<Partial<EntryClients>>>();
-  for (const entry of Object.values(config.providers.routes).flat()) {
+  for (const entry of routedCapabilities.flatMap((c) => reachableEntries(config.providers, c))) {
     const key = `${entry.provider}/${entry.model}`;
     if (built.has(key)) continue;
     const loading = entryClients(providers[entry.provider]!, entry.model).then((clients) =>

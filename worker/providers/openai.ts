@@ -68,9 +68,12 @@ const embeddingResponse = z.object({
 function makeEmbeddings(client: OpenAI, settings: ProviderSettings, model: string): EmbeddingProvider {
   const path = '/embeddings';
   return {
-    async embed({ input, signal }) {
+    async embed({ input, signal, dimensions }) {
       const answer = await sdkCall(settings, path, signal, (combined) =>
-        client.embeddings.create({ model, input, encoding_format: 'float' }, { signal: combined }),
+        client.embeddings.create(
+          { model, input, encoding_format: 'float', ...(dimensions ? { dimensions } : {}) },
+          { signal: combined },
+        ),
       );
       const body = parseAnswer(embeddingResponse, answer, path);
       if (body.data.length !== input.length) {

@@ -4,10 +4,13 @@ import { z } from 'zod';
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import {
+  type ChatMessage,
+  type ChatOptions,
   type ChatProvider,
   ProviderError,
   type TextGeneration,
   type TextUsage,
+  type ToolCall,
 } from '../../shared/providers/types.ts';
 import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './clientTypes.ts';
@@ -21,7 +24,23 @@ const chatChunk = z.object({
   choices: z
     .array(
       z.object({
-        delta: z.object({ content: storableString.nullish() }).nullish(),
+        delta: z
+          .object({
+            content: storableString.nullish(),
+            // Streamed in pieces: the first of a call carries its id and name, the rest its arguments.
+            tool_calls: z
+              .array(
+                z.object({
+                  index: z.number().int().min(0).max(127),
+                  id: storableString.nullish(),
+                  function: z
+                    .object({ name: storableString.nullish(), arguments: storableString.nullish() })
+                    .nullish(),
+                }),
+              )
+              .nullish(),
+          })
+          .nullish(),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -52,6 +71,33 @@ function textUsage(usage: ChunkUsage | undefined, estimated: TextUsage): TextUsa
 type BudgetField = 'max_completion_tokens' | 'max_tokens';
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
 
+/** A message on the wire: role and content, and a tool turn's links (requesterText is for the offline stand-ins). */
+function wireMessage(message: ChatMessage): WireMessage {
+  const { role, content } = message;
+  if (role === 'tool') return { role, content, tool_call_id: message.toolCallId ?? '' };
+  if (role === 'assistant' && message.toolCalls?.length) {
+    return { role, content: content === '' ? null : content, tool_calls: message.toolCalls };
+  }
+  return { role, content };
+}
+
+/** The options a compatible API's caller set, under the protocol's names; nothing for the rest. */
+function wireOptions(options: ChatOptions | undefined): Record<string, unknown> {
+  if (!options) return {};
+  const named: Record<string, unknown> = {
+    temperature: options.temperature,
+    top_p: options.topP,
+    stop: options.stop,
+    user: options.user,
+    tools: options.tools,
+    tool_choice: options.toolChoice,
+    response_format: options.responseFormat,
+  };
+  return Object.fromEntries(Object.entries(named).filter(([, value]) => value !== undefined));
+}
+
+type PartialCall = { id: string; name: string; arguments: string };
+
 /** A 400 that names the budget field: a server that does not know max_completion_tokens. */
 function rejectsBudgetField(error: Error, field: BudgetField): boolean {
   return error instanceof ProviderError && error.status === 400 && error.message.includes(field);
@@ -67,11 +113,17 @@ function rejectsBudgetField(error: Error, field: BudgetField): boolean {
 export function openAiChat(client: OpenAI, settings: ProviderSettings, model: string): ChatProvider {
   const path = '/chat/completions';
   let budgetField: BudgetField = 'max_completion_tokens';
-  const request = (messages: WireMessage[], maxTokens: number, signal: AbortSignal) =>
+  const request = (
+    messages: WireMessage[],
+    maxTokens: number,
+    options: Record<string, unknown>,
+    signal: AbortSignal,
+  ) =>
     client.chat.completions.create(
       {
         model,
         messages,
+        ...options,
         ...(budgetField === 'max_tokens' ? { max_tokens: maxTokens } : { max_completion_tokens: maxTokens }),
         stream: true,
         stream_options: { include_usage: true },
@@ -81,20 +133,21 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
   const start = async (
     messages: WireMessage[],
     maxTokens: number,
+    options: Record<string, unknown>,
     signal: AbortSignal,
     fail: (error: unknown) => Error,
   ) => {
     try {
-      return await request(messages, maxTokens, signal);
+      return await request(messages, maxTokens, options, signal);
     } catch (error) {
       const failure = fail(error);
       if (budgetField !== 'max_completion_tokens' || !rejectsBudgetField(failure, budgetField)) throw failure;
       budgetField = 'max_tokens';
-      return request(messages, maxTokens, signal);
+      return request(messages, maxTokens, options, signal);
     }
   };
   return {
-    async chat({ messages, maxTokens, signal, onDelta }): Promise<TextGeneration> {
+    async chat({ messages, maxTokens, signal, onDelta, options }): Promise<TextGeneration> {
       const bounds = callBounds(signal, settings);
       // The call's own deadlines are told apart below (answerCut), not by the failure's mapping.
       const fail = (error: unknown) =>
@@ -104,7 +157,17 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
       let served = model;
       let finish: string | undefined;
       let usage: ChunkUsage | undefined;
+      const calls: PartialCall[] = [];
+      const toolCalls = (): ToolCall[] | undefined =>
+        calls.length === 0
+          ? undefined
+          : calls.map((c) => ({
+              id: c.id,
+              type: 'function',
+              function: { name: c.name, arguments: c.arguments },
+            }));
       const answer = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
+        ...(calls.length > 0 ? { toolCalls: toolCalls() } : {}),
         text,
         model: served,
         // The provider's count arrives last: without it, what arrived is estimated, within the budget.
@@ -115,9 +178,8 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
         finishReason,
       });
       try {
-        // The wire format is role and content only (requesterText is for the offline stand-ins).
-        const wire = messages.map(({ role, content }): WireMessage => ({ role, content }));
-        const stream = await start(wire, maxTokens, bounds.combined, fail);
+        const wire = messages.map(wireMessage);
+        const stream = await start(wire, maxTokens, wireOptions(options), bounds.combined, fail);
         // The SDK raises an error event (`data: {"error": …}`) as an APIError without a status, and
         // leaving the loop early (a malformed chunk) closes the provider's connection.
         for await (const raw of stream) {
@@ -127,6 +189,12 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
           if (chunk.usage) usage = chunk.usage;
           for (const choice of chunk.choices ?? []) {
             if (choice.finish_reason) finish = choice.finish_reason;
+            for (const part of choice.delta?.tool_calls ?? []) {
+              const call = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+              if (part.id) call.id = part.id;
+              if (part.function?.name) call.name += part.function.name;
+              if (part.function?.arguments) call.arguments += part.function.arguments;
+            }
             const piece = choice.delta?.content;
             if (piece) {
               text += piece;

@@ -8,9 +8,9 @@ import type { InlineJobDefinition } from '../jobEngine.ts';
 export function embeddingsCreate(ctx: WorkerContext): InlineJobDefinition {
   return {
     run: async (job, _prepared, signal, helpers) => {
-      const { input } = embeddingJobInput.parse(job.input);
+      const input = embeddingJobInput.parse(job.input);
       const provider = ctx.providers(job.livemode).embeddings;
-      const out = await callProvider(helpers, signal, () => provider.embed({ input, signal }));
+      const out = await callProvider(helpers, signal, () => provider.embed({ ...input, signal }));
       if (out === 'cancelled') return cancelledOutcome;
       return {
         result: { embeddings: out.vectors, model: out.model, usage: out.usage },

@@ -14,7 +14,8 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
   return {
     run: async (job, _prepared, signal, helpers) => {
       const input = textJobInput.parse(job.input);
-      const messages: ChatMessage[] = [
+      // A compatible API's conversation goes as it came; POST /text's prompt becomes one.
+      const messages: ChatMessage[] = input.messages ?? [
         ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
         { role: 'user', content: input.prompt },
       ];
@@ -30,6 +31,8 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
           maxTokens: input.maxTokens,
           signal,
           onDelta: publisher && ((t) => publisher.push(t)),
+          route: input.route,
+          options: input.options,
         }),
       );
       // Deltas must all be published before the job's final status: the api ends the stream on it.
@@ -48,7 +51,15 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
       const usage = generation.usage;
       return {
         // The spec's usage is { inputTokens, outputTokens }: the cache counts go to the metering record.
-        result: { text: generation.text, model: generation.model, usage: publicUsage(usage) },
+        result: {
+          text: generation.text,
+          model: generation.model,
+          usage: publicUsage(usage),
+          // Read by the compatible APIs only (chatJobResult); POST /text's body leaves them out.
+          finishReason: generation.finishReason,
+          ...(usage.cachedInputTokens ? { cachedInputTokens: usage.cachedInputTokens } : {}),
+          ...(generation.toolCalls ? { toolCalls: generation.toolCalls } : {}),
+        },
         usage: { ...usage },
         ...billedAt(ctx, 'text', generation, job.livemode, (prices) => textCost(prices, usage)),
         cancelled: generation.finishReason === 'cancelled',

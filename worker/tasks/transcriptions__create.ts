@@ -17,6 +17,7 @@ export function transcriptionsCreate(ctx: WorkerContext): InlineJobDefinition {
         audio: data,
         prompt: input.prompt,
         language: input.language,
+        route: input.route,
       }),
     outcome: (out, livemode) => ({
       result: { text: out.text, model: out.model, durationSeconds: out.durationSeconds },
