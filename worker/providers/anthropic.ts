@@ -3,6 +3,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import { toStorableText } from '../../shared/primitives/storableText.ts';
 import { estimateTokens } from '../../shared/providers/tokens.ts';
 import {
+  type ChatOptions,
   type ChatProvider,
   isRetryableStatus,
   ProviderError,
@@ -53,6 +54,19 @@ export function anthropicFailure(error: unknown, apiKey: string | undefined): Pr
 }
 
 /**
+ * The options a compatible API's caller set that the Messages API takes: stop sequences and the
+ * end user's id. The SDK speaks API version 2026-10-21, which has no sampling parameters
+ * (temperature, top_p, top_k answer 400): the compatible APIs refuse those on routes through here.
+ */
+function wireOptions(options: ChatOptions | undefined): Record<string, unknown> {
+  const named: Record<string, unknown> = {
+    stop_sequences: options?.stop,
+    metadata: options?.user === undefined ? undefined : { user_id: options.user },
+  };
+  return Object.fromEntries(Object.entries(named).filter(([, value]) => value !== undefined));
+}
+
+/**
  * Text from the Anthropic Messages API through its official SDK, always streamed: deltas reach
  * `onDelta` as they arrive, usage comes from the message's own counts, and a cancellation still
  * knows what was produced. The SDK's own retries are off: the gateway decides where a failed call goes.
@@ -67,13 +81,14 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
     logLevel: 'off',
   });
   return {
-    async chat({ messages, maxTokens, signal, onDelta, stablePrefix }): Promise<TextGeneration> {
+    async chat({ messages, maxTokens, signal, onDelta, stablePrefix, options }): Promise<TextGeneration> {
       const bounds = callBounds(signal, settings);
       const prompt = anthropicPrompt(messages, stablePrefix);
       let text = '';
       let served = model;
       let counts: AnthropicCounts = {};
       let stop: string | null = null;
+      let stopSequence: string | null = null;
       const generation = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
         text,
         model: served,
@@ -83,10 +98,11 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
           outputTokens: Math.min(maxTokens, estimateTokens(text)),
         }),
         finishReason,
+        ...(stopSequence === null ? {} : { stopSequence: toStorableText(stopSequence) }),
       });
       try {
         const stream = await client.messages.create(
-          { model, max_tokens: maxTokens, stream: true, ...prompt },
+          { model, max_tokens: maxTokens, stream: true, ...prompt, ...wireOptions(options) },
           { signal: bounds.combined },
         );
         for await (const event of stream) {
@@ -101,6 +117,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
           } else if (event.type === 'message_delta') {
             counts = readAnthropicUsage(counts, event.usage, event.type);
             stop = event.delta.stop_reason;
+            stopSequence = event.delta.stop_sequence ?? null;
           }
         }
       } catch (error) {
