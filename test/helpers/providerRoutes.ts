@@ -19,7 +19,12 @@ type MockProvider = {
 export function mockProvidersEnv(
   providers: Record<string, MockProvider>,
   // A route's places: "<provider>/<model>" entries, or balanced groups (docs/providers.md).
-  rest: { routes: Record<string, unknown[]>; prices?: Record<string, unknown> },
+  rest: {
+    routes: Record<string, unknown[]>;
+    prices?: Record<string, unknown>;
+    /** Named routes per capability, which a compatible API's `model` picks (docs/providers.md). */
+    aliases?: Record<string, Record<string, unknown[]>>;
+  },
 ): Record<string, string> {
   const keys: Record<string, string> = {};
   const named = Object.fromEntries(

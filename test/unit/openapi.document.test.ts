@@ -184,7 +184,7 @@ describe('the error codes and responses each operation documents', () => {
     const served = publicDocument(doc, 'https://api.svc.test/api/pub/v1');
     // A compatible API's path items get the public origin as their server (their keys start at the root).
     const paths = served.paths as Record<string, Json>;
-    expect(paths['/api/openai/v1/chat/completions'].servers).toEqual([{ url: 'https://api.svc.test' }]);
+    expect(paths['/api/openai/v1/chat/completions']?.servers).toEqual([{ url: 'https://api.svc.test' }]);
     for (const item of Object.values(paths)) {
       if (item['x-svc-base'] !== undefined) item.servers = [{ url: '/' }];
     }
