@@ -197,6 +197,24 @@ describe('messages', () => {
     expect(gpt.requests.at(-1)!.json).toMatchObject(sampling);
   }, 30_000);
 
+  it('says which stop sequence ended the answer, where the provider says it', async () => {
+    claude.queue({ kind: 'ok', text: 'One two', stopSequence: 'three' });
+    const message = await client().messages.create({ ...hello(), stop_sequences: ['three', 'four'] });
+    expect(message).toMatchObject({
+      content: [{ type: 'text', text: 'One two' }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'three',
+    });
+    expect(claude.requests.at(-1)).toMatchObject({ stop_sequences: ['three', 'four'] });
+    // An answer that reaches its budget ends at max_tokens.
+    claude.queue({ kind: 'slow', tokenMs: 1 });
+    const capped = await client().messages.create({ ...hello(), max_tokens: 2 });
+    expect(capped).toMatchObject({
+      content: [{ type: 'text', text: 'tok tok ' }],
+      stop_reason: 'max_tokens',
+    });
+  }, 30_000);
+
   it('takes a call sent again with its Idempotency-Key as the first one, without a second generation', async () => {
     const options = { headers: { 'Idempotency-Key': `anth-${Date.now()}` } };
     await client().messages.create(hello(), options);
