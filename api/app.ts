@@ -72,6 +72,7 @@ export function makeApp(deps: AppDeps): Express {
   app.use(apiBasePath, makeApiRouter(deps, operations));
   // 4a. The compatible APIs: their own paths and answer shapes over the same pipeline and work.
   mountCompat(app, deps, pipeline, openAiApi);
+  // Anthropic's clients may send the key as x-api-key, and read our request id from request-id.
   app.use(anthropicBase, anthropicHeaders);
   mountCompat(app, deps, pipeline, anthropicApi);
   // 5. Documented operations without a handler on this server, and everything else.
