@@ -2,6 +2,9 @@ import express, { type Express } from 'express';
 
 import { apiBasePath } from '../shared/config/config.ts';
 import { AppError } from '../shared/errors/appError.ts';
+import { anthropicHeaders } from './compat/anthropic/headers.ts';
+import { anthropicApi } from './compat/anthropic/index.ts';
+import { anthropicBase } from './compat/bases.ts';
 import { mountCompat } from './compat/mount.ts';
 import { openAiApi } from './compat/openai/index.ts';
 import type { AppDeps } from './deps.ts';
@@ -74,6 +77,9 @@ export function makeApp(deps: AppDeps): Express {
   app.use(apiBasePath, makeApiRouter(deps, operations));
   // 4a. The compatible APIs: their own paths and answer shapes over the same pipeline and work.
   mountCompat(app, deps, pipeline, openAiApi);
+  // Anthropic's clients may send the key as x-api-key, and read our request id from request-id.
+  app.use(anthropicBase, anthropicHeaders);
+  mountCompat(app, deps, pipeline, anthropicApi);
   // 5. Documented operations without a handler on this server, and everything else.
   app.use((req) => {
     if (req.operation) {

@@ -4,4 +4,6 @@
  */
 export const openAiBase = '/api/openai/v1';
 
-export const compatBases: readonly string[] = [openAiBase];
+export const anthropicBase = '/api/anthropic';
+
+export const compatBases: readonly string[] = [openAiBase, anthropicBase];

@@ -28,3 +28,8 @@ export function routeIsOpenAi(providers: ProvidersConfig, route: ModelRoute): bo
     route.entries.length > 0 && route.entries.every((e) => providers.providers[e.provider]?.type === 'openai')
   );
 }
+
+/** Whether any entry of a route is a provider of `type` (its protocol decides what a call may carry). */
+export function routeHas(providers: ProvidersConfig, route: ModelRoute, type: string): boolean {
+  return route.entries.some((e) => providers.providers[e.provider]?.type === type);
+}

@@ -87,6 +87,9 @@ export const textJobResult = z.object({ text: z.string(), model: z.string(), usa
 export const chatJobResult = textJobResult.extend({
   finishReason: z.enum(['stop', 'length', 'cancelled']).optional(),
   cachedInputTokens: z.number().optional(),
+  cacheWriteInputTokens: z.number().optional(),
+  /** The caller's stop sequence that ended the answer, where the provider said which (Anthropic's). */
+  stopSequence: z.string().optional(),
   toolCalls: z.array(toolCall).optional(),
 });
 export type ChatJobResult = z.infer<typeof chatJobResult>;

@@ -61,6 +61,8 @@ export type TextGeneration = {
    * signal aborted mid-generation. Either way `text` and `usage` cover what was produced.
    */
   finishReason: 'stop' | 'length' | 'cancelled';
+  /** Which of the caller's stop sequences ended a `stop`, where the provider says (Anthropic does). */
+  stopSequence?: string;
   /** The tool calls the model asked for instead of (or with) text, when the request offered tools. */
   toolCalls?: ToolCall[];
   answeredBy?: Answerer;

@@ -4,8 +4,11 @@ import type { AddressInfo, Socket } from 'node:net';
 
 /** How the mock answers the next message request. */
 export type MessageBehavior =
-  /** An answer; `cacheRead` / `cacheWrite` report prompt tokens read from or written to the prompt cache. */
-  | { kind: 'ok'; text?: string; cacheRead?: number; cacheWrite?: number }
+  /**
+   * An answer; `cacheRead` / `cacheWrite` report prompt tokens read from or written to the prompt cache,
+   * `stopSequence` that the answer ended at that one of the request's stop sequences.
+   */
+  | { kind: 'ok'; text?: string; cacheRead?: number; cacheWrite?: number; stopSequence?: string }
   /** An HTTP error with Anthropic's error body; `retryAfter` sets the header. */
   | { kind: 'status'; status: number; type: string; message: string; retryAfter?: string }
   /** Accepts the request and never answers (a stuck provider). */
@@ -173,7 +176,10 @@ export async function startAnthropicMock(apiKey = 'sk-ant-mock-secret-0123456789
     res.write(event('content_block_stop', { index: 0 }));
     res.write(
       event('message_delta', {
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        delta:
+          behavior.kind === 'ok' && behavior.stopSequence !== undefined
+            ? { stop_reason: 'stop_sequence', stop_sequence: behavior.stopSequence }
+            : { stop_reason: 'end_turn', stop_sequence: null },
         usage: { output_tokens: pieces.length },
       }),
     );

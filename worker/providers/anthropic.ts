@@ -25,15 +25,6 @@ import { scrubSecrets } from './providerErrors.ts';
  * OpenAI's 0–2, so it is clamped), top_p and stop sequences. Tools and response formats never reach
  * here (the api refuses them on a route with an Anthropic entry).
  */
-function sampling(options: ChatOptions | undefined) {
-  if (!options) return {};
-  return {
-    ...(options.temperature === undefined ? {} : { temperature: Math.min(1, options.temperature) }),
-    ...(options.topP === undefined ? {} : { top_p: options.topP }),
-    ...(options.stop?.length ? { stop_sequences: options.stop } : {}),
-  };
-}
-
 // Error types an Anthropic stream reports in an `error` event: the request itself is wrong, so no
 // provider will take it. Any other (overloaded_error, api_error, rate_limit_error) may pass later.
 const refusals = new Set([
@@ -73,6 +64,19 @@ export function anthropicFailure(error: unknown, apiKey: string | undefined): Pr
 }
 
 /**
+ * The options a compatible API's caller set that the Messages API takes: stop sequences and the
+ * end user's id. The SDK speaks API version 2026-10-21, which has no sampling parameters
+ * (temperature, top_p, top_k answer 400): the compatible APIs refuse those on routes through here.
+ */
+function wireOptions(options: ChatOptions | undefined): Record<string, unknown> {
+  const named: Record<string, unknown> = {
+    stop_sequences: options?.stop,
+    metadata: options?.user === undefined ? undefined : { user_id: options.user },
+  };
+  return Object.fromEntries(Object.entries(named).filter(([, value]) => value !== undefined));
+}
+
+/**
  * Text from the Anthropic Messages API through its official SDK, always streamed: deltas reach
  * `onDelta` as they arrive, usage comes from the message's own counts, and a cancellation still
  * knows what was produced. The SDK's own retries are off: the gateway decides where a failed call goes.
@@ -94,6 +98,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
       let served = model;
       let counts: AnthropicCounts = {};
       let stop: string | null = null;
+      let stopSequence: string | null = null;
       const generation = (finishReason: TextGeneration['finishReason']): TextGeneration => ({
         text,
         model: served,
@@ -103,10 +108,11 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
           outputTokens: Math.min(maxTokens, estimateTokens(text)),
         }),
         finishReason,
+        ...(stopSequence === null ? {} : { stopSequence: toStorableText(stopSequence) }),
       });
       try {
         const stream = await client.messages.create(
-          { model, max_tokens: maxTokens, stream: true, ...prompt, ...sampling(options) },
+          { model, max_tokens: maxTokens, stream: true, ...prompt, ...wireOptions(options) },
           { signal: bounds.combined },
         );
         for await (const event of stream) {
@@ -121,6 +127,7 @@ export function anthropicChat(settings: ProviderSettings, model: string): ChatPr
           } else if (event.type === 'message_delta') {
             counts = readAnthropicUsage(counts, event.usage, event.type);
             stop = event.delta.stop_reason;
+            stopSequence = event.delta.stop_sequence ?? null;
           }
         }
       } catch (error) {

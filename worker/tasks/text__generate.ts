@@ -58,6 +58,8 @@ export function textGenerate(ctx: WorkerContext): InlineJobDefinition {
           // Read by the compatible APIs only (chatJobResult); POST /text's body leaves them out.
           finishReason: generation.finishReason,
           ...(usage.cachedInputTokens ? { cachedInputTokens: usage.cachedInputTokens } : {}),
+          ...(usage.cacheWriteInputTokens ? { cacheWriteInputTokens: usage.cacheWriteInputTokens } : {}),
+          ...(generation.stopSequence ? { stopSequence: generation.stopSequence } : {}),
           ...(generation.toolCalls ? { toolCalls: generation.toolCalls } : {}),
         },
         usage: { ...usage },

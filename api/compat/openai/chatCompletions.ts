@@ -9,7 +9,7 @@ import { clientSignal } from '../../http/clientGone.ts';
 import { settledCost } from '../../http/settledCost.ts';
 import { tokenReservation } from '../../http/tokenHeaders.ts';
 import { streamTextJob } from '../../sse/textStream.ts';
-import { chosenRoute, routeIsOpenAi } from '../modelChoice.ts';
+import { chosenRoute, routeHas, routeIsOpenAi } from '../modelChoice.ts';
 import { compatProject } from '../project.ts';
 import { type ChatOutcome, completionBody, completionIdentity, openAiChatStream } from './chatAnswer.ts';
 import { type ChatBody, chatJobInput, chatTexts } from './chatRequest.ts';
@@ -26,7 +26,8 @@ export function chatCompletions(deps: AppDeps): RequestHandler {
     const body = req.body as ChatBody; // shape enforced by the OpenAPI validator
     const route = chosenRoute(providers, 'text', body.model);
     const stream = body.stream === true;
-    const input = chatJobInput(body, route, routeIsOpenAi(providers, route), stream);
+    const viaAnthropic = routeHas(providers, route, 'anthropic');
+    const input = chatJobInput(body, route, routeIsOpenAi(providers, route), stream, viaAnthropic);
     const projectId = compatProject(req, 'openai-project');
     const texts = chatTexts(input);
     const maxCostMinor = maxTextCost(prices, { texts, maxOutputTokens: input.maxTokens });

@@ -70,7 +70,8 @@ function passThroughFields(body: ChatBody): string[] {
  * The text job of a chat completion: its conversation (a developer turn is a system turn), output
  * budget and options, on the route its model chose. Tools, a response format and tool turns are
  * passed through only to a route whose every entry speaks OpenAI's protocol (`passThrough`): any
- * other provider could answer without them, which would be a different answer, so they are refused.
+ * other provider could answer without them, which would be a different answer, so they are refused;
+ * so are `temperature` and `top_p` on a route with an Anthropic entry (`viaAnthropic`).
  * @throws AppError invalid_request_body naming the field.
  */
 export function chatJobInput(
@@ -78,6 +79,7 @@ export function chatJobInput(
   route: ModelRoute,
   passThrough: boolean,
   stream: boolean,
+  viaAnthropic = false,
 ): TextJobInput {
   const issues: Issue[] = [];
   const messages: ChatMessage[] = body.messages.map((m, i) => {
@@ -99,6 +101,14 @@ export function chatJobInput(
         path: field,
         message: `the route of model '${route.name}' has a provider that cannot take tools or response formats`,
       });
+    }
+  }
+  // The platform calls Anthropic at API version 2026-10-21, which refuses sampling parameters: they
+  // could only be dropped there, which would be a different answer from the one asked for.
+  if (viaAnthropic) {
+    for (const field of ['temperature', 'top_p'] as const) {
+      if (body[field] === undefined || body[field] === null) continue;
+      issues.push({ path: field, message: `the route of model '${route.name}' has a provider without it` });
     }
   }
   if (issues.length > 0) {
