@@ -79,18 +79,36 @@ export async function reserveCredits(
 /** A finished call to bill: its metering record, for one job (the record's id is minted here). */
 export type Settlement = Omit<NewMeteringRecord, 'id' | 'jobId'> & { jobId: string };
 
+/** A metered call's charge, and the closing of its hold that moves the money (`settle`). */
+export type Metered = { charge: number; settle(): Promise<void> };
+
 /**
  * Charges the actual cost (at most the hold) and writes the metering record, exactly once per job:
  * a second call for the same hold or job changes nothing and returns the charge already made.
  * Run inside the transaction that completes the job.
  */
 export async function settleUsage(tx: Db, s: Settlement): Promise<number> {
+  const metered = await meterUsage(tx, s);
+  await metered.settle();
+  return metered.charge;
+}
+
+/**
+ * settleUsage in two steps: the hold is read (its row locked) and the metering record written now;
+ * `settle` closes the hold, moving the charge out of the workspace's balance and the key's month.
+ * The caller runs `settle` last in its transaction: the workspace row is every live call's shared
+ * lock (reservations queue behind it), so it is taken for the last statements before the commit
+ * only, not across the job's other writes, each a round trip on a busy event loop.
+ */
+export async function meterUsage(tx: Db, s: Settlement): Promise<Metered> {
   let charge = s.livemode ? Math.max(1, Math.ceil(s.costMinor)) : 0;
+  let settle = async () => {};
   if (s.holdId !== null) {
     const hold = await lockHold(tx, s.holdId);
-    if (!hold || hold.status !== 'held') return charge;
+    if (!hold || hold.status !== 'held') return { charge, settle };
     charge = Math.min(charge, hold.amount_minor);
-    await closeHold(tx, hold, charge, 'settled');
+    const closing = charge;
+    settle = () => closeHold(tx, hold, closing, 'settled');
   }
   await insertMeteringRecord(tx, {
     id: newId('mtr'),
@@ -108,7 +126,7 @@ export async function settleUsage(tx: Db, s: Settlement): Promise<number> {
     provider: s.provider,
     model: s.model,
   });
-  return charge;
+  return { charge, settle };
 }
 
 /**

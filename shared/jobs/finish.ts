@@ -1,4 +1,4 @@
-import { releaseHold, settleUsage } from '../billing/metering.ts';
+import { type Metered, meterUsage, releaseHold } from '../billing/metering.ts';
 import type { Answerer } from '../config/providersConfig.ts';
 import { Batcher } from '../db/batcher.ts';
 import { finishJob, finishUnbilledJobs, type JobRow, type UnbilledOutcome } from '../db/queries/jobs.ts';
@@ -42,10 +42,10 @@ export function isPublicJobType(type: string): boolean {
  * project meters nothing (it never held).
  */
 export async function settleAndFinishJob(tx: Db, job: FinishingJob, success: JobSuccess): Promise<JobRow> {
-  const charge =
+  const metered: Metered =
     job.project_id === null
-      ? 0
-      : await settleUsage(tx, {
+      ? { charge: 0, settle: async () => {} }
+      : await meterUsage(tx, {
           holdId: job.hold_id,
           jobId: job.id,
           workspaceId: job.workspace_id,
@@ -64,7 +64,7 @@ export async function settleAndFinishJob(tx: Db, job: FinishingJob, success: Job
     status: success.status,
     result: success.result,
     error: null,
-    costMinor: charge,
+    costMinor: metered.charge,
   });
   if (success.status === 'succeeded' && isPublicJobType(job.type)) {
     await recordEvent(tx, {
@@ -74,6 +74,8 @@ export async function settleAndFinishJob(tx: Db, job: FinishingJob, success: Job
       data: { job: { id: job.id, type: job.type, status: success.status, result: success.result } },
     });
   }
+  // Last: the workspace's balance row is the lock every live call of the workspace shares.
+  await metered.settle();
   return finished;
 }
 

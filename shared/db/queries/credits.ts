@@ -13,7 +13,8 @@ const lockedBalanceRow = z.object({
 
 export function lockWorkspaceBalance(db: Db, workspaceId: string) {
   return db.one(sql.prepared('workspaces_lock_balance', lockedBalanceRow)`
-    select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId} for update
+    select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId}
+    for no key update
   `);
 }
 
@@ -70,12 +71,20 @@ export type HoldRow = z.infer<typeof holdRow>;
 
 export function lockHold(db: Db, holdId: string) {
   return db.maybeOne(sql.prepared('credit_holds_lock', holdRow)`
-    select id, workspace_id, key_id, amount_minor, month, status from credit_holds where id = ${holdId} for update
+    select id, workspace_id, key_id, amount_minor, month, status from credit_holds where id = ${holdId}
+    for no key update
   `);
 }
 
-/** Closes a held hold: the charge leaves the balance and the key's month, the whole hold leaves reserved. */
+/**
+ * Closes a held hold: the charge leaves the balance and the key's month, the whole hold leaves
+ * reserved. The hold's row first, the workspace's last: the workspace row is the lock every live
+ * call of the workspace shares, and it is taken before the key's month as a reservation takes them.
+ */
 export async function closeHold(db: Db, hold: HoldRow, chargeMinor: number, status: 'settled' | 'released') {
+  await db.query(sql.prepared('credit_holds_close', noRows)`
+    update credit_holds set status = ${status}, closed_at = now() where id = ${hold.id}
+  `);
   await db.query(sql.prepared('workspaces_settle', noRows)`
     update workspaces
     set balance_minor = balance_minor - ${chargeMinor}, reserved_minor = reserved_minor - ${hold.amount_minor}
@@ -88,9 +97,6 @@ export async function closeHold(db: Db, hold: HoldRow, chargeMinor: number, stat
       where key_id = ${hold.key_id} and month = ${hold.month}::date
     `);
   }
-  await db.query(sql.prepared('credit_holds_close', noRows)`
-    update credit_holds set status = ${status}, closed_at = now() where id = ${hold.id}
-  `);
 }
 
 export type NewMeteringRecord = {

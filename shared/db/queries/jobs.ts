@@ -227,7 +227,7 @@ export function findWorkspaceJob(db: Db, workspaceId: string, jobId: string) {
 
 export function lockJob(db: Db, jobId: string) {
   return db.maybeOne(
-    sql.prepared('jobs_lock', jobRow)`select ${columns} from jobs where id = ${jobId} for update`,
+    sql.prepared('jobs_lock', jobRow)`select ${columns} from jobs where id = ${jobId} for no key update`,
   );
 }
 
@@ -382,7 +382,7 @@ export function takeFinishedJob(db: Db, jobId: string) {
     update jobs j set result = null, input = ${keptInput(sql.identifier(['j', 'input']))}
     from (
       select ${columns} from jobs
-      where id = ${jobId} and status in ('succeeded', 'failed', 'cancelled') for update
+      where id = ${jobId} and status in ('succeeded', 'failed', 'cancelled') for no key update
     ) old, ${asyncCommit} as durability
     where j.id = old.id
     returning ${oldColumns}

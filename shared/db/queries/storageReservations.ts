@@ -12,7 +12,7 @@ const roomRow = z.object({ quota: z.number(), used: z.number(), reserved: z.numb
  */
 export async function lockStorageRoom(db: Db, workspaceId: string, except: string | null = null) {
   await db.query(sql.typeAlias('void')`
-    select from workspaces where id = ${workspaceId} for update
+    select from workspaces where id = ${workspaceId} for no key update
   `);
   return db.one(sql.type(roomRow)`
     select w.storage_quota_bytes as quota, w.storage_used_bytes as used,
