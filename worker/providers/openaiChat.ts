@@ -78,7 +78,7 @@ function textChunk(raw: unknown): ChatChunk | undefined {
     if (finish !== undefined && finish !== null && typeof finish !== 'string') return undefined;
     if (delta !== undefined && delta !== null) {
       if (!isPlainObject(delta) || (delta.tool_calls !== undefined && delta.tool_calls !== null))
-        return undefined;
+        {return undefined;}
       const { content } = delta;
       if (content !== undefined && content !== null && typeof content !== 'string') return undefined;
       read.push({
