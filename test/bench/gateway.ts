@@ -94,8 +94,9 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
         const call = which === 'direct' ? direct : viaGateway;
         one[which].push(...(await sequential(call, oneConnectionCalls / rounds)));
       }
-      for (const which of order)
-        {many[which].push(await concurrentRate(which === 'direct' ? direct : viaGateway));}
+      for (const which of order) {
+        many[which].push(await concurrentRate(which === 'direct' ? direct : viaGateway));
+      }
     }
     const [d, g] = [percentile(one.direct, 50), percentile(one.gateway, 50)];
     const [dr, gr] = [median(many.direct), median(many.gateway)];
