@@ -5,7 +5,10 @@ import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlpReceiver.ts
 import { type Spawned, spawnNode } from '../helpers/processes.ts';
 import { apiProcessEnv, type BenchContext, type LoadResult, medianResult } from './harness.ts';
 
-const rounds = 3;
+const rounds = 4;
+const settleMs = 2_000;
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, settleMs));
 
 /** The production set-up docs/operations.md recommends: parent-based, one trace in twenty. */
 export const recommendedSampling = {
@@ -54,7 +57,7 @@ type Comparison = {
   receiver: OtlpReceiver;
 };
 
-/** `on` against `off` in alternating rounds, so a change in the host's load falls on both alike. */
+/** `on` against `off` in rounds of alternating order, so a change in the host's load falls on both alike. */
 async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
   const request = (side: 'off' | 'on', connections: number, seconds: number) =>
     ctx.load({
@@ -68,9 +71,15 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
   for (const side of ['off', 'on'] as const) await request(side, 8, 2);
   const exportsBefore = c.receiver.exports();
   const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
+  // The two sides share one database: a run leaves its request-log rows still being written for a
+  // moment after its load ends, which would fall on whichever side runs next. So each round swaps the
+  // order (off-on, on-off, …), and each run starts after the one before has settled.
   for (let i = 0; i < rounds; i++) {
-    runs.off.push(await request('off', 32, 6));
-    runs.on.push(await request('on', 32, 6));
+    const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    for (const side of order) {
+      await settle();
+      runs[side].push(await request(side, 32, 6));
+    }
   }
   const [off, on] = [medianResult(runs.off), medianResult(runs.on)];
   const ratio = (on.requestsPerSecond / off.requestsPerSecond).toFixed(3);
