@@ -11,10 +11,10 @@ import { projectRoot } from '../../helpers/processes.ts';
 import { type McpServer, startMcpServer } from './mcp.helpers.ts';
 
 const run = promisify(execFile);
-// The Inspector's CLI as its package ships it (@modelcontextprotocol/inspector depends on it). The
-// copy under inspector/cli/build is the same build, but there it resolves the hoisted commander 5
-// of this install and stops at once ("allowExcessArguments is not a function"); this one has its 13.
-const inspector = path.join(projectRoot, 'node_modules/@modelcontextprotocol/inspector-cli/build/cli.js');
+// `mcp-inspector`, the Inspector's own command (its `--cli` mode starts the CLI build it ships with).
+// It needs commander 13, a devDependency of ours for that alone: another dependency's commander 5
+// would otherwise be the one it finds ("allowExcessArguments is not a function").
+const inspector = path.join(projectRoot, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js');
 
 let s: McpServer;
 let proxy: BearerProxy;
