@@ -1,10 +1,10 @@
 import { AppError } from '../../../shared/errors/appError.ts';
 import type { ChatJobResult } from '../../../shared/jobs/generationInputs.ts';
 import type { StreamFailure, TextStreamFormat } from '../../sse/textStream.ts';
+import type { ChatOutcome } from '../chatJob.ts';
 import { anthropicError } from './errors.ts';
 
 /** What a finished text job gives an Anthropic answer: its text, and its whole result. */
-export type MessageOutcome = { text: string; result: ChatJobResult };
 
 type Identity = { id: string };
 
@@ -38,7 +38,7 @@ export function anthropicUsage(result: ChatJobResult) {
 }
 
 /** The `message` answer of a finished job: one text block. */
-export function messageBody(identity: Identity, { result }: MessageOutcome) {
+export function messageBody(identity: Identity, { result }: ChatOutcome) {
   return {
     ...identity,
     type: 'message',
@@ -65,7 +65,7 @@ export function anthropicMessageStream(
   identity: Identity,
   model: string,
   estimatedInputTokens: number,
-): TextStreamFormat<MessageOutcome> {
+): TextStreamFormat<ChatOutcome> {
   let opened = false;
   const head = () => {
     if (opened) return '';

@@ -1,10 +1,10 @@
 import { AppError } from '../../../shared/errors/appError.ts';
 import type { ChatJobResult } from '../../../shared/jobs/generationInputs.ts';
 import type { StreamFailure, TextStreamFormat } from '../../sse/textStream.ts';
+import type { ChatOutcome } from '../chatJob.ts';
 import { openAiError } from './errors.ts';
 
 /** What a finished chat job gives a compatible answer: its result, and the job's settled cost. */
-export type ChatOutcome = { text: string; result: ChatJobResult };
 
 type Identity = { id: string; created: number };
 

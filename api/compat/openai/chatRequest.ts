@@ -134,12 +134,3 @@ export function chatJobInput(
     options: Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
   };
 }
-
-/** Every text of a chat job that a model reads: what its cost and token holds are bounded by. */
-export function chatTexts(input: TextJobInput): string[] {
-  return [
-    ...(input.messages ?? []).map((m) => m.content + (m.toolCalls ? JSON.stringify(m.toolCalls) : '')),
-    ...(input.options?.tools ? [JSON.stringify(input.options.tools)] : []),
-    ...(input.options?.responseFormat ? [JSON.stringify(input.options.responseFormat)] : []),
-  ];
-}
