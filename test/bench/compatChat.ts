@@ -1,15 +1,8 @@
 import { startOpenAiMock } from '../helpers/openaiMock.ts';
 import { type BenchContext, type LoadResult, medianResult } from './harness.ts';
+import { loadRow, percentile } from './stats.ts';
 
 const rounds = 3;
-
-const row = (r: LoadResult) =>
-  `${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, errors ${r.errors}, non-2xx ${r.non2xx}, steal ${r.stealPercent}%`;
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 
 /** Milliseconds from sending a streamed request to the first text chunk, `marker` telling it in the stream. */
 async function timeToFirstChunk(
@@ -78,8 +71,8 @@ export default async function compatChatBench(ctx: BenchContext): Promise<void> 
       ctx.report(
         `OpenAI-compatible chat vs POST /text, ${connections} connection(s), median of ${rounds} rounds`,
         {
-          'POST /text (live key, fake provider)': row(n),
-          'POST /api/openai/v1/chat/completions': row(c),
+          'POST /text (live key, fake provider)': loadRow(n),
+          'POST /api/openai/v1/chat/completions': loadRow(c),
           'p50 within 1.1×': `${p50Ratio.toFixed(2)}× ${p50Ratio <= 1.1 ? 'PASS' : 'FAIL'}`,
           'throughput within 1.1×': `${rateRatio.toFixed(2)}× ${rateRatio <= 1.1 ? 'PASS' : 'FAIL'}`,
         },

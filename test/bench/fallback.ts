@@ -1,5 +1,6 @@
 import { startOpenAiMock } from '../helpers/openaiMock.ts';
 import type { BenchContext, Platform } from './harness.ts';
+import { median, timedCalls } from './stats.ts';
 
 const calls = 150;
 
@@ -50,15 +51,15 @@ export default async function fallbackBench(ctx: BenchContext): Promise<void> {
     };
     // Warm both paths (JIT, pools), then alternate rounds so a change in the host's load falls on all.
     queueFailures(40);
-    await timed(post(direct), 20);
-    await timed(post(fallback), 20);
-    await timed(failedAttempt, 20);
+    await timedCalls(post(direct), 20);
+    await timedCalls(post(fallback), 20);
+    await timedCalls(failedAttempt, 20);
     const rounds = { direct: [] as number[], fallback: [] as number[], failed: [] as number[] };
     for (let round = 0; round < 3; round++) {
-      rounds.direct.push(...(await timed(post(direct), calls / 3)));
+      rounds.direct.push(...(await timedCalls(post(direct), calls / 3)));
       queueFailures(2 * (calls / 3));
-      rounds.failed.push(...(await timed(failedAttempt, calls / 3)));
-      rounds.fallback.push(...(await timed(post(fallback), calls / 3)));
+      rounds.failed.push(...(await timedCalls(failedAttempt, calls / 3)));
+      rounds.fallback.push(...(await timedCalls(post(fallback), calls / 3)));
     }
     const [d, f, a] = [median(rounds.direct), median(rounds.fallback), median(rounds.failed)];
     const cost = f - d - a;
@@ -74,15 +75,3 @@ export default async function fallbackBench(ctx: BenchContext): Promise<void> {
     await Promise.all([failing.close(), answering.close()]);
   }
 }
-
-async function timed(call: () => Promise<void>, n: number): Promise<number[]> {
-  const ms: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await call();
-    ms.push(performance.now() - started);
-  }
-  return ms;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

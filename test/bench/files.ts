@@ -68,8 +68,9 @@ async function spawnApi(
         (r) => r.status,
         () => 0,
       )) === 200
-    )
-      {break;}
+    ) {
+      break;
+    }
     if (i > 300) throw new Error(`api did not start:\n${api.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -11,6 +11,7 @@ import { createLogger } from '../../shared/observability/logger.ts';
 import { ProviderMetrics } from '../../worker/metrics/providerMetrics.ts';
 import { makeLiveProviders } from '../../worker/providers/live.ts';
 import type { BenchContext } from './harness.ts';
+import { median, percentile, timedCalls } from './stats.ts';
 
 type Fake = { baseUrl: string; apiKey: string; child: ChildProcess };
 
@@ -83,8 +84,8 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
     if (!text || answer.text !== text) throw new Error('the gateway call got no text');
   };
   try {
-    await sequential(direct, 50);
-    await sequential(viaGateway, 50);
+    await timedCalls(direct, 50);
+    await timedCalls(viaGateway, 50);
     const one = { direct: [] as number[], gateway: [] as number[] };
     const many = { direct: [] as number[], gateway: [] as number[] };
     // Each round runs the two in the other order from the last (ABBA…): neither always goes second.
@@ -92,7 +93,7 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
       const order = round % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
       for (const which of order) {
         const call = which === 'direct' ? direct : viaGateway;
-        one[which].push(...(await sequential(call, oneConnectionCalls / rounds)));
+        one[which].push(...(await timedCalls(call, oneConnectionCalls / rounds)));
       }
       for (const which of order) {
         many[which].push(await concurrentRate(which === 'direct' ? direct : viaGateway));
@@ -116,16 +117,6 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
   }
 }
 
-async function sequential(call: () => Promise<void>, n: number): Promise<number[]> {
-  const ms: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await call();
-    ms.push(performance.now() - started);
-  }
-  return ms;
-}
-
 /** Calls per second with `streams` calls always in flight for `seconds`. */
 async function concurrentRate(call: () => Promise<void>): Promise<number> {
   const until = performance.now() + seconds * 1000;
@@ -140,10 +131,3 @@ async function concurrentRate(call: () => Promise<void>): Promise<number> {
   );
   return done / seconds;
 }
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
-
-const median = (values: number[]) => percentile(values, 50);

@@ -7,10 +7,10 @@ import { JobCreator } from '../../shared/jobs/createJob.ts';
 import { fixtureProviders } from '../../shared/providers/fixtures.ts';
 import { serverAndPostgresCpuMs } from './cpu.ts';
 import { type BenchContext, type Platform } from './harness.ts';
+import { median } from './stats.ts';
 
 const jobsPerRound = 4000;
 const rounds = 5;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });

@@ -33,8 +33,9 @@ export default async function mcpBench(ctx: BenchContext): Promise<void> {
       }),
     };
     const probe = (await (await fetch(mcp.url, mcp)).json()) as { result?: { isError: boolean } };
-    if (probe.result?.isError !== false)
-      {throw new Error(`tools/call get_task failed: ${JSON.stringify(probe)}`);}
+    if (probe.result?.isError !== false) {
+      throw new Error(`tools/call get_task failed: ${JSON.stringify(probe)}`);
+    }
     await ctx.load({ ...rest, connections: 8, seconds: 2 });
     await ctx.load({ ...mcp, connections: 8, seconds: 2 });
     await ctx.analyze();

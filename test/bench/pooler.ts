@@ -3,6 +3,7 @@ import pg from 'pg';
 import { ensurePgbouncer, pgbouncerSkipReason, startPgbouncer } from '../helpers/pgbouncer.ts';
 import { backendCpu, backendCpuBetween, statCpuMs } from './cpu.ts';
 import { type BenchContext, type LoadResult, medianResult, type Platform } from './harness.ts';
+import { loadRow, median } from './stats.ts';
 
 const rounds = 5;
 
@@ -11,15 +12,10 @@ type Variant = { name: string; env: Record<string, string>; databaseUrl?: string
 type Run = LoadResult & { databaseCpuMsPerCall: number; pgbouncerCpuMsPerCall: number };
 type Measured = { me: Run[]; text: Run[] };
 
-const row = (r: LoadResult) =>
-  `${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, errors ${r.errors}, non-2xx ${r.non2xx}, steal ${r.stealPercent}%`;
-
 const spread = (runs: LoadResult[]) =>
   `${Math.min(...runs.map((r) => r.requestsPerSecond))}–${Math.max(...runs.map((r) => r.requestsPerSecond))} req/s`;
 
 const ratio = (a: LoadResult, b: LoadResult) => a.requestsPerSecond / Math.max(1, b.requestsPerSecond);
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 // Event loop (api and worker share this process's) + PostgreSQL + PgBouncer, ms per call.
 const cpu = (runs: Run[]) => {
@@ -106,9 +102,9 @@ export default async function poolerBench(ctx: BenchContext): Promise<void> {
       LoadResult,
     ];
     const through = ratio(p, n);
-    rows[`${endpoint}, direct, named`] = `${row(n)} (rounds ${spread(named[key])})`;
-    rows[`${endpoint}, direct, unnamed`] = `${row(u)} (rounds ${spread(unnamed[key])})`;
-    rows[`${endpoint}, PgBouncer`] = `${row(p)} (rounds ${spread(pooled[key])})`;
+    rows[`${endpoint}, direct, named`] = `${loadRow(n)} (rounds ${spread(named[key])})`;
+    rows[`${endpoint}, direct, unnamed`] = `${loadRow(u)} (rounds ${spread(unnamed[key])})`;
+    rows[`${endpoint}, PgBouncer`] = `${loadRow(p)} (rounds ${spread(pooled[key])})`;
     rows[`${endpoint} CPU per call, event loop + PostgreSQL + PgBouncer ms: direct, named`] = cpu(named[key]);
     rows[`${endpoint} CPU per call, event loop + PostgreSQL + PgBouncer ms: direct, unnamed`] = cpu(
       unnamed[key],

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { sql } from '../../shared/db/sql.ts';
 import { createTaskWithMessage, submitUserMessage } from '../../shared/tasks/messages.ts';
 import { type BenchContext, type LoadResult, medianResult, type Platform } from './harness.ts';
+import { loadRow, median } from './stats.ts';
 
 const backlogSize = 100;
 const rounds = 5;
@@ -57,11 +58,6 @@ async function drained(platform: Platform, taskId: string, since: number): Promi
   return Number.POSITIVE_INFINITY;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-const row = (r: LoadResult) =>
-  `${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, errors ${r.errors}, non-2xx ${r.non2xx}, steal ${r.stealPercent}%`;
-
 /**
  * POST /text (test key) p99 while one task works through a backlog of 100 messages, beside its
  * idle p99: a backlog in one task's replies must not delay other jobs (issue 9). Target: ≤ 2× the
@@ -111,8 +107,8 @@ export default async function taskBacklogBench(ctx: BenchContext): Promise<void>
     ctx.report(
       `POST /text p99 while one task works through a backlog of ${backlogSize} messages (test key, ${textLoad.connections} connections, ${textLoad.seconds} s windows, median of ${rounds} rounds)`,
       {
-        'POST /text, idle': row(idleResult),
-        'POST /text, during the backlog': row(busyResult),
+        'POST /text, idle': loadRow(idleResult),
+        'POST /text, during the backlog': loadRow(busyResult),
         'backlog replies still waiting at window end': `${leftAtWindowEnd.join(', ')} of ${backlogSize}${covered ? '' : ' (a window outlived its backlog)'}`,
         'p99 during backlog vs idle (target ≤ 2×)': answered
           ? `${ratio.toFixed(2)}× ${ratio <= 2 && covered ? 'PASS' : 'FAIL'}`

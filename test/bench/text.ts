@@ -8,6 +8,7 @@ import { z } from 'zod';
 
 import { sql } from '../../shared/db/sql.ts';
 import { type BenchContext, listen, type LoadResult, medianResult, type Platform } from './harness.ts';
+import { loadRow, percentile } from './stats.ts';
 
 type Floor = { url: string; stop(): Promise<void> };
 
@@ -119,14 +120,6 @@ async function timeToFirstDelta(url: string, key: string, count: number): Promis
   return times;
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
-
-const row = (r: LoadResult) =>
-  `${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, errors ${r.errors}, non-2xx ${r.non2xx}, steal ${r.stealPercent}%`;
-
 // Both sides are CPU-bound at 32 connections: what each call costs explains their throughputs.
 const cpu = (r: LoadResult) =>
   `${r.serverCpuMsPerCall.toFixed(2)} + ${r.postgresCpuMsPerCall.toFixed(2)} = ${(r.serverCpuMsPerCall + r.postgresCpuMsPerCall).toFixed(2)}`;
@@ -187,11 +180,11 @@ export default async function textBench(ctx: BenchContext): Promise<void> {
     ctx.report(
       `POST /text (test key, through the queue) vs floor (Express + graphile-worker job + NOTIFY), median of ${rounds} rounds`,
       {
-        'floor, 1 connection': row(floorOne),
-        'POST /text, 1 connection': row(textOne),
+        'floor, 1 connection': loadRow(floorOne),
+        'POST /text, 1 connection': loadRow(textOne),
         'p50 over floor, 1 connection (target ≤ +5 ms)': verdict(textOne, floorOne),
-        'floor, 32 connections': row(floorMany),
-        'POST /text, 32 connections': row(textMany),
+        'floor, 32 connections': loadRow(floorMany),
+        'POST /text, 32 connections': loadRow(textMany),
         'p50 over floor, 32 connections (target ≤ +5 ms)': verdict(textMany, floorMany),
         'CPU per call at 32 connections, event loop + PostgreSQL ms: floor': cpu(floorMany),
         'CPU per call at 32 connections, event loop + PostgreSQL ms: POST /text': cpu(textMany),
