@@ -1,12 +1,10 @@
 import type { Principal } from '../auth/principal.ts';
 import {
   closeHold,
-  insertHold,
   insertMeteringRecord,
   lockHold,
-  lockKeyMonth,
-  lockWorkspaceBalance,
   type NewMeteringRecord,
+  reserveCredit,
 } from '../db/queries/credits.ts';
 import { type Db } from '../db/sql.ts';
 import { AppError } from '../errors/appError.ts';
@@ -19,11 +17,12 @@ export type Payer = Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'mont
 export type Reservation = { holdId: string; amountMinor: number } | null;
 
 /**
- * Reserves up to `maxCostMinor` for a billed call, run in the transaction that also creates the job.
- * The workspace row, then the key's month row, are locked in that order, so concurrent calls serialize
- * and can never hold more than the balance or the key's cap. Test keys spend nothing and reserve nothing.
- * A hold is cut to what remains when the balance or cap is lower than the maximum cost: the final call
- * that exhausts the credit is charged at most what was left.
+ * Reserves up to `maxCostMinor` for a billed call, in the transaction that also creates the job, as
+ * its LAST statement: the workspace's balance row, then the key's month row, are locked until the
+ * commit, so concurrent calls serialize and can never hold more than the balance or the key's cap.
+ * `holdId` may be minted beforehand (newId('hold')) so the job naming it is written first. Test keys
+ * spend nothing and reserve nothing. A hold is cut to what remains when the balance or cap is lower
+ * than the maximum cost: the final call that exhausts the credit is charged at most what was left.
  * @throws AppError insufficient_credits when the available balance is zero or below,
  *   key_spend_limit_reached when the key's monthly cap is used up.
  */
@@ -36,44 +35,33 @@ export async function reserveCredits(
     operation: string;
     maxCostMinor: number;
     requestId: string;
+    holdId?: string;
   },
 ): Promise<Reservation> {
   const { principal } = input;
   if (!principal.livemode) return null;
-  const balance = await lockWorkspaceBalance(tx, principal.workspaceId);
-  const available = balance.balance_minor - balance.reserved_minor;
-  if (available <= 0) {
-    throw new AppError(
-      'insufficient_credits',
-      'The workspace credit balance is used up; add credits and retry.',
-    );
-  }
-  let amount = Math.min(Math.max(1, Math.ceil(input.maxCostMinor)), available);
-  let month = new Date().toISOString().slice(0, 7) + '-01';
-  if (principal.keyId !== null) {
-    const spend = await lockKeyMonth(tx, principal.keyId);
-    month = spend.month;
-    if (principal.monthlySpendCapMinor !== null) {
-      const left = principal.monthlySpendCapMinor - spend.spent_minor - spend.reserved_minor;
-      if (left <= 0) {
-        throw new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.');
-      }
-      amount = Math.min(amount, left);
-    }
-  }
-  const holdId = newId('hold');
-  await insertHold(tx, {
+  const holdId = input.holdId ?? newId('hold');
+  const reserved = await reserveCredit(tx, {
     id: holdId,
     workspaceId: principal.workspaceId,
     projectId: input.projectId,
     keyId: principal.keyId,
     oauthAppId: principal.oauthAppId ?? null,
     operation: input.operation,
-    amountMinor: amount,
-    month,
+    maxMinor: Math.ceil(input.maxCostMinor),
+    capMinor: principal.keyId === null ? null : principal.monthlySpendCapMinor,
     requestId: input.requestId,
   });
-  return { holdId, amountMinor: amount };
+  if (reserved.refusal === 'insufficient_credits') {
+    throw new AppError(
+      'insufficient_credits',
+      'The workspace credit balance is used up; add credits and retry.',
+    );
+  }
+  if (reserved.refusal === 'key_spend_limit_reached') {
+    throw new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.');
+  }
+  return { holdId, amountMinor: reserved.amount_minor };
 }
 
 /** A finished call to bill: its metering record, for one job (the record's id is minted here). */
@@ -108,7 +96,9 @@ export async function meterUsage(tx: Db, s: Settlement): Promise<Metered> {
     if (!hold || hold.status !== 'held') return { charge, settle };
     charge = Math.min(charge, hold.amount_minor);
     const closing = charge;
-    settle = () => closeHold(tx, hold, closing, 'settled');
+    settle = async () => {
+      await closeHold(tx, hold.id, closing, 'settled');
+    };
   }
   await insertMeteringRecord(tx, {
     id: newId('mtr'),
@@ -134,8 +124,5 @@ export async function meterUsage(tx: Db, s: Settlement): Promise<Metered> {
  * for the call that released it.
  */
 export async function releaseHold(tx: Db, holdId: string): Promise<boolean> {
-  const hold = await lockHold(tx, holdId);
-  if (!hold || hold.status !== 'held') return false;
-  await closeHold(tx, hold, 0, 'released');
-  return true;
+  return closeHold(tx, holdId, 0, 'released');
 }

@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import { reserveCredits } from '../billing/metering.ts';
-import { closeHold, insertMeteringRecord, lockHold } from '../db/queries/credits.ts';
+import { closeHold, insertMeteringRecord } from '../db/queries/credits.ts';
 import type { DatabasePool, Db } from '../db/sql.ts';
 import { newId } from '../primitives/ids.ts';
 
@@ -56,10 +56,9 @@ export async function meterCacheHit(pool: DatabasePool, hit: CacheHit): Promise<
       maxCostMinor: price,
       requestId: hit.requestId,
     }))!;
-    const hold = (await lockHold(tx, reservation.holdId))!;
     // The hold is cut to what the balance or cap had left: the last hit pays at most that.
     const charge = Math.min(price, reservation.amountMinor);
-    await closeHold(tx, hold, charge, 'settled');
+    await closeHold(tx, reservation.holdId, charge, 'settled');
     await record(tx, reservation.holdId, charge);
     return charge;
   });

@@ -7,6 +7,7 @@ import type { Db } from '../db/sql.ts';
 import type { IdempotencyHolder, IdempotencyStore } from '../idempotency/idempotencyStore.ts';
 import { reserveTokens, type TokenWindowState } from '../limits/tokenLimits.ts';
 import type { Logger } from '../observability/logger.ts';
+import { newId } from '../primitives/ids.ts';
 import { type JobCreator, newJobId } from './createJob.ts';
 import type { JobWaiter } from './jobWaiter.ts';
 import { type JobType } from './specs.ts';
@@ -53,7 +54,8 @@ export type BilledJob = {
 /**
  * Reserves the call's maximum cost (live keys only) and creates its job in ONE transaction: the job
  * exists iff its hold does (and the operation's own rows, `alsoWrite`), and a failed reservation
- * leaves nothing behind. With an Idempotency-Key
+ * leaves nothing behind. The job is written first and the reservation last, so the workspace's
+ * balance lock every live call shares is held for one statement and the commit. With an Idempotency-Key
  * the key is taken in the same transaction: a synchronous job (`answer` omitted) is keyed by it, an
  * asynchronous one stores its `answer` with it.
  * @throws AppError insufficient_credits / key_spend_limit_reached from reserveCredits;
@@ -93,16 +95,21 @@ export async function startBilledJob(
       });
       if (state) job.tokens.onTokens?.(state);
     }
-    const hold = await reserveCredits(tx, {
-      principal,
-      projectId: job.projectId,
-      operation: job.type,
-      maxCostMinor: job.maxCostMinor,
-      requestId: caller.requestId,
-    });
-    const created = await create(tx, hold?.holdId ?? null);
+    const holdId = principal.livemode ? newId('hold') : null;
+    const created = await create(tx, holdId);
     await job.alsoWrite?.(tx, created);
     if (answer) await deps.idempotency.recordInTransaction(tx, caller, answer(created));
+    // Last: the workspace's balance row stays locked from here to the commit.
+    if (holdId !== null) {
+      await reserveCredits(tx, {
+        principal,
+        projectId: job.projectId,
+        operation: job.type,
+        maxCostMinor: job.maxCostMinor,
+        requestId: caller.requestId,
+        holdId,
+      });
+    }
     return created;
   });
   if (caller.idempotency) caller.idempotency.claimed = true;

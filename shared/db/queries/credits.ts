@@ -1,35 +1,7 @@
 import { z } from 'zod';
 
-import { type Db, idRow, noRows, sql } from '../sql.ts';
+import { type Db, idRow, sql } from '../sql.ts';
 import { workspaceRecord } from './workspaceRows.ts';
-
-const month = sql.fragment`(date_trunc('month', now() at time zone 'utc'))::date`;
-
-const lockedBalanceRow = z.object({
-  balance_minor: z.number(),
-  reserved_minor: z.number(),
-  currency: z.string(),
-});
-
-export function lockWorkspaceBalance(db: Db, workspaceId: string) {
-  return db.one(sql.prepared('workspaces_lock_balance', lockedBalanceRow)`
-    select balance_minor, reserved_minor, currency from workspaces where id = ${workspaceId}
-    for no key update
-  `);
-}
-
-const keyMonthRow = z.object({ month: z.string(), spent_minor: z.number(), reserved_minor: z.number() });
-
-/** Locks (creating when absent) the key's row for the current UTC calendar month. */
-export async function lockKeyMonth(db: Db, keyId: string) {
-  await db.query(sql.prepared('key_monthly_spend_open', noRows)`
-    insert into key_monthly_spend (key_id, month) values (${keyId}, ${month}) on conflict do nothing
-  `);
-  return db.one(sql.prepared('key_monthly_spend_lock', keyMonthRow)`
-    select month, spent_minor, reserved_minor from key_monthly_spend
-    where key_id = ${keyId} and month = ${month} for update
-  `);
-}
 
 export type NewHold = {
   id: string;
@@ -38,26 +10,28 @@ export type NewHold = {
   keyId: string | null;
   oauthAppId?: string | null;
   operation: string;
-  amountMinor: number;
-  month: string;
+  maxMinor: number;
+  /** The key's monthly spend cap; null: none. */
+  capMinor: number | null;
   requestId: string | null;
 };
 
-export async function insertHold(db: Db, hold: NewHold): Promise<void> {
-  await db.query(sql.prepared('workspaces_reserve', noRows)`
-    update workspaces set reserved_minor = reserved_minor + ${hold.amountMinor} where id = ${hold.workspaceId}
-  `);
-  if (hold.keyId !== null) {
-    await db.query(sql.prepared('key_monthly_spend_reserve', noRows)`
-      update key_monthly_spend set reserved_minor = reserved_minor + ${hold.amountMinor}
-      where key_id = ${hold.keyId} and month = ${hold.month}::date
-    `);
-  }
-  await db.query(sql.prepared('credit_holds_insert', noRows)`
-    insert into credit_holds (id, workspace_id, project_id, key_id, oauth_app_id, operation, amount_minor, month,
-                              request_id)
-    values (${hold.id}, ${hold.workspaceId}, ${hold.projectId}, ${hold.keyId}, ${hold.oauthAppId ?? null},
-            ${hold.operation}, ${hold.amountMinor}, ${hold.month}::date, ${hold.requestId})
+const reservedRow = z.object({
+  amount_minor: z.number(),
+  refusal: z.enum(['insufficient_credits', 'key_spend_limit_reached']).nullable(),
+});
+
+/**
+ * Reserves up to `maxMinor` in one statement (db/migrations/000038): locks the workspace's balance,
+ * then the key's month, cuts the amount to what both have left and writes the hold, or refuses
+ * writing nothing. The locks last until the caller's commit, so callers run it last.
+ */
+export function reserveCredit(db: Db, hold: NewHold) {
+  return db.one(sql.prepared('credit_reserve', reservedRow)`
+    select o_amount_minor as amount_minor, o_refusal as refusal
+    from reserve_credit(${hold.id}, ${hold.workspaceId}, ${hold.projectId}, ${hold.keyId},
+                        ${hold.oauthAppId ?? null}, ${hold.operation}, ${hold.maxMinor}, ${hold.capMinor},
+                        ${hold.requestId})
   `);
 }
 
@@ -77,26 +51,14 @@ export function lockHold(db: Db, holdId: string) {
 }
 
 /**
- * Closes a held hold: the charge leaves the balance and the key's month, the whole hold leaves
- * reserved. The hold's row first, the workspace's last: the workspace row is the lock every live
- * call of the workspace shares, and it is taken before the key's month as a reservation takes them.
+ * Closes a held hold in one statement (db/migrations/000038): the charge leaves the balance and the
+ * key's month, the whole hold leaves reserved; false when it was no longer held. The workspace row
+ * is the lock every live call of the workspace shares, so callers run it last before their commit.
  */
-export async function closeHold(db: Db, hold: HoldRow, chargeMinor: number, status: 'settled' | 'released') {
-  await db.query(sql.prepared('credit_holds_close', noRows)`
-    update credit_holds set status = ${status}, closed_at = now() where id = ${hold.id}
+export async function closeHold(db: Db, holdId: string, chargeMinor: number, status: 'settled' | 'released') {
+  return db.oneFirst(sql.prepared('credit_hold_close', z.object({ closed: z.boolean() }))`
+    select close_credit_hold(${holdId}, ${chargeMinor}, ${status}) as closed
   `);
-  await db.query(sql.prepared('workspaces_settle', noRows)`
-    update workspaces
-    set balance_minor = balance_minor - ${chargeMinor}, reserved_minor = reserved_minor - ${hold.amount_minor}
-    where id = ${hold.workspace_id}
-  `);
-  if (hold.key_id !== null) {
-    await db.query(sql.prepared('key_monthly_spend_settle', noRows)`
-      update key_monthly_spend
-      set spent_minor = spent_minor + ${chargeMinor}, reserved_minor = reserved_minor - ${hold.amount_minor}
-      where key_id = ${hold.key_id} and month = ${hold.month}::date
-    `);
-  }
 }
 
 export type NewMeteringRecord = {
