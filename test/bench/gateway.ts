@@ -10,6 +10,7 @@ import { makePool } from '../../shared/db/pool.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { ProviderMetrics } from '../../worker/metrics/providerMetrics.ts';
 import { makeLiveProviders } from '../../worker/providers/live.ts';
+import { statCpuMs } from './cpu.ts';
 import type { BenchContext } from './harness.ts';
 import { median, percentile, timedCalls } from './stats.ts';
 
@@ -88,6 +89,10 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
     await timedCalls(viaGateway, 50);
     const one = { direct: [] as number[], gateway: [] as number[] };
     const many = { direct: [] as number[], gateway: [] as number[] };
+    // CPU per call of this process (caller + gateway) and of the fake provider: tells a gateway that
+    // costs CPU from one that waits.
+    const cpu = { direct: [] as number[], gateway: [] as number[] };
+    const fakeCpu = { direct: [] as number[], gateway: [] as number[] };
     // Each round runs the two in the other order from the last (ABBA…): neither always goes second.
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
@@ -96,7 +101,10 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
         one[which].push(...(await timedCalls(call, oneConnectionCalls / rounds)));
       }
       for (const which of order) {
-        many[which].push(await concurrentRate(which === 'direct' ? direct : viaGateway));
+        const rate = await concurrentRate(which === 'direct' ? direct : viaGateway, fake);
+        many[which].push(rate.perSecond);
+        cpu[which].push(rate.cpuMsPerCall);
+        fakeCpu[which].push(rate.fakeCpuMsPerCall);
       }
     }
     const [d, g] = [percentile(one.direct, 50), percentile(one.gateway, 50)];
@@ -107,6 +115,8 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
       'gateway cost at p50 (target ≤ 1 ms)': `${(g - d).toFixed(2)} ${g - d <= 1 ? 'PASS' : 'FAIL'}`,
       [`direct calls/s, ${streams} concurrent streams (median of ${rounds})`]: dr.toFixed(0),
       [`gateway calls/s, ${streams} concurrent streams (median of ${rounds})`]: gr.toFixed(0),
+      'this process CPU ms per call at 64 streams (direct, gateway)': `${median(cpu.direct).toFixed(3)}, ${median(cpu.gateway).toFixed(3)}`,
+      'fake provider CPU ms per call (direct, gateway)': `${median(fakeCpu.direct).toFixed(3)}, ${median(fakeCpu.gateway).toFixed(3)}`,
       'throughput ratio (target ≥ 0.9)': `${(gr / dr).toFixed(2)} ${gr / dr >= 0.9 ? 'PASS' : 'FAIL'}`,
     });
   } finally {
@@ -117,9 +127,11 @@ export default async function gatewayBench(ctx: BenchContext): Promise<void> {
   }
 }
 
-/** Calls per second with `streams` calls always in flight for `seconds`. */
-async function concurrentRate(call: () => Promise<void>): Promise<number> {
+/** Calls per second with `streams` calls always in flight for `seconds`, and their CPU per call. */
+async function concurrentRate(call: () => Promise<void>, fake: Fake) {
   const until = performance.now() + seconds * 1000;
+  const cpuBefore = process.cpuUsage();
+  const fakeBefore = statCpuMs(`/proc/${fake.child.pid}/stat`);
   let done = 0;
   await Promise.all(
     Array.from({ length: streams }, async () => {
@@ -129,5 +141,10 @@ async function concurrentRate(call: () => Promise<void>): Promise<number> {
       }
     }),
   );
-  return done / seconds;
+  const used = process.cpuUsage(cpuBefore);
+  return {
+    perSecond: done / seconds,
+    cpuMsPerCall: (used.user + used.system) / 1000 / Math.max(1, done),
+    fakeCpuMsPerCall: (statCpuMs(`/proc/${fake.child.pid}/stat`) - fakeBefore) / Math.max(1, done),
+  };
 }

@@ -3,10 +3,13 @@ import { freePort } from '../../shared/embedded/freePort.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlpReceiver.ts';
 import { type Spawned, spawnNode } from '../helpers/processes.ts';
+import { statCpuMs } from './cpu.ts';
 import { apiProcessEnv, type BenchContext, type LoadResult, medianResult } from './harness.ts';
+import { median } from './stats.ts';
 
-const rounds = 4;
+const rounds = 10;
 const settleMs = 2_000;
+const runSeconds = 3;
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, settleMs));
 
@@ -16,7 +19,12 @@ export const recommendedSampling = {
   OTEL_TRACES_SAMPLER_ARG: '0.05',
 };
 
-type Deployment = { url: (path: string) => string; stop(): Promise<void> };
+type Deployment = {
+  url: (path: string) => string;
+  /** CPU ms so far of the side's own processes (api, and worker where it has one). */
+  cpuMs(): number;
+  stop(): Promise<void>;
+};
 
 /**
  * An api process (and a worker with `worker`) of its own on `databaseUrl`: tracing is decided when
@@ -42,7 +50,11 @@ async function deploy(
     await stop();
     throw error;
   }
-  return { url: (path) => `http://127.0.0.1:${port}/api/pub/v1${path}`, stop };
+  return {
+    url: (path) => `http://127.0.0.1:${port}/api/pub/v1${path}`,
+    cpuMs: () => processes.reduce((ms, p) => ms + statCpuMs(`/proc/${p.child.pid}/stat`), 0),
+    stop,
+  };
 }
 
 type Comparison = {
@@ -71,18 +83,27 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
   for (const side of ['off', 'on'] as const) await request(side, 8, 2);
   const exportsBefore = c.receiver.exports();
   const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
+  // CPU per call of each side's own processes: steadier than throughput on a shared 2-core host.
+  const cpuPerCall: { off: number[]; on: number[] } = { off: [], on: [] };
   // The two sides share one database: a run leaves its request-log rows still being written for a
   // moment after its load ends, which would fall on whichever side runs next. So each round swaps the
   // order (off-on, on-off, …), and each run starts after the one before has settled.
+  // Each round's on/off ratio pairs two runs seconds apart: the host's slower drifts cancel in it.
+  const roundRatios: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
     for (const side of order) {
       await settle();
-      runs[side].push(await request(side, 32, 6));
+      const cpuBefore = c[side].cpuMs();
+      const run = await request(side, 32, runSeconds);
+      runs[side].push(run);
+      cpuPerCall[side].push((c[side].cpuMs() - cpuBefore) / Math.max(1, run.requestsPerSecond * runSeconds));
     }
+    roundRatios.push(runs.on[i]!.requestsPerSecond / runs.off[i]!.requestsPerSecond);
   }
   const [off, on] = [medianResult(runs.off), medianResult(runs.on)];
-  const ratio = (on.requestsPerSecond / off.requestsPerSecond).toFixed(3);
+  const ratio = median(roundRatios).toFixed(3);
+  const [offCpu, onCpu] = [median(cpuPerCall.off), median(cpuPerCall.on)];
   ctx.report(c.title, {
     'off requests/s': off.requestsPerSecond,
     'off p50 / p99 ms': `${off.p50Ms} / ${off.p99Ms}`,
@@ -91,7 +112,11 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
     'errors / non-2xx (off, on)': `${off.errors} / ${off.non2xx}, ${on.errors} / ${on.non2xx}`,
     'exports received during the rounds': c.receiver.exports() - exportsBefore,
     'steal % (off, on)': `${off.stealPercent}, ${on.stealPercent}`,
-    'throughput ratio on / off': ratio,
+    'process CPU ms per call (off, on)': `${offCpu.toFixed(3)}, ${onCpu.toFixed(3)}`,
+    'CPU per call ratio off / on': (offCpu / onCpu).toFixed(3),
+    'ratio of the medians on / off': (on.requestsPerSecond / off.requestsPerSecond).toFixed(3),
+    'round ratios on / off, lowest … highest': `${Math.min(...roundRatios).toFixed(3)} … ${Math.max(...roundRatios).toFixed(3)}`,
+    'throughput ratio on / off (median of the rounds)': ratio,
   });
   return ratio;
 }
