@@ -121,8 +121,8 @@ export function expireOldSecret(web: BrowserContext): RequestHandler {
 
 /**
  * POST /console/:memberId/webhooks/:endpointId/test: one signed `webhook.test` event to this
- * endpoint, then back to its deliveries (a reload sends nothing); refused while the endpoint's
- * last one is under testEventIntervalSeconds old.
+ * endpoint, then back to its deliveries with what happened (a reload sends nothing); refused,
+ * with a notice, while the endpoint's last one is under testEventIntervalSeconds old.
  */
 export function sendTestWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
@@ -134,12 +134,15 @@ export function sendTestWebhook(web: BrowserContext): RequestHandler {
       workspaceId: c.member.workspace_id,
       from: 'console',
     });
+    const back = `${c.base}/webhooks/${endpointId}`;
     if ('problem' in result) {
       const { code, message } = result.problem;
       if (code === 'not_found') return noSuchWebhook(res, c);
-      return sendConsoleError(res, c, code === 'rate_limited' ? 429 : 409, 'Test event not sent', message);
+      // Refused for being too soon, it still redirects: a reload of the page asks again for nothing.
+      if (code === 'rate_limited') return res.redirect(303, noticeHref(back, 'webhook-test-too-soon'));
+      return sendConsoleError(res, c, 409, 'Test event not sent', message);
     }
-    res.redirect(303, noticeHref(`${c.base}/webhooks/${endpointId}`, 'webhook-test-sent'));
+    res.redirect(303, noticeHref(back, 'webhook-test-sent'));
   };
 }
 
