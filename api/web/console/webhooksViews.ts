@@ -51,11 +51,13 @@ export function webhooksView(
           <td>${e.project_name}</td>
           <td>${e.events.join(', ')}</td>
           <td>
-            ${e.enabled ? 'enabled' : 'disabled'}${
-              e.previous_secret_until
-                ? html`<br /><span class="muted">old secret accepted until ${when(e.previous_secret_until)}</span>`
-                : ''
-            }
+            <div>
+              ${e.enabled ? 'enabled' : 'disabled'}${
+                e.previous_secret_until
+                  ? html`<br /><span class="muted">old secret accepted until ${when(e.previous_secret_until)}</span>`
+                  : ''
+              }
+            </div>
           </td>
           <td>
             ${
@@ -130,10 +132,13 @@ function signingSection(
     ${state}${actions}`;
 }
 
-/** A delivery's status, with when its next attempt is due while it is pending. */
+/**
+ * A delivery's status, with when its next attempt is due while it is pending (one element, so a
+ * phone's card keeps both lines in the value column).
+ */
 function deliveryStatus(d: Delivery): SafeHtml {
   if (d.status !== 'pending' || d.next_attempt_at === null) return html`${d.status}`;
-  return html`${d.status}<br /><span class="muted">next attempt ${when(d.next_attempt_at)}</span>`;
+  return html`<div>${d.status}<br /><span class="muted">next attempt ${when(d.next_attempt_at)}</span></div>`;
 }
 
 export function deliveriesView(
@@ -154,7 +159,9 @@ export function deliveriesView(
       deliveries,
       (d) =>
         html`<tr data-delivery="${d.id}">
-          <td>${d.event_type}<br /><code class="muted">${d.event_id}</code><br />${when(d.created_at)}</td>
+          <td>
+            <div>${d.event_type}<br /><code class="muted">${d.event_id}</code><br />${when(d.created_at)}</div>
+          </td>
           <td>${deliveryStatus(d)}</td>
           <td>
             <ol>
