@@ -35,7 +35,7 @@ export const webhookCommands: CommandTable = {
   },
   'webhook rotate': {
     summary:
-      "Gives an endpoint a new signing secret (printed once); deliveries are signed with the old one too for the overlap.",
+      'Gives an endpoint a new signing secret (printed once); deliveries are signed with the old one too for the overlap.',
     flags: {
       webhook: requiredString('H', 'Webhook endpoint id (wh_…).'),
       overlap: optionalString(

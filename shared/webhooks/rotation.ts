@@ -29,7 +29,11 @@ export async function rotateWebhookSecret(
   input: { endpointId: string; workspaceId?: string; overlapSeconds?: number },
 ): Promise<{ rotated: RotatedSecret } | { problem: WebhookProblem }> {
   const overlapSeconds = input.overlapSeconds ?? rotationOverlap.defaultSeconds;
-  if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > rotationOverlap.maxSeconds) {
+  if (
+    !Number.isInteger(overlapSeconds) ||
+    overlapSeconds < 0 ||
+    overlapSeconds > rotationOverlap.maxSeconds
+  ) {
     return {
       problem: {
         code: 'invalid_arguments',

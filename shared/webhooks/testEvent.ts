@@ -1,11 +1,7 @@
 import type { DatabasePool } from 'slonik';
 
 import { notify } from '../db/queries/notifications.ts';
-import {
-  insertTestDelivery,
-  lockWebhookEndpoint,
-  testEventWaitSeconds,
-} from '../db/queries/webhooks.ts';
+import { insertTestDelivery, lockWebhookEndpoint, testEventWaitSeconds } from '../db/queries/webhooks.ts';
 import { newId } from '../primitives/ids.ts';
 import type { WebhookProblem } from './endpoints.ts';
 import { enqueueDeliveryAttempt } from './fanout.ts';
@@ -56,7 +52,11 @@ export function sendTestEvent(
       endpointId: endpoint.id,
       data: { webhookId: endpoint.id, sentFrom: input.from },
     });
-    await enqueueDeliveryAttempt(tx, { deliveryId: sent.deliveryId, attempt: 1 }, { endpointId: endpoint.id });
+    await enqueueDeliveryAttempt(
+      tx,
+      { deliveryId: sent.deliveryId, attempt: 1 },
+      { endpointId: endpoint.id },
+    );
     await notify(tx, 'webhooks:due', { id: endpoint.id });
     return { sent };
   });

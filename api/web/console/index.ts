@@ -74,10 +74,7 @@ export function installConsole(
   pages.get('/console/:memberId/webhooks/:endpointId/rotate', confirmWebhookAction(web, 'rotate'));
   pages.post('/console/:memberId/webhooks/:endpointId/rotate', formBody, rotateWebhook(web));
   pages.get('/console/:memberId/webhooks/:endpointId/disable', confirmWebhookAction(web, 'disable'));
-  pages.get(
-    '/console/:memberId/webhooks/:endpointId/expire-old-secret',
-    confirmWebhookAction(web, 'expire'),
-  );
+  pages.get('/console/:memberId/webhooks/:endpointId/expire-old-secret', confirmWebhookAction(web, 'expire'));
   pages.post('/console/:memberId/webhooks/:endpointId/expire-old-secret', formBody, expireOldSecret(web));
   pages.post('/console/:memberId/webhooks/:endpointId/test', formBody, sendTestWebhook(web));
   pages.post('/console/:memberId/webhooks/:endpointId/enabled', formBody, toggleWebhook(web));

@@ -54,7 +54,9 @@ export function webhooksView(
             <div>
               ${e.enabled ? 'enabled' : 'disabled'}${
                 e.previous_secret_until
-                  ? html`<br /><span class="muted">old secret accepted until ${when(e.previous_secret_until)}</span>`
+                  ? html`<br /><span class="muted"
+                        >old secret accepted until ${when(e.previous_secret_until)}</span
+                      >`
                   : ''
               }
             </div>
@@ -100,33 +102,34 @@ function signingSection(
   const base = `${c.base}/webhooks/${endpoint.id}`;
   const state = endpoint.previous_secret_until
     ? html`<p class="warning" data-overlap>
-        Old secret accepted until ${when(endpoint.previous_secret_until)}: every delivery carries a
-        signature made with the new secret and one made with the old, so a receiver holding either accepts it.
+        Old secret accepted until ${when(endpoint.previous_secret_until)}: every delivery carries a signature
+        made with the new secret and one made with the old, so a receiver holding either accepts it.
       </p>`
     : html`<p>Every delivery is signed with the endpoint's one secret.</p>`;
   const actions = c.member.has_developer_access
     ? html`<div class="actions">
-        <a class="button" href="${base}/rotate">Rotate secret…</a>
-        ${
-          endpoint.previous_secret_until
-            ? html`<a class="button" href="${base}/expire-old-secret">Expire the old secret now…</a>`
-            : ''
-        }
+          <a class="button" href="${base}/rotate">Rotate secret…</a>
+          ${
+            endpoint.previous_secret_until
+              ? html`<a class="button" href="${base}/expire-old-secret">Expire the old secret now…</a>`
+              : ''
+          }
+          ${
+            endpoint.enabled
+              ? html`<form class="inline" method="post" action="${base}/test">
+                  ${csrfField(c)}<button type="submit">Send test event</button>
+                </form>`
+              : ''
+          }
+        </div>
         ${
           endpoint.enabled
-            ? html`<form class="inline" method="post" action="${base}/test">
-                ${csrfField(c)}<button type="submit">Send test event</button>
-              </form>`
+            ? html`<p class="muted">
+                A test event is a signed <code>${webhookTestEventType}</code> event sent to this endpoint
+                alone.
+              </p>`
             : ''
-        }
-      </div>
-      ${
-        endpoint.enabled
-          ? html`<p class="muted">
-              A test event is a signed <code>${webhookTestEventType}</code> event sent to this endpoint alone.
-            </p>`
-          : ''
-      }`
+        }`
     : '';
   return html`<h2>Signing secret</h2>
     ${state}${actions}`;
@@ -160,7 +163,9 @@ export function deliveriesView(
       (d) =>
         html`<tr data-delivery="${d.id}">
           <td>
-            <div>${d.event_type}<br /><code class="muted">${d.event_id}</code><br />${when(d.created_at)}</div>
+            <div>
+              ${d.event_type}<br /><code class="muted">${d.event_id}</code><br />${when(d.created_at)}
+            </div>
           </td>
           <td>${deliveryStatus(d)}</td>
           <td>

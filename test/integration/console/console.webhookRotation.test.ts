@@ -67,7 +67,9 @@ async function checkPage(name: string): Promise<void> {
     await page.setViewportSize(viewport);
     const axe = await new AxeBuilder({ page }).analyze();
     expect(
-      axe.violations.map((v) => `${name} ${size}: ${v.impact} ${v.id} ${v.nodes.map((n) => n.target).join()}`),
+      axe.violations.map(
+        (v) => `${name} ${size}: ${v.impact} ${v.id} ${v.nodes.map((n) => n.target).join()}`,
+      ),
     ).toEqual([]);
     const [scrollWidth, innerWidth] = (await page.evaluate(
       '[document.documentElement.scrollWidth, window.innerWidth]',
@@ -184,13 +186,16 @@ describe('the webhook page at 1280×800 and 390×844', () => {
     const failingEvent = await raise('fail_once');
     await arrived(failingEvent);
     const failing = await waitUntil(async () => {
-      const row = (await listEndpointDeliveries(pool, endpointId, 10)).find((d) => d.event_id === failingEvent);
+      const row = (await listEndpointDeliveries(pool, endpointId, 10)).find(
+        (d) => d.event_id === failingEvent,
+      );
       return row?.attempts === 1 ? row : undefined;
     });
     expect(failing.status).toBe('pending');
     await page.goto(webhookPage);
-    await expect(page.locator(`tr[data-delivery="${failing.id}"] td[data-label="Status"]`).textContent())
-      .resolves.toMatch(new RegExp(`pending\\s*next attempt ${when(failing.next_attempt_at!)}`));
+    await expect(
+      page.locator(`tr[data-delivery="${failing.id}"] td[data-label="Status"]`).textContent(),
+    ).resolves.toMatch(new RegExp(`pending\\s*next attempt ${when(failing.next_attempt_at!)}`));
     await expect(page.locator('th').allTextContents()).resolves.toEqual([
       'Event',
       'Status',
