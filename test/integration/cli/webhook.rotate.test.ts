@@ -5,9 +5,11 @@ import { z } from 'zod';
 import { commands } from '../../../cli/admin.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { recordEvent } from '../../../shared/events/recordEvent.ts';
+import { expireOldWebhookSecret, rotateWebhookSecret } from '../../../shared/webhooks/rotation.ts';
+import { sendTestEvent } from '../../../shared/webhooks/testEvent.ts';
 import { admin } from '../../helpers/cli.ts';
 import type { TestContext } from '../../helpers/context.ts';
-import type { Tenant } from '../../helpers/fixtures.ts';
+import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
@@ -141,5 +143,22 @@ describe('admin webhook rotate', () => {
     expect(await code({ overlap: '60' })).toBe('invalid_arguments');
     expect(await code({ webhook: endpoint.id, overlap: '604800' })).toBe('ok');
     expect(commands['webhook rotate']!.flags).toHaveProperty('overlap');
+  });
+
+  it('the console’s calls (rotate, expire, test event) reach only their own workspace’s endpoints', async () => {
+    const endpoint = await addWebhookEndpoint(t.deps.pool, tenant, receiver.url, ['job.failed']);
+    const other = await createTenant(t.deps.pool);
+    const asOther = { endpointId: endpoint.id, workspaceId: other.workspaceId };
+    expect(await rotateWebhookSecret(t.deps.pool, asOther)).toEqual({
+      problem: { code: 'not_found', message: `no webhook endpoint ${endpoint.id}` },
+    });
+    expect(await expireOldWebhookSecret(t.deps.pool, endpoint.id, other.workspaceId)).toBeNull();
+    expect(await sendTestEvent(t.deps.pool, { ...asOther, from: 'console' })).toMatchObject({
+      problem: { code: 'not_found' },
+    });
+    const secret = await t.deps.pool.oneFirst(sql.type(z.object({ secret: z.string() }))`
+      select secret from webhook_endpoints where id = ${endpoint.id}
+    `);
+    expect(secret).toBe(endpoint.secret);
   });
 });

@@ -204,6 +204,17 @@ describe('the webhook page at 1280×800 and 390×844', () => {
     ]);
     await checkPage('webhook-deliveries-retry');
 
+    // Posted without its confirmation page's field, expiring goes there and changes nothing.
+    const csrf = await page.locator('input[name=_csrf]').first().inputValue();
+    const unconfirmed = await page.request.post(`${webhookPage}/expire-old-secret`, {
+      form: { _csrf: csrf },
+      maxRedirects: 0,
+    });
+    expect(unconfirmed.status()).toBe(303);
+    expect(unconfirmed.headers().location).toBe(`${base}/webhooks/${endpointId}/expire-old-secret`);
+    await page.reload();
+    await expect(page.locator('[data-overlap]').count()).resolves.toBe(1);
+
     // Expire the old secret now: the page stops saying it is accepted, and only the new one signs.
     await page.getByRole('link', { name: 'Expire the old secret now…' }).click();
     await page.waitForURL(/\/expire-old-secret$/);
