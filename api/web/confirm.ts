@@ -37,6 +37,11 @@ const notices = {
   'key-revoked': 'The key was revoked: calls with it now answer 401.',
   'webhook-disabled': 'The endpoint was disabled: nothing is sent to it until it is enabled again.',
   'webhook-enabled': 'The endpoint was enabled: new events are sent to it.',
+  'webhook-test-sent': 'A test event was queued for this endpoint: its delivery shows below in a moment.',
+  'webhook-test-too-soon':
+    'No test event was sent: one went to this endpoint less than 10 seconds ago. Try again in a moment.',
+  'webhook-old-secret-expired':
+    'The old secret was expired: deliveries are signed with the current secret alone.',
   'delivery-resent': 'The delivery was queued again: its new attempt shows here in a moment.',
   'deliveries-resent':
     'The failed deliveries were queued again, oldest first: their new attempts show here as they are made.',

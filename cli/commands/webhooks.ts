@@ -3,6 +3,7 @@ import { listDeliveryAttempts, listEndpointDeliveries } from '../../shared/db/qu
 import { createWebhookEndpoint } from '../../shared/webhooks/endpoints.ts';
 import { webhookEventTypes } from '../../shared/webhooks/fanout.ts';
 import { parseSince, resendDeliveries, resendSinceLimit } from '../../shared/webhooks/resend.ts';
+import { rotateWebhookSecret, rotationOverlap } from '../../shared/webhooks/rotation.ts';
 import { CliError, integerFlag, listFlag, requireFlag } from '../cliError.ts';
 import { type CommandTable, optionalString, requiredString } from '../commandTable.ts';
 import { projectFlag } from '../sharedFlags.ts';
@@ -30,6 +31,26 @@ export const webhookCommands: CommandTable = {
         throw new CliError(code === 'not_found' ? 'not_found' : 'invalid_arguments', message);
       }
       return { webhook: created.endpoint };
+    },
+  },
+  'webhook rotate': {
+    summary:
+      'Gives an endpoint a new signing secret (printed once); deliveries are signed with the old one too for the overlap.',
+    flags: {
+      webhook: requiredString('H', 'Webhook endpoint id (wh_…).'),
+      overlap: optionalString(
+        'SECONDS',
+        `How long deliveries are also signed with the old secret, 0 to ${rotationOverlap.maxSeconds} seconds (default ${rotationOverlap.defaultSeconds}).`,
+      ),
+    },
+    run: async (pool, v) => {
+      const result = await rotateWebhookSecret(pool, {
+        endpointId: requireFlag(v, 'webhook'),
+        overlapSeconds: integerFlag(v, 'overlap') ?? rotationOverlap.defaultSeconds,
+      });
+      if ('problem' in result) throw new CliError(result.problem.code, result.problem.message);
+      const { id, secret, previousSecretUntil } = result.rotated;
+      return { webhook: { id, secret, previousSecretUntil } };
     },
   },
   'webhook deliveries': {

@@ -126,13 +126,6 @@ export async function createWebhookEndpoint(
   return { endpoint: { id: endpoint.id, secret: endpoint.secret } };
 }
 
-/** A new signing secret (returned once); deliveries from now on are signed with it. */
-export async function rotateWebhookSecret(db: Db, endpointId: string, workspaceId: string) {
-  const secret = newWebhookSecret();
-  const row = await updateWebhookEndpoint(db, endpointId, workspaceId, { secret });
-  return row ? { id: row.id, url: row.url, secret } : null;
-}
-
 /** Stops (or restarts) deliveries to an endpoint; pending attempts to a disabled one are not sent. */
 export function setWebhookEnabled(db: Db, endpointId: string, workspaceId: string, enabled: boolean) {
   return updateWebhookEndpoint(db, endpointId, workspaceId, { enabled });

@@ -24,9 +24,13 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${digest}`;
 }
 
-/** The three headers a delivery carries besides its content type. */
+/**
+ * The three headers a delivery carries besides its content type. `secrets` is the endpoint's
+ * current secret, then during a rotation's overlap the one it replaced: one space-separated `v1,`
+ * signature each, so a receiver holding either accepts the delivery.
+ */
 export function webhookHeaders(
-  secret: string,
+  secrets: readonly [string, ...string[]],
   id: string,
   timestampSeconds: number,
   body: string,
@@ -34,7 +38,7 @@ export function webhookHeaders(
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': signWebhook(secret, id, timestampSeconds, body),
+    'webhook-signature': secrets.map((s) => signWebhook(s, id, timestampSeconds, body)).join(' '),
   };
 }
 

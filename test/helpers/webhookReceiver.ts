@@ -9,6 +9,8 @@ export type Received = {
   valid: boolean;
   /** The answer given. */
   status: number;
+  /** The Standard Webhooks headers as sent, for a receiver library to verify. */
+  headers: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string };
 };
 
 /**
@@ -39,7 +41,17 @@ export async function webhookReceiver(
         signature: req.headers['webhook-signature'] as string,
       };
       const status = answer({ id, body, seen: of(id).length });
-      received.push({ id, body, valid: verifyWebhook(secret(), headers, body), status });
+      received.push({
+        id,
+        body,
+        valid: verifyWebhook(secret(), headers, body),
+        status,
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': headers.timestamp,
+          'webhook-signature': headers.signature,
+        },
+      });
       res.writeHead(status).end();
     });
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
 
 import {
   newWebhookSecret,
@@ -19,7 +20,7 @@ const vector = {
 describe('Standard Webhooks signing', () => {
   it('reproduces the reference test vector', () => {
     expect(signWebhook(vector.secret, vector.id, vector.timestamp, vector.body)).toBe(vector.signature);
-    expect(webhookHeaders(vector.secret, vector.id, vector.timestamp, vector.body)).toEqual({
+    expect(webhookHeaders([vector.secret], vector.id, vector.timestamp, vector.body)).toEqual({
       'webhook-id': vector.id,
       'webhook-timestamp': '1614265330',
       'webhook-signature': vector.signature,
@@ -52,6 +53,18 @@ describe('Standard Webhooks signing', () => {
       false,
     );
     expect(verifyWebhook(newWebhookSecret(), headers, vector.body, now)).toBe(false);
+  });
+
+  it('signs with every secret given, space-separated: the standardwebhooks library accepts either', () => {
+    const [current, previous, other] = [newWebhookSecret(), newWebhookSecret(), newWebhookSecret()];
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders([current, previous], vector.id, timestamp, vector.body);
+    expect(headers['webhook-signature']).toBe(
+      `${signWebhook(current, vector.id, timestamp, vector.body)} ${signWebhook(previous, vector.id, timestamp, vector.body)}`,
+    );
+    expect(new Webhook(current).verify(vector.body, headers)).toEqual({ test: 2432232314 });
+    expect(new Webhook(previous).verify(vector.body, headers)).toEqual({ test: 2432232314 });
+    expect(() => new Webhook(other).verify(vector.body, headers)).toThrow('No matching signature found');
   });
 
   it('mints secrets as whsec_ + base64 of 32 random bytes', () => {

@@ -54,7 +54,13 @@ function send(
     {
       url: d.url,
       body,
-      headers: webhookHeaders(d.secret, d.event_id, timestamp, body),
+      // During a rotation's overlap, signed with the replaced secret too: receivers accept either.
+      headers: webhookHeaders(
+        d.previous_secret === null ? [d.secret] : [d.secret, d.previous_secret],
+        d.event_id,
+        timestamp,
+        body,
+      ),
       timeoutMs: policy.timeoutMs,
       allowPrivate: ctx.config.webhookAllowPrivate,
       signal,

@@ -16,9 +16,11 @@ import { downloadSpendCsv, showSpendRecords, showUsage } from './usagePages.ts';
 import { confirmResendSince, confirmWebhookAction } from './webhooksConfirmPages.ts';
 import {
   createWebhook,
+  expireOldSecret,
   resendFailedSince,
   resendWebhookDelivery,
   rotateWebhook,
+  sendTestWebhook,
   showDeliveries,
   showWebhooks,
   toggleWebhook,
@@ -72,6 +74,9 @@ export function installConsole(
   pages.get('/console/:memberId/webhooks/:endpointId/rotate', confirmWebhookAction(web, 'rotate'));
   pages.post('/console/:memberId/webhooks/:endpointId/rotate', formBody, rotateWebhook(web));
   pages.get('/console/:memberId/webhooks/:endpointId/disable', confirmWebhookAction(web, 'disable'));
+  pages.get('/console/:memberId/webhooks/:endpointId/expire-old-secret', confirmWebhookAction(web, 'expire'));
+  pages.post('/console/:memberId/webhooks/:endpointId/expire-old-secret', formBody, expireOldSecret(web));
+  pages.post('/console/:memberId/webhooks/:endpointId/test', formBody, sendTestWebhook(web));
   pages.post('/console/:memberId/webhooks/:endpointId/enabled', formBody, toggleWebhook(web));
   pages.get('/console/:memberId/webhooks/:endpointId/resend', confirmResendSince(web));
   pages.post('/console/:memberId/webhooks/:endpointId/resend', formBody, resendFailedSince(web));

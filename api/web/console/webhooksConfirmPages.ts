@@ -2,20 +2,45 @@ import type { RequestHandler } from 'express';
 
 import { countFailedDeliveriesSince, findWorkspaceEndpoint } from '../../../shared/db/queries/webhooks.ts';
 import { parseSince, resendSinceLimit } from '../../../shared/webhooks/resend.ts';
+import { rotationOverlap } from '../../../shared/webhooks/rotation.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { confirmView } from '../confirm.ts';
-import { html } from '../html.ts';
+import { html, type SafeHtml } from '../html.ts';
 import { developerContext, param, when } from './context.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { badSince, sendDeliveries } from './webhooksPages.ts';
+
+/** The overlaps the console offers (the CLI takes any up to rotationOverlap.maxSeconds). */
+const overlapChoices: readonly [seconds: number, label: string][] = [
+  [rotationOverlap.defaultSeconds, '24 hours'],
+  [3_600, '1 hour'],
+  [3 * 86_400, '3 days'],
+  [rotationOverlap.maxSeconds, '7 days'],
+  [0, 'No overlap: expire the old secret now'],
+];
+
+const overlapField: SafeHtml = html`<label for="overlap">Keep signing with the old secret for</label>
+  <select id="overlap" name="overlap">
+    ${overlapChoices.map(([seconds, label]) => html`<option value="${String(seconds)}">${label}</option>`)}
+  </select>`;
 
 const words = {
   rotate: {
     title: 'Rotate a signing secret',
     heading: (url: string) => `Rotate the signing secret of ${url}?`,
     consequence:
-      'Deliveries are signed with a new secret, shown once on the next page, from now on: the receiver rejects them until it has the new secret.',
+      'A new secret is made and shown once on the next page. For the overlap you choose, every delivery is signed with both the new and the old secret, so your receiver accepts them while you give it the new one; after that, only the new one signs.',
     submit: 'Rotate secret',
+    path: 'rotate',
+    fields: overlapField,
+  },
+  expire: {
+    title: 'Expire the old signing secret',
+    heading: (url: string) => `Stop signing deliveries to ${url} with the old secret?`,
+    consequence:
+      'From now on deliveries carry only the new secret’s signature: a receiver still holding the old secret rejects them.',
+    submit: 'Expire old secret',
+    path: 'expire-old-secret',
     fields: html``,
   },
   disable: {
@@ -24,11 +49,15 @@ const words = {
     consequence:
       'Nothing is sent to this endpoint while it is disabled; events that happen meanwhile are not delivered to it. You can enable it again.',
     submit: 'Disable endpoint',
+    path: 'enabled',
     fields: html`<input type="hidden" name="enabled" value="off" />`,
   },
 } as const;
 
-/** GET /console/:memberId/webhooks/:endpointId/{rotate,disable}: what the action does, and its button. */
+/**
+ * GET /console/:memberId/webhooks/:endpointId/{rotate,disable,expire-old-secret}: what the action
+ * does, and its button (expiring when no old secret is in force says so instead).
+ */
 export function confirmWebhookAction(web: BrowserContext, action: keyof typeof words): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks');
@@ -40,10 +69,16 @@ export function confirmWebhookAction(web: BrowserContext, action: keyof typeof w
     );
     if (!endpoint) return sendConsoleError(res, c, 404, 'Not found', 'No such webhook in this workspace.');
     const w = words[action];
+    if (action === 'expire' && endpoint.previous_secret_until === null) {
+      const view = html`<h1>No old secret to expire</h1>
+        <p>Deliveries to <code>${endpoint.url}</code> are signed with its current secret alone.</p>
+        <p><a href="${c.base}/webhooks/${endpoint.id}">Back to the webhook</a></p>`;
+      return sendConsolePage(res, 200, w.title, c, 'webhooks', view);
+    }
     const view = confirmView({
       heading: w.heading(endpoint.url),
       consequence: w.consequence,
-      action: `${c.base}/webhooks/${endpoint.id}/${action === 'rotate' ? 'rotate' : 'enabled'}`,
+      action: `${c.base}/webhooks/${endpoint.id}/${w.path}`,
       csrf: c.csrf,
       submit: w.submit,
       cancel: `${c.base}/webhooks`,

@@ -5,12 +5,10 @@ import {
   listEndpointDeliveryLog,
   listWorkspaceEndpoints,
 } from '../../../shared/db/queries/webhooks.ts';
-import {
-  createWebhookEndpoint,
-  rotateWebhookSecret,
-  setWebhookEnabled,
-} from '../../../shared/webhooks/endpoints.ts';
+import { createWebhookEndpoint, setWebhookEnabled } from '../../../shared/webhooks/endpoints.ts';
 import { parseSince, resendDeliveries, type ResendTarget } from '../../../shared/webhooks/resend.ts';
+import { expireOldWebhookSecret, rotateWebhookSecret } from '../../../shared/webhooks/rotation.ts';
+import { sendTestEvent } from '../../../shared/webhooks/testEvent.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { isConfirmed, noticeHref } from '../confirm.ts';
 import {
@@ -77,23 +75,74 @@ export function createWebhook(web: BrowserContext): RequestHandler {
   };
 }
 
-/** POST /console/:memberId/webhooks/:endpointId/rotate */
+/**
+ * POST /console/:memberId/webhooks/:endpointId/rotate, from its confirmation page, which chooses
+ * the overlap (`overlap`, seconds) during which the old secret signs deliveries too.
+ */
 export function rotateWebhook(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change webhooks', { form: true });
     if (!c) return;
-    if (!isConfirmed(req)) {
-      return res.redirect(303, `${c.base}/webhooks/${String(req.params.endpointId)}/rotate`);
+    const endpointId = String(req.params.endpointId);
+    if (!isConfirmed(req)) return res.redirect(303, `${c.base}/webhooks/${endpointId}/rotate`);
+    const overlap = field(req, 'overlap');
+    const result = await rotateWebhookSecret(web.pool, {
+      endpointId,
+      workspaceId: c.member.workspace_id,
+      overlapSeconds: /^\d{1,7}$/.test(overlap) ? Number(overlap) : -1,
+    });
+    if ('problem' in result) {
+      if (result.problem.code === 'not_found') return noSuchWebhook(res, c);
+      return sendConsoleError(res, c, 400, 'Cannot rotate', result.problem.message);
     }
-    const rotated = await rotateWebhookSecret(web.pool, String(req.params.endpointId), c.member.workspace_id);
-    if (!rotated) return noSuchWebhook(res, c);
+    const { url, secret, previousSecretUntil } = result.rotated;
     const reveal = await stashReveal(
       web,
       c,
       req,
-      webhookReveal(c, 'Secret rotated', rotated.url, rotated.secret),
+      webhookReveal(c, 'Secret rotated', url, secret, previousSecretUntil),
     );
     res.redirect(303, reveal);
+  };
+}
+
+/** POST /console/:memberId/webhooks/:endpointId/expire-old-secret, from its confirmation page. */
+export function expireOldSecret(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
+    const endpointId = String(req.params.endpointId);
+    if (!isConfirmed(req)) return res.redirect(303, `${c.base}/webhooks/${endpointId}/expire-old-secret`);
+    const row = await expireOldWebhookSecret(web.pool, endpointId, c.member.workspace_id);
+    if (!row) return noSuchWebhook(res, c);
+    res.redirect(303, noticeHref(`${c.base}/webhooks/${endpointId}`, 'webhook-old-secret-expired'));
+  };
+}
+
+/**
+ * POST /console/:memberId/webhooks/:endpointId/test: one signed `webhook.test` event to this
+ * endpoint, then back to its deliveries with what happened (a reload sends nothing); refused,
+ * with a notice, while the endpoint's last one is under testEventIntervalSeconds old.
+ */
+export function sendTestWebhook(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await developerContext(web, req, res, 'change webhooks', { form: true });
+    if (!c) return;
+    const endpointId = String(req.params.endpointId);
+    const result = await sendTestEvent(web.pool, {
+      endpointId,
+      workspaceId: c.member.workspace_id,
+      from: 'console',
+    });
+    const back = `${c.base}/webhooks/${endpointId}`;
+    if ('problem' in result) {
+      const { code, message } = result.problem;
+      if (code === 'not_found') return noSuchWebhook(res, c);
+      // Refused for being too soon, it still redirects: a reload of the page asks again for nothing.
+      if (code === 'rate_limited') return res.redirect(303, noticeHref(back, 'webhook-test-too-soon'));
+      return sendConsoleError(res, c, 409, 'Test event not sent', message);
+    }
+    res.redirect(303, noticeHref(back, 'webhook-test-sent'));
   };
 }
 

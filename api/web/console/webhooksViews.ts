@@ -1,4 +1,8 @@
-import type { listEndpointDeliveryLog, listWorkspaceEndpoints } from '../../../shared/db/queries/webhooks.ts';
+import {
+  type listEndpointDeliveryLog,
+  type listWorkspaceEndpoints,
+  webhookTestEventType,
+} from '../../../shared/db/queries/webhooks.ts';
 import { webhookEventTypes } from '../../../shared/webhooks/fanout.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, type TypedForm, when } from './context.ts';
@@ -46,7 +50,17 @@ export function webhooksView(
           </td>
           <td>${e.project_name}</td>
           <td>${e.events.join(', ')}</td>
-          <td>${e.enabled ? 'enabled' : 'disabled'}</td>
+          <td>
+            <div>
+              ${e.enabled ? 'enabled' : 'disabled'}${
+                e.previous_secret_until
+                  ? html`<br /><span class="muted"
+                        >old secret accepted until ${when(e.previous_secret_until)}</span
+                      >`
+                  : ''
+              }
+            </div>
+          </td>
           <td>
             ${
               c.member.has_developer_access
@@ -76,9 +90,63 @@ export function webhooksView(
     ${developerForm(c, `${c.base}/webhooks`, endpointForm, endpointFields(c, typed), error)}`;
 }
 
+/**
+ * The endpoint's signing secret as it stands, truthfully: during a rotation's overlap deliveries
+ * carry both signatures until the old secret's end (database clock); and what a developer can do
+ * about it, with the test event.
+ */
+function signingSection(
+  c: ConsoleContext,
+  endpoint: { id: string; enabled: boolean; previous_secret_until: string | null },
+): SafeHtml {
+  const base = `${c.base}/webhooks/${endpoint.id}`;
+  const state = endpoint.previous_secret_until
+    ? html`<p class="warning" data-overlap>
+        Old secret accepted until ${when(endpoint.previous_secret_until)}: every delivery carries a signature
+        made with the new secret and one made with the old, so a receiver holding either accepts it.
+      </p>`
+    : html`<p>Every delivery is signed with the endpoint's one secret.</p>`;
+  const actions = c.member.has_developer_access
+    ? html`<div class="actions">
+          <a class="button" href="${base}/rotate">Rotate secret…</a>
+          ${
+            endpoint.previous_secret_until
+              ? html`<a class="button" href="${base}/expire-old-secret">Expire the old secret now…</a>`
+              : ''
+          }
+          ${
+            endpoint.enabled
+              ? html`<form class="inline" method="post" action="${base}/test">
+                  ${csrfField(c)}<button type="submit">Send test event</button>
+                </form>`
+              : ''
+          }
+        </div>
+        ${
+          endpoint.enabled
+            ? html`<p class="muted">
+                A test event is a signed <code>${webhookTestEventType}</code> event sent to this endpoint
+                alone.
+              </p>`
+            : ''
+        }`
+    : '';
+  return html`<h2>Signing secret</h2>
+    ${state}${actions}`;
+}
+
+/**
+ * A delivery's status, with when its next attempt is due while it is pending (one element, so a
+ * phone's card keeps both lines in the value column).
+ */
+function deliveryStatus(d: Delivery): SafeHtml {
+  if (d.status !== 'pending' || d.next_attempt_at === null) return html`${d.status}`;
+  return html`<div>${d.status}<br /><span class="muted">next attempt ${when(d.next_attempt_at)}</span></div>`;
+}
+
 export function deliveriesView(
   c: ConsoleContext,
-  endpoint: { id: string; url: string; enabled: boolean },
+  endpoint: { id: string; url: string; enabled: boolean; previous_secret_until: string | null },
   deliveries: readonly Delivery[],
   next: string | null,
   refused?: { error: string; since: string },
@@ -86,14 +154,20 @@ export function deliveriesView(
   const canResend = endpoint.enabled && c.member.has_developer_access;
   return html`<h1>Deliveries to <code>${endpoint.url}</code></h1>
     <p class="muted">${endpoint.enabled ? 'Enabled.' : 'Disabled: nothing is sent.'}</p>
+    ${signingSection(c, endpoint)}
+    <h2>Deliveries</h2>
     ${canResend ? resendSinceForm(c, endpoint.id, refused) : ''}
     ${consoleTable(
-      ['Event', 'Status', 'Attempts', ''],
+      ['Event', 'Status', 'Attempts', 'Actions'],
       deliveries,
       (d) =>
         html`<tr data-delivery="${d.id}">
-          <td>${d.event_type}<br /><code class="muted">${d.event_id}</code><br />${when(d.created_at)}</td>
-          <td>${d.status}</td>
+          <td>
+            <div>
+              ${d.event_type}<br /><code class="muted">${d.event_id}</code><br />${when(d.created_at)}
+            </div>
+          </td>
+          <td>${deliveryStatus(d)}</td>
           <td>
             <ol>
               ${d.attempt_log.map(
@@ -161,12 +235,23 @@ function resendSinceForm(
   </form>`;
 }
 
-/** The signing secret's one showing, after an endpoint is added or its secret rotated. */
-export function webhookReveal(c: ConsoleContext, title: string, url: string, secret: string): Reveal {
+/**
+ * The signing secret's one showing, after an endpoint is added or its secret rotated (`oldUntil`:
+ * the replaced secret signs deliveries too until then).
+ */
+export function webhookReveal(
+  c: ConsoleContext,
+  title: string,
+  url: string,
+  secret: string,
+  oldUntil: string | null = null,
+): Reveal {
   return {
     title,
     heading: `Signing secret for ${url}`,
-    note: 'Deliveries are signed with this secret from now on.',
+    note: oldUntil
+      ? `Deliveries are signed with this secret from now on, and with the old one too until ${when(oldUntil)}: give your receiver this secret before then.`
+      : 'Deliveries are signed with this secret from now on.',
     fields: [{ label: 'Secret', value: secret, secret: true }],
     back: { href: `${c.base}/webhooks`, label: 'Back to webhooks' },
   };

@@ -11,6 +11,9 @@ const endpointRow = workspaceRecord.extend({
   secret: z.string(),
   enabled: z.boolean(),
   created_at: isoTimestamp,
+  /** The secret a rotation replaced, signing deliveries too until previous_secret_expires_at. */
+  previous_secret: z.string().nullable(),
+  previous_secret_expires_at: isoTimestamp.nullable(),
 });
 export type WebhookEndpointRow = z.infer<typeof endpointRow>;
 
@@ -97,6 +100,8 @@ const joinedDeliveryColumns = columnsOf(deliveryRow, 'd');
 const attemptContextRow = deliveryRow.extend({
   url: z.string(),
   secret: z.string(),
+  /** The replaced secret while its overlap lasts (database clock), else null. */
+  previous_secret: z.string().nullable(),
   endpoint_enabled: z.boolean(),
   event_type: z.string(),
   event_data: z.record(z.string(), z.unknown()),
@@ -105,6 +110,11 @@ const attemptContextRow = deliveryRow.extend({
   endpoint_has_held: z.boolean(),
 });
 export type DeliveryAttemptContext = z.infer<typeof attemptContextRow>;
+
+// The secret a rotation replaced, while its overlap lasts: judged on the database clock, the same
+// for every worker.
+const previousSecretInForce = sql.fragment`case when e.previous_secret_expires_at > now()
+  then e.previous_secret end as previous_secret`;
 
 // What bringForwardHeldDeliveries would find, asked first so that an endpoint with nothing held
 // (nearly always) costs every 2xx one index probe, not that statement.
@@ -117,7 +127,7 @@ const endpointHasHeld = sql.fragment`exists (
 export function findDeliveryAttemptContext(db: Db, deliveryId: string) {
   return db.maybeOne(sql.type(attemptContextRow)`
     select ${joinedDeliveryColumns},
-           e.url, e.secret, e.enabled as endpoint_enabled,
+           e.url, e.secret, ${previousSecretInForce}, e.enabled as endpoint_enabled,
            ev.type as event_type, ev.data as event_data, ev.created_at as event_created_at,
            ${endpointHasHeld}
     from webhook_deliveries d
@@ -240,7 +250,7 @@ export function bringForwardHeldDeliveries(
 export function findDueDeliveries(db: Db, endpointId: string, limit: number, excluding: string[]) {
   return db.any(sql.type(dueDeliveryRow)`
     select ${joinedDeliveryColumns},
-           e.url, e.secret, e.enabled as endpoint_enabled,
+           e.url, e.secret, ${previousSecretInForce}, e.enabled as endpoint_enabled,
            ev.type as event_type, ev.data as event_data, ev.created_at as event_created_at,
            ${endpointHasHeld},
            (select j.payload -> 'trace' from graphile_worker._private_jobs j
@@ -292,17 +302,46 @@ export function listDeliveryAttempts(db: Db, deliveryId: string) {
   `);
 }
 
-/** Sets an endpoint's secret or its enabled flag: its id and URL, or null when the workspace has none such. */
+/** Sets an endpoint's enabled flag: its id and URL, or null when the workspace has none such. */
 export function updateWebhookEndpoint(
   db: Db,
   endpointId: string,
   workspaceId: string,
-  change: { secret: string } | { enabled: boolean },
+  change: { enabled: boolean },
 ) {
-  const set =
-    'secret' in change ? sql.fragment`secret = ${change.secret}` : sql.fragment`enabled = ${change.enabled}`;
   return db.maybeOne(sql.type(endpointRow.pick({ id: true, url: true }))`
-    update webhook_endpoints set ${set}
+    update webhook_endpoints set enabled = ${change.enabled}
+    where id = ${endpointId} and workspace_id = ${workspaceId}
+    returning id, url
+  `);
+}
+
+const rotatedRow = endpointRow.pick({ id: true, url: true, previous_secret_expires_at: true });
+
+/**
+ * Gives an endpoint a new secret; the one it replaces keeps signing for `overlapSeconds` from now
+ * (database clock), none when 0. A rotation during an overlap drops the oldest secret: two at most.
+ * Any workspace's endpoint when `workspaceId` is null (the operator CLI).
+ */
+export function rotateEndpointSecret(
+  db: Db,
+  input: { endpointId: string; workspaceId: string | null; secret: string; overlapSeconds: number },
+) {
+  return db.maybeOne(sql.type(rotatedRow)`
+    update webhook_endpoints
+    set previous_secret = case when ${input.overlapSeconds} > 0 then secret end,
+        previous_secret_expires_at = case when ${input.overlapSeconds} > 0
+          then now() + make_interval(secs => ${input.overlapSeconds}) end,
+        secret = ${input.secret}
+    where id = ${input.endpointId} and (${input.workspaceId}::text is null or workspace_id = ${input.workspaceId})
+    returning id, url, previous_secret_expires_at
+  `);
+}
+
+/** Ends a rotation's overlap now: deliveries are signed with the current secret alone. */
+export function expirePreviousSecret(db: Db, endpointId: string, workspaceId: string) {
+  return db.maybeOne(sql.type(endpointRow.pick({ id: true, url: true }))`
+    update webhook_endpoints set previous_secret = null, previous_secret_expires_at = null
     where id = ${endpointId} and workspace_id = ${workspaceId}
     returning id, url
   `);
@@ -367,7 +406,14 @@ export async function reopenDeliveries(db: Db, deliveryIds: readonly string[], a
   `);
 }
 
-const listedEndpointRow = endpointRow.omit({ secret: true }).extend({
+/** An endpoint as the console shows it: never a secret; the old one's end while it is in force. */
+const shownEndpointRow = endpointRow
+  .omit({ secret: true, previous_secret: true, previous_secret_expires_at: true })
+  .extend({ previous_secret_until: isoTimestamp.nullable() });
+const previousSecretUntil = sql.fragment`case when e.previous_secret_expires_at > now()
+  then e.previous_secret_expires_at end as previous_secret_until`;
+
+const listedEndpointRow = shownEndpointRow.extend({
   project_name: z.string(),
   cursor_at: cursorAtText,
 });
@@ -376,7 +422,7 @@ const listedEndpointRow = endpointRow.omit({ secret: true }).extend({
 export function listWorkspaceEndpoints(db: Db, workspaceId: string, page: ListPage) {
   return db.any(sql.type(listedEndpointRow)`
     select e.id, e.workspace_id, e.project_id, e.url, e.events, e.enabled, e.created_at, p.name as project_name,
-           ${cursorAt('e')}
+           ${previousSecretUntil}, ${cursorAt('e')}
     from webhook_endpoints e join projects p on p.id = e.project_id
     where e.workspace_id = ${workspaceId} ${afterPosition(page, 'e')}
     ${newestFirst(page, 'e')}
@@ -384,9 +430,9 @@ export function listWorkspaceEndpoints(db: Db, workspaceId: string, page: ListPa
 }
 
 export function findWorkspaceEndpoint(db: Db, endpointId: string, workspaceId: string) {
-  return db.maybeOne(sql.type(endpointRow.omit({ secret: true }))`
-    select id, workspace_id, project_id, url, events, enabled, created_at
-    from webhook_endpoints where id = ${endpointId} and workspace_id = ${workspaceId}
+  return db.maybeOne(sql.type(shownEndpointRow)`
+    select e.id, e.workspace_id, e.project_id, e.url, e.events, e.enabled, e.created_at, ${previousSecretUntil}
+    from webhook_endpoints e where e.id = ${endpointId} and e.workspace_id = ${workspaceId}
   `);
 }
 
@@ -417,5 +463,64 @@ export function listEndpointDeliveryLog(db: Db, endpointId: string, page: ListPa
     from webhook_deliveries d join events ev on ev.id = d.event_id
     where d.endpoint_id = ${endpointId} ${afterPosition(page, 'd')}
     ${newestFirst(page, 'd')}
+  `);
+}
+
+const lockedEndpointRow = endpointRow.pick({
+  id: true,
+  workspace_id: true,
+  project_id: true,
+  url: true,
+  enabled: true,
+});
+
+/** An endpoint by id, locked: test events to it are checked against its limit one at a time. */
+export function lockWebhookEndpoint(db: Db, endpointId: string) {
+  return db.maybeOne(sql.type(lockedEndpointRow)`
+    select id, workspace_id, project_id, url, enabled from webhook_endpoints where id = ${endpointId}
+    for update
+  `);
+}
+
+/** The event kind of "send test event" (no endpoint subscribes to it: it goes to one endpoint). */
+export const webhookTestEventType = 'webhook.test';
+
+/**
+ * Whole seconds until the endpoint may take another test event, 0 when it may now: one per
+ * `intervalSeconds` (webhook_deliveries_endpoint_idx reads only that window's deliveries).
+ */
+export function testEventWaitSeconds(db: Db, endpointId: string, intervalSeconds: number) {
+  return db.oneFirst(sql.type(z.object({ wait: z.number() }))`
+    select coalesce(ceil(extract(epoch from max(d.created_at) + make_interval(secs => ${intervalSeconds}) - now())),
+                    0)::int as wait
+    from webhook_deliveries d join events ev on ev.id = d.event_id
+    where d.endpoint_id = ${endpointId} and d.created_at > now() - make_interval(secs => ${intervalSeconds})
+      and ev.type = ${webhookTestEventType}
+  `);
+}
+
+/**
+ * A test event and its one delivery, to that endpoint alone, in one statement (the event exists
+ * only for the delivery; fan-out never sees it).
+ */
+export async function insertTestDelivery(
+  db: Db,
+  t: {
+    eventId: string;
+    deliveryId: string;
+    workspaceId: string;
+    projectId: string;
+    endpointId: string;
+    data: Record<string, string>;
+  },
+): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    with event as (
+      insert into events (id, workspace_id, project_id, type, data)
+      values (${t.eventId}, ${t.workspaceId}, ${t.projectId}, ${webhookTestEventType}, ${sql.jsonb(t.data)})
+      returning id
+    )
+    insert into webhook_deliveries (id, workspace_id, endpoint_id, event_id)
+    select ${t.deliveryId}, ${t.workspaceId}, ${t.endpointId}, id from event
   `);
 }
