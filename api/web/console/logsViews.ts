@@ -99,7 +99,9 @@ function rangeLinks(c: ConsoleContext, p: LogsPage): SafeHtml {
  */
 function statusBadge(status: number): SafeHtml {
   const kind = status >= 500 ? 'http-5xx' : status >= 400 ? 'http-4xx' : 'http-ok';
-  return html`<span class="http-status ${kind}">${status} ${STATUS_CODES[status] ?? ''}</span>`;
+  // 499 is the log's own (the client left before an answer, nginx's name); Node has no words for it.
+  const words = STATUS_CODES[status] ?? (status === 499 ? 'Client Closed Request' : '');
+  return html`<span class="http-status ${kind}">${status} ${words}</span>`;
 }
 
 const failedRow = (status: number) => (status >= 500 ? 'call-5xx' : status >= 400 ? 'call-4xx' : '');
