@@ -12,6 +12,7 @@ import { installMcp } from './mcp/installMcp.ts';
 import { installResourceMetadata } from './mcp/resourceMetadata.ts';
 import { hirefireEndpoint } from './metrics/hirefireEndpoint.ts';
 import { metricsEndpoint } from './metrics/metricsEndpoint.ts';
+import { installCompression } from './middleware/installCompression.ts';
 import { installErrorHandler } from './middleware/installErrorHandler.ts';
 import { installRequestId } from './middleware/installRequestId.ts';
 import { installRequestLog } from './middleware/installRequestLog.ts';
@@ -50,6 +51,8 @@ export function makeApp(deps: AppDeps): Express {
   // 1. Identity of the request, and its log line once it finishes.
   installRequestId(app);
   installRequestLog(app, deps.requestLog);
+  // 1a. HTML, CSS and JSON bodies compressed for clients that accept it (streams never).
+  installCompression(app);
   // 2. Liveness for load balancers and the status probe: no key, no database.
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });

@@ -44,7 +44,9 @@ export function consoleFrame(c: FrameFor, current: string, body: SafeHtml, notic
                 ? html`<li><a href="${base}/${path}" aria-current="page">${label}</a></li>`
                 : html`<li><a href="${base}/${path}">${label}</a></li>`,
             )}
-            <li><a href="/account">Connected apps</a></li>
+            <li>
+              <a href="/account" ${current === 'account' ? html`aria-current="page"` : ''}>Connected apps</a>
+            </li>
             <li><a href="/status">Status</a></li>
           </ul>
         </nav>

@@ -7,6 +7,13 @@ export type LogChoices = {
   apps: readonly { id: string; name: string }[];
 };
 
+/** The quick ranges the log offers, as a `range` parameter: a period back from now. */
+export const quickRanges = [
+  { id: '1h', label: 'Last hour', ms: 3_600_000 },
+  { id: '1d', label: 'Last day', ms: 86_400_000 },
+  { id: '7d', label: 'Last week', ms: 7 * 86_400_000 },
+] as const;
+
 const isoOrUndefined = (value: string) =>
   value !== '' && !Number.isNaN(Date.parse(`${value}Z`)) ? new Date(`${value}Z`).toISOString() : undefined;
 
@@ -25,8 +32,12 @@ export function readLogFilter(
   doc: ApiDocument,
   choices: LogChoices,
   query: (name: string) => string,
+  now: number,
 ): { filter: RequestLogFilter; problems: string[] } {
   const problems: string[] = [];
+  const range = quickRanges.find((r) => r.id === query('range'));
+  if (query('range') && !range) problems.push('That quick range is not one of the last hour, day or week.');
+  if (range && query('since')) problems.push('Choose a quick range or a From time, not both.');
   const status = readStatus(query('status'));
   if (status === null)
     {problems.push(`Status “${query('status')}” is not a code such as 404 or a class such as 4xx.`);}
@@ -51,7 +62,7 @@ export function readLogFilter(
       oauthAppId: app || undefined,
       status: status ?? undefined,
       operation: operation || undefined,
-      since: isoOrUndefined(query('since')),
+      since: range ? new Date(now - range.ms).toISOString() : isoOrUndefined(query('since')),
       until: isoOrUndefined(query('until')),
     },
     problems,

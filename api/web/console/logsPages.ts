@@ -29,7 +29,7 @@ export function showLogs(web: BrowserContext): RequestHandler {
     if (!c) return;
     const query = (name: string) => param(req, name);
     const choices = await logChoices(web, c.member.workspace_id);
-    const { filter, problems } = readLogFilter(web.doc, choices, query);
+    const { filter, problems } = readLogFilter(web.doc, choices, query, web.clock());
     // A request log's id is a number: a cursor with any other id is the first page. A filter that
     // cannot be applied lists nothing and says why.
     const found = problems.length > 0 ? { items: [], next: null } : undefined;
@@ -43,7 +43,7 @@ export function showLogs(web: BrowserContext): RequestHandler {
         }),
       ));
     const kept = new URLSearchParams();
-    for (const name of ['key', 'app', 'status', 'operation', 'since', 'until']) {
+    for (const name of ['key', 'app', 'status', 'operation', 'range', 'since', 'until']) {
       if (query(name)) kept.set(name, query(name));
     }
     const view = logsView(c, web.doc, { calls, kept, next, query, choices, problems });

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 import type {
   findWorkspaceRequestLog,
   listFilteredRequestLogs,
@@ -5,7 +7,7 @@ import type {
 import type { ApiDocument } from '../../openapi/document.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, money } from './context.ts';
-import type { LogChoices } from './logFilter.ts';
+import { type LogChoices, quickRanges } from './logFilter.ts';
 import { encodePageCursor } from './pageCursor.ts';
 import { consoleTable } from './table.ts';
 
@@ -67,6 +69,47 @@ function filterForm(c: ConsoleContext, doc: ApiDocument, p: LogsPage): SafeHtml 
   </form>`;
 }
 
+/**
+ * The quick ranges as links (GET, so a range is a URL to share): each keeps the other filters and
+ * replaces the period; the one in force is marked.
+ */
+function rangeLinks(c: ConsoleContext, p: LogsPage): SafeHtml {
+  const href = (range: string) => {
+    const params = new URLSearchParams(p.kept);
+    for (const name of ['range', 'since', 'until']) params.delete(name);
+    if (range) params.set('range', range);
+    const search = params.toString();
+    return `${c.base}/logs${search ? `?${search}` : ''}`;
+  };
+  const current = p.query('range');
+  const link = (id: string, label: string) =>
+    html`<li>
+      <a href="${href(id)}" ${current === id ? html`aria-current="page"` : ''}>${label}</a>
+    </li>`;
+  return html`<nav class="ranges" aria-label="Quick ranges">
+    <ul>
+      ${quickRanges.map((r) => link(r.id, r.label))} ${link('', 'Any time')}
+    </ul>
+  </nav>`;
+}
+
+/**
+ * A call's status as a badge with its words ("404 Not Found"): a failed call (4xx, 5xx) says so in
+ * text and stands out in colour too, never by colour alone.
+ */
+function statusBadge(status: number): SafeHtml {
+  const kind = status >= 500 ? 'http-5xx' : status >= 400 ? 'http-4xx' : 'http-ok';
+  // 499 is the log's own (the client left before an answer, nginx's name); Node has no words for it.
+  const words = STATUS_CODES[status] ?? (status === 499 ? 'Client Closed Request' : '');
+  return html`<span class="http-status ${kind}">${status} ${words}</span>`;
+}
+
+const failedRow = (status: number) => (status >= 500 ? 'call-5xx' : status >= 400 ? 'call-4xx' : '');
+
+/** A path that may wrap after each slash on a phone, so an id in it stays whole. */
+const wrappablePath = (path: string) =>
+  path.split('/').map((segment, i) => (i === 0 ? segment : html`/<wbr />${segment}`));
+
 /** Who made a call: the key's or app's name first, its id beside it. */
 function caller(choices: LogChoices, l: Pick<Call, 'key_id' | 'oauth_app_id'>): SafeHtml {
   const app = l.oauth_app_id ? choices.apps.find((a) => a.id === l.oauth_app_id) : undefined;
@@ -89,20 +132,20 @@ export function logsView(c: ConsoleContext, doc: ApiDocument, p: LogsPage): Safe
           </div>`
         : ''
     }
-    ${filterForm(c, doc, p)}
+    ${filterForm(c, doc, p)} ${rangeLinks(c, p)}
     ${consoleTable(
       ['Time (UTC)', 'Method', 'Path', 'Status', 'Latency', 'Cost', 'Key or app'],
       p.calls,
       (l) =>
-        html`<tr>
+        html`<tr class="${failedRow(l.status)}">
           <td class="nowrap">
             <a href="${c.base}/logs/${encodePageCursor(l.cursor_at, l.id)}"
               >${l.created_at.replace('T', ' ').slice(0, 19)}</a
             >
           </td>
           <td>${l.method}</td>
-          <td><code>${l.path}</code></td>
-          <td>${l.status}${l.cache_status === 'hit' ? ' (cache hit)' : ''}</td>
+          <td><code>${wrappablePath(l.path)}</code></td>
+          <td>${statusBadge(l.status)}${l.cache_status === 'hit' ? ' (cache hit)' : ''}</td>
           <td class="num">${l.latency_ms} ms</td>
           <td class="num">${money(l.cost_minor, c.member.currency)}</td>
           <td>${caller(p.choices, l)}</td>
@@ -122,7 +165,7 @@ export function logDetailView(c: ConsoleContext, call: FullCall, choices: LogCho
   return html`<h1>${call.method} <code>${call.path}</code></h1>
     <dl>
       <dt>Status</dt>
-      <dd>${call.status}</dd>
+      <dd>${statusBadge(call.status)}</dd>
       <dt>Latency</dt>
       <dd>${call.latency_ms} ms</dd>
       <dt>Cost</dt>

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 
-import { listTaskMessages } from '../../../shared/db/queries/taskMessages.ts';
+import { listMessageFiles, listTaskMessages } from '../../../shared/db/queries/taskMessages.ts';
 import { findWorkspaceTask, listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
 import type { ObjectStore } from '../../../shared/storage/objectStore.ts';
@@ -40,11 +40,24 @@ export function showTask(web: BrowserContext): RequestHandler {
       readPage(param(req, 'board'), (page) => listTaskBoard(web.pool, c.member.workspace_id, task.id, page)),
     ]);
     const messages = pageBy(messageRows, (m) => [m.created_at, m.seq]);
+    const files = await listMessageFiles(
+      web.pool,
+      c.member.workspace_id,
+      messages.items.map((m) => m.id),
+    );
     const here = { board: param(req, 'board'), messages: param(req, 'messages') };
-    sendConsolePage(res, 200, task.title, c, 'tasks', taskView(c, task, here, messages, board), {
-      wide: true,
-      media: true,
-    });
+    sendConsolePage(
+      res,
+      200,
+      task.title,
+      c,
+      'tasks',
+      taskView(c, task, here, { ...messages, files }, board),
+      {
+        wide: true,
+        media: true,
+      },
+    );
   };
 }
 

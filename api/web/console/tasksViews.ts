@@ -1,4 +1,4 @@
-import type { TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
+import type { AttachedFileRow, TaskMessageRow } from '../../../shared/db/queries/taskMessages.ts';
 import type { listTaskBoard, listWorkspaceTasks } from '../../../shared/db/queries/tasks.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { type ConsoleContext, when } from './context.ts';
@@ -51,11 +51,25 @@ function taskHref(c: ConsoleContext, taskId: string, here: Record<'board' | 'mes
   return `${c.base}/tasks/${taskId}${search ? `?${search}` : ''}`;
 }
 
+/** The files sent with a message: each a download through the console's file path (its read rules). */
+function attachedFiles(c: ConsoleContext, files: readonly AttachedFileRow[]): SafeHtml | '' {
+  if (files.length === 0) return '';
+  return html`<ul class="attachments" aria-label="Attached files">
+    ${files.map(
+      (f) =>
+        html`<li data-file="${f.file_id}">
+          <a href="${c.base}/files/${f.file_id}/content" download>${f.filename}</a>
+          <span class="muted">${f.mime_type}, ${size(f.size_bytes)}</span>
+        </li>`,
+    )}
+  </ul>`;
+}
+
 export function taskView(
   c: ConsoleContext,
   task: { id: string; title: string },
   here: Record<'board' | 'messages', string>,
-  messages: Page<TaskMessageRow>,
+  messages: Page<TaskMessageRow> & { files: readonly AttachedFileRow[] },
   board: Page<BoardItem>,
 ): SafeHtml {
   return html`<h1>${task.title}</h1>
@@ -102,6 +116,10 @@ export function taskView(
               >${when(m.created_at)}${m.status === 'failed' ? ` · failed (${m.error_code ?? ''})` : ''}</span
             >
             <pre>${m.text}</pre>
+            ${attachedFiles(
+              c,
+              messages.files.filter((f) => f.message_id === m.id),
+            )}
           </li>`,
       )}
     </ol>

@@ -89,7 +89,7 @@ export function usageView(
     <ul class="legend" aria-label="Legend">
       ${parts.map((p) => html`<li><span class="swatch ${swatch(p)}"></span>${name(p)}</li>`)}
     </ul>
-    ${consoleTable(['Day (UTC)', `Spend by ${splitWords[split]}`, 'Total', ''], spentDays, (day) => {
+    ${consoleTable(['Day (UTC)', `Spend by ${splitWords[split]}`, 'Total', 'Records'], spentDays, (day) => {
       const dayRows = rows.filter((r) => r.day === day);
       return html`<tr>
         <td class="nowrap">${day}</td>
@@ -102,7 +102,7 @@ export function usageView(
             currency,
           )}
         </td>
-        <td><a href="${c.base}/usage/records?day=${day}&split=${split}">Records</a></td>
+        <td><a href="${c.base}/usage/records?day=${day}&split=${split}">Records of ${day}</a></td>
       </tr>`;
     })}
     <p>
@@ -117,6 +117,12 @@ function backQuery(query: URLSearchParams): string {
   if (days) back.set('days', days);
   return back.toString();
 }
+
+/** A record's usage as "input_tokens: 12, output_tokens: 40": spaces where a line may wrap. */
+const usageWords = (usage: Readonly<Record<string, number>>) =>
+  Object.entries(usage)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join(', ');
 
 /** The records behind a bar: names first, ids beside them (monospace, copyable). */
 export function recordsView(
@@ -155,7 +161,7 @@ export function recordsView(
           <td>${named(r.project_id)}</td>
           <td>${named(r.key_id ?? r.oauth_app_id)}</td>
           <td>${r.livemode ? 'live' : 'test'}</td>
-          <td><code>${JSON.stringify(r.usage)}</code></td>
+          <td><code>${usageWords(r.usage)}</code></td>
           <td class="num">${money(r.cost_minor, r.currency)}</td>
           <td><code>${r.request_id ?? ''}</code></td>
         </tr>`,

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 
+import { findConsoleMembers } from '../../../shared/db/queries/members.ts';
 import {
   findGrantOfMembers,
   listConnectedApps,
@@ -7,6 +8,7 @@ import {
 } from '../../../shared/db/queries/oauthGrants.ts';
 import { signIn } from '../../../shared/oauth/signIn.ts';
 import { isConfirmed, noticeHref, noticeOf } from '../confirm.ts';
+import { consoleFrame } from '../console/layout.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
 import type { AccountDeps } from './accountDeps.ts';
 import { safeReturnTo } from './returnTo.ts';
@@ -86,19 +88,23 @@ export function signOut(s: AccountDeps): RequestHandler {
   };
 }
 
-/** GET /account: the person's connected apps, per workspace. */
+/**
+ * GET /account: the person's connected apps, per workspace, inside the console's frame (its
+ * navigation leads back to the first workspace's console).
+ */
 export function showAccount(s: AccountDeps): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (!person) return sendSignIn(s, req, res, 200, { returnTo: '/account' });
-    const apps = await listConnectedApps(s.pool, person.memberIds);
+    const [apps, members] = await Promise.all([
+      listConnectedApps(s.pool, person.memberIds),
+      findConsoleMembers(s.pool, person.memberIds),
+    ]);
     const csrf = await s.csrf.tokenFor(req, res, person.sessionId, s.sessions.secure);
-    sendPage(
-      res,
-      200,
-      'Your account',
-      accountView({ doc: s.doc, csrf, email: person.email, apps, notice: noticeOf(req) }),
-    );
+    const member = members[0];
+    const frame = { person, csrf, members, member, base: member && `/console/${member.id}` };
+    const view = accountView({ doc: s.doc, email: person.email, apps });
+    sendPage(res, 200, 'Your account', consoleFrame(frame, 'account', view, noticeOf(req)), { framed: true });
   };
 }
 

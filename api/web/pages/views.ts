@@ -125,20 +125,17 @@ export function consentView(input: {
     </form>`;
 }
 
+/** The account page's body; the console's frame around it has the notice and sign-out. */
 export function accountView(input: {
   doc: ApiDocument;
-  csrf: string;
   email: string;
   apps: readonly ConnectedApp[];
-  /** What the last action did (a cut-off), said at the top. */
-  notice?: string;
 }): SafeHtml {
   const byWorkspace = new Map<string, ConnectedApp[]>();
   for (const app of input.apps) {
     byWorkspace.set(app.workspace_id, [...(byWorkspace.get(app.workspace_id) ?? []), app]);
   }
-  return html`${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ''}
-    <h1>Your account</h1>
+  return html`<h1>Your account</h1>
     <p class="muted">Signed in as ${input.email}.</p>
     <p><a href="/console">Back to the console</a></p>
     <h2>Connected apps</h2>
@@ -164,8 +161,5 @@ export function accountView(input: {
               </div>`,
           )}
         </section>`,
-    )}
-    <form method="post" action="/account/sign-out">
-      <input type="hidden" name="_csrf" value="${input.csrf}" /><button type="submit">Sign out</button>
-    </form>`;
+    )}`;
 }

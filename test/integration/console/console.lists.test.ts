@@ -120,8 +120,9 @@ describe('console lists', () => {
     `);
     const records = (await session.client.get(`${session.base}/usage/records?split=project&days=7`)).text;
     const row = records.split('<tr').find((r) => r.includes('req_cached_tokens'))!;
-    expect(row).toContain('&quot;cachedInputTokens&quot;:10500');
-    expect(row).toContain('&quot;cacheWriteInputTokens&quot;:1200');
+    expect(row).toContain(
+      'inputTokens: 12000, outputTokens: 400, cachedInputTokens: 10500, cacheWriteInputTokens: 1200',
+    );
     const csv = (await session.client.get(`${session.base}/usage.csv?split=project&days=7`)).text.split('\n');
     const line = csv.find((l) => l.includes('mr_cached_tokens'))!;
     expect(line).toContain('""cachedInputTokens"":10500,""cacheWriteInputTokens"":1200');
