@@ -75,7 +75,7 @@ function liveKeyRow(c: ConsoleContext, k: ListedKey, now: number): SafeHtml {
     </td>
     <td>${keyState(c, k, now)}</td>
     <td>
-      <div class="actions">
+      <div class="actions row-actions">
         ${
           developer && k.member_id === c.member.id
             ? html`<a href="${c.base}/keys/${k.id}/roll" aria-label="Roll ${k.name}…">Roll…</a>`
