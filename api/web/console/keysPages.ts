@@ -28,10 +28,11 @@ export function showKeys(web: BrowserContext): RequestHandler {
     if (!c) return;
     const list = (revoked: boolean, cursor: string) =>
       readPage(cursor, (page) => listWorkspaceKeys(web.pool, c.member.workspace_id, revoked, page));
-    const keys = {
-      live: await list(false, param(req, 'cursor')),
-      revoked: await list(true, param(req, 'revoked_cursor')),
-    };
+    const [live, revoked] = await Promise.all([
+      list(false, param(req, 'cursor')),
+      list(true, param(req, 'revoked_cursor')),
+    ]);
+    const keys = { live, revoked };
     sendConsolePage(res, 200, 'API keys', c, 'keys', keysView(c, keys, web.clock()), wide);
   };
 }
