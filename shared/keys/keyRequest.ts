@@ -19,7 +19,14 @@ export type KeyRequest = {
 /** The operation catalogue a scope is checked against (the OpenAPI document's). */
 export type ScopeCatalogue = { packages: readonly { id: string }[]; scopes: readonly string[] };
 
-export type KeyRequestProblem = { code: 'not_found' | 'invalid_arguments'; message: string };
+/** The part of a key request a problem is about, so a form can show it beside that field. */
+export type KeyRequestField = 'projects' | 'scope' | 'expiresAt' | 'ipAllowlist';
+
+export type KeyRequestProblem = {
+  code: 'not_found' | 'invalid_arguments';
+  message: string;
+  field: KeyRequestField;
+};
 
 /**
  * The rules a new key must meet, in one place for every door (CLI, console): projects of the member's
@@ -30,18 +37,26 @@ export async function resolveKeyRequest(
   catalogue: ScopeCatalogue,
   r: KeyRequest,
 ): Promise<{ input: CreateKeyInput } | { problem: KeyRequestProblem }> {
-  const invalid = (message: string) => ({ problem: { code: 'invalid_arguments' as const, message } });
-  if (r.projectIds.length === 0) return invalid('a key needs at least one project');
+  const invalid = (field: KeyRequestField, message: string) => ({
+    problem: { code: 'invalid_arguments' as const, message, field },
+  });
+  if (r.projectIds.length === 0) return invalid('projects', 'a key needs at least one project');
   const projects = await findProjects(db, r.projectIds);
   const missing = r.projectIds.filter(
     (id) => !projects.some((p) => p.id === id && p.workspace_id === r.member.workspace_id),
   );
   if (missing.length > 0) {
     return {
-      problem: { code: 'not_found', message: `no project ${missing.join(', ')} in the member's workspace` },
+      problem: {
+        code: 'not_found',
+        message: `no project ${missing.join(', ')} in the member's workspace`,
+        field: 'projects',
+      },
     };
   }
-  if (r.packages && r.operations) return invalid('limit the key to packages or to operations, not both');
+  if (r.packages && r.operations) {
+    return invalid('scope', 'limit the key to packages or to operations, not both');
+  }
   const unknownPackages = (r.packages ?? []).filter((p) => !catalogue.packages.some((d) => d.id === p));
   const unknownOperations = (r.operations ?? []).filter((o) => !catalogue.scopes.includes(o));
   if (
@@ -51,14 +66,15 @@ export async function resolveKeyRequest(
     r.operations?.length === 0
   ) {
     return invalid(
+      'scope',
       `unknown or empty scope: ${[...unknownPackages, ...unknownOperations].join(', ') || 'empty list'}; see GET /reference`,
     );
   }
   if (r.expiresAt !== undefined && Number.isNaN(Date.parse(r.expiresAt))) {
-    return invalid('the expiry must be an ISO 8601 timestamp');
+    return invalid('expiresAt', 'the expiry must be an ISO 8601 timestamp');
   }
   const badCidrs = r.ipAllowlist.filter((c) => !isValidCidr(c));
-  if (badCidrs.length > 0) return invalid(`not a CIDR: ${badCidrs.join(', ')}`);
+  if (badCidrs.length > 0) return invalid('ipAllowlist', `not a CIDR: ${badCidrs.join(', ')}`);
   return {
     input: {
       workspaceId: r.member.workspace_id,

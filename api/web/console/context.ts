@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 
+import { formatMinor } from '../../../shared/billing/majorUnits.ts';
 import { findConsoleMembers } from '../../../shared/db/queries/members.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { noticeOf } from '../confirm.ts';
@@ -105,6 +106,7 @@ export function param(req: Request, name: string): string {
   return typeof value === 'string' ? value.trim() : '';
 }
 
-export const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
+/** An amount in minor units as people read it, in the major unit with the currency's decimals. */
+export const money = formatMinor;
 
 export const when = (iso: string | null) => (iso ? `${iso.replace('T', ' ').slice(0, 16)} UTC` : 'never');

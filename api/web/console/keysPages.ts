@@ -1,12 +1,13 @@
 import type { RequestHandler } from 'express';
 
 import { findApiKey, listWorkspaceKeys, revokeApiKey } from '../../../shared/db/queries/apiKeys.ts';
-import { resolveKeyRequest } from '../../../shared/keys/keyRequest.ts';
 import { createApiKey, maxRollOverlapMs, rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import type { BrowserContext } from '../browserContext.ts';
 import { isConfirmed, noticeHref } from '../confirm.ts';
-import { developerContext, field, fields, showList } from './context.ts';
-import { keysView, newKeyView } from './keysViews.ts';
+import { consoleContext, developerContext, field, param } from './context.ts';
+import { keyFormValues, readKeyForm } from './keyFormInput.ts';
+import { newKeyView } from './keyFormView.ts';
+import { keysView } from './keysViews.ts';
 import { sendConsoleError, sendConsolePage } from './layout.ts';
 import { readPage } from './pageCursor.ts';
 import { stashReveal } from './reveals.ts';
@@ -20,14 +21,21 @@ const wide = { wide: true };
  * of the workspace, so stopping a leak never waits for its owner, and the revocation records who.
  */
 
-/** GET /console/:memberId/keys */
-export const showKeys = (web: BrowserContext) =>
-  showList(web, async (web, c, res, cursor) => {
-    const { items: keys, next } = await readPage(cursor, (page) =>
-      listWorkspaceKeys(web.pool, c.member.workspace_id, page),
-    );
-    sendConsolePage(res, 200, 'API keys', c, 'keys', keysView(c, keys, next, web.clock()), wide);
-  });
+/** GET /console/:memberId/keys: the working keys, then the revoked ones apart (each paged on its own). */
+export function showKeys(web: BrowserContext): RequestHandler {
+  return async (req, res) => {
+    const c = await consoleContext(web, req, res);
+    if (!c) return;
+    const list = (revoked: boolean, cursor: string) =>
+      readPage(cursor, (page) => listWorkspaceKeys(web.pool, c.member.workspace_id, revoked, page));
+    const [live, revoked] = await Promise.all([
+      list(false, param(req, 'cursor')),
+      list(true, param(req, 'revoked_cursor')),
+    ]);
+    const keys = { live, revoked };
+    sendConsolePage(res, 200, 'API keys', c, 'keys', keysView(c, keys, web.clock()), wide);
+  };
+}
 
 /** GET /console/:memberId/keys/new */
 export function showNewKey(web: BrowserContext): RequestHandler {
@@ -38,37 +46,25 @@ export function showNewKey(web: BrowserContext): RequestHandler {
   };
 }
 
-/** POST /console/:memberId/keys: the same rules and the same minting as `key create`. */
+/**
+ * POST /console/:memberId/keys: the same rules and the same minting as `key create`. A refused form
+ * is shown again (400) with what was typed and each problem at its field: nothing was done, so
+ * there is nothing a reload could repeat, and no value travels in a URL.
+ */
 export function createKey(web: BrowserContext): RequestHandler {
   return async (req, res) => {
     const c = await developerContext(web, req, res, 'change keys', { form: true });
     if (!c) return;
-    const level = field(req, 'scope_level');
-    const capText = field(req, 'monthly_spend_cap');
-    const expiresText = field(req, 'expires_at');
-    const fail = (message: string) =>
-      sendConsolePage(res, 400, 'Create an API key', c, 'keys', newKeyView(c, web.doc, message), wide);
-    if (capText !== '' && !/^\d{1,15}$/.test(capText)) return fail('The spend cap must be a whole number.');
-    const resolved = await resolveKeyRequest(web.pool, web.doc, {
-      member: c.member,
-      projectIds: fields(req, 'projects'),
-      livemode: field(req, 'mode') === 'live',
-      name: field(req, 'name') || undefined,
-      packages: level === 'package' ? fields(req, 'packages') : undefined,
-      operations: level === 'operation' ? fields(req, 'operations') : undefined,
-      // datetime-local has no zone: the form says UTC.
-      expiresAt: expiresText === '' ? undefined : `${expiresText}Z`,
-      ipAllowlist: field(req, 'ip_allowlist')
-        .split(',')
-        .map((v) => v.trim())
-        .filter(Boolean),
-      monthlySpendCapMinor: capText === '' ? null : Number(capText),
-    });
-    if ('problem' in resolved) return fail(resolved.problem.message);
-    const key = await web.pool.transaction((tx) => createApiKey(tx, resolved.input));
+    const values = keyFormValues(req);
+    const read = await readKeyForm(web, c, values);
+    if ('errors' in read) {
+      const view = newKeyView(c, web.doc, values, read.errors);
+      return sendConsolePage(res, 400, 'Error: Create an API key', c, 'keys', view, wide);
+    }
+    const key = await web.pool.transaction((tx) => createApiKey(tx, read.input));
     const reveal = await stashReveal(web, c, req, {
       title: 'Key created',
-      heading: resolved.input.name,
+      heading: read.input.name,
       note: 'Your new key’s secret.',
       fields: [{ label: 'Secret', value: key.secret, secret: true }],
       back: { href: `${c.base}/keys`, label: 'Back to keys' },

@@ -223,11 +223,11 @@ const listedKeyRow = keyRow.extend({
 export type ListedKey = z.infer<typeof listedKeyRow>;
 
 /**
- * A workspace's keys, newest first, a page after (created_at, id): with their projects, this UTC
- * month's spend (the row the spend cap is enforced on) and the last logged call
- * (request_logs_workspace_key_idx, newest partition first).
+ * A workspace's revoked keys, or the others (`revoked: false`), newest first, a page after
+ * (created_at, id): with their projects, this UTC month's spend (the row the spend cap is enforced
+ * on) and the last logged call (request_logs_workspace_key_idx, newest partition first).
  */
-export function listWorkspaceKeys(db: Db, workspaceId: string, page: ListPage) {
+export function listWorkspaceKeys(db: Db, workspaceId: string, revoked: boolean, page: ListPage) {
   return db.any(sql.type(listedKeyRow)`
     select k.id, k.workspace_id, k.member_id, k.name, k.secret_hint, k.livemode, k.scope_level, k.scope_packages,
            k.scope_operations, k.expires_at, k.ip_allowlist, k.monthly_spend_cap_minor, k.revoked_at,
@@ -246,7 +246,8 @@ export function listWorkspaceKeys(db: Db, workspaceId: string, page: ListPage) {
              order by l.created_at desc, l.id desc limit 1
            ) as last_used_at
     from api_keys k
-    where k.workspace_id = ${workspaceId} ${afterPosition(page, 'k')}
+    where k.workspace_id = ${workspaceId} and (k.revoked_at is not null) = ${revoked}
+      ${afterPosition(page, 'k')}
     ${newestFirst(page, 'k')}
   `);
 }

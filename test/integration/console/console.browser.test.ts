@@ -110,7 +110,8 @@ describe('the web console in Chromium', () => {
     await page.check('input[name=scope_level][value=operation]');
     await page.check('input[name=operations][value="staff.list"]');
     await page.check('input[name=operations][value="text.generate"]');
-    await page.fill('#cap', '5000');
+    // In the currency's major unit (issue 38): 50.00 USD.
+    await page.fill('#cap', '50');
     await page.getByRole('button', { name: 'Create key' }).click();
     secret = await page.locator('#secret').inputValue();
     expect(secret).toMatch(/^svc_sk_live_/);

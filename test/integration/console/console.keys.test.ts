@@ -117,8 +117,11 @@ describe("a colleague's key in the console", () => {
       confirm: 'yes',
     });
     expect((await storedSecret(aKey.id)).revoked_by).toBe(bId);
-    const row = (page: string) => new RegExp(`<tr data-key="${aKey.id}">[\\s\\S]*?</tr>`).exec(page)![0];
+    // The row's text, as read: its markup (badges) aside.
+    const row = (page: string) =>
+      new RegExp(`<tr data-key="${aKey.id}">[\\s\\S]*?</tr>`).exec(page)![0].replace(/<[^>]+>/g, ' ');
     const seenByA = row((await a.get(keysPage(h.tenant.memberId))).text).replace(/\s+/g, ' ');
+    expect(seenByA).not.toMatch(/old secret|works until|active/);
     expect(seenByA).toMatch(new RegExp(`revoked \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC by ${bEmail}`));
     expect(seenByA).toContain('created by you');
     const seenByB = row((await b.get(keysPage(bId))).text).replace(/\s+/g, ' ');
@@ -129,5 +132,49 @@ describe("a colleague's key in the console", () => {
       member: h.tenant.memberId,
     })) as { keys: { id: string; revokedBy: string | null }[] };
     expect(listed.keys.find((k) => k.id === aKey.id)!.revokedBy).toBe(bId);
+  });
+});
+
+describe('the key form and the keys list, without a browser', () => {
+  it('answers a refused form 400 with each problem at its field, what was typed, and no key', async () => {
+    const page = await a.get(`${keysPage(h.tenant.memberId)}/new`);
+    const before = await h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from api_keys where workspace_id = ${h.tenant.workspaceId}
+    `);
+    const refused = await a.post(keysPage(h.tenant.memberId), {
+      _csrf: inputValue(page.text, '_csrf'),
+      name: '',
+      projects: h.tenant.projectId,
+      mode: 'live',
+      scope_level: 'package',
+      ip_allowlist: '10.0.0.0/8',
+      monthly_spend_cap: '7.5',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.location).toBeNull();
+    const summary = /<div class="error-summary"[\s\S]*?<\/div>/.exec(refused.text)![0];
+    expect([...summary.matchAll(/href="#(\w+)"/g)].map((m) => m[1])).toEqual(['name', 'packages']);
+    expect(refused.text).toMatch(/id="name"[^>]*aria-invalid="true"\s+aria-describedby="name-error"/);
+    expect(refused.text).toMatch(/<fieldset[^>]*aria-describedby="packages-error"/);
+    expect(refused.text).toMatch(/value="package"\s+id="scope-package"\s+checked/);
+    const typed = (name: string) => new RegExp(`name="${name}"[^>]*value="([^"]*)"`).exec(refused.text)?.[1];
+    expect(typed('ip_allowlist')).toBe('10.0.0.0/8');
+    expect(typed('monthly_spend_cap')).toBe('7.5');
+    const after = await h.t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from api_keys where workspace_id = ${h.tenant.workspaceId}
+    `);
+    expect(after).toBe(before);
+  });
+
+  it('shows an expired key as expired, never active', async () => {
+    const key = await h.tenant.key({
+      livemode: false,
+      name: 'Expired key',
+      expiresAt: '2020-01-01T00:00:00.000Z',
+    });
+    const list = await a.get(keysPage(h.tenant.memberId));
+    const row = new RegExp(`<tr data-key="${key.id}">[\\s\\S]*?</tr>`).exec(list.text)![0];
+    expect(row).toContain('<span class="badge danger">expired</span>');
+    expect(row).not.toContain('active');
   });
 });
