@@ -1,3 +1,5 @@
+import { Webhook } from 'standardwebhooks';
+
 import { verifyWebhook } from '../../shared/webhooks/signing.ts';
 import { listenOnLoopback, type LoopbackServer } from './loopbackServer.ts';
 
@@ -57,3 +59,13 @@ export async function webhookReceiver(
   });
   return { server, url: `${server.origin}/hooks`, received, of };
 }
+
+/** What the standardwebhooks library (what receivers use) says of a delivery with `secret`: verified, or why not. */
+export const verdict = (r: Received, secret: string) => {
+  try {
+    new Webhook(secret).verify(r.body, r.headers);
+    return 'verified';
+  } catch (error) {
+    return (error as Error).message;
+  }
+};

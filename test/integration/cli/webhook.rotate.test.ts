@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 
 import { commands } from '../../../cli/admin.ts';
@@ -13,7 +12,7 @@ import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type Spawned, spawnNode } from '../../helpers/processes.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 import { addWebhookEndpoint } from '../../helpers/webhookEndpoints.ts';
-import { type Received, webhookReceiver } from '../../helpers/webhookReceiver.ts';
+import { type Received, verdict, webhookReceiver } from '../../helpers/webhookReceiver.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
 // `webhook rotate` (issue 38) end to end: the operator CLI rotates, a worker process of its own
@@ -60,16 +59,6 @@ const deliver = async (endpointId: string, jobId: string): Promise<Received> => 
     }),
   );
   return waitUntil(async () => receiver.of(eventId)[0], 30_000);
-};
-
-/** What the standardwebhooks library says of a delivery with `secret`: verified, or why not. */
-const verdict = (r: Received, secret: string) => {
-  try {
-    new Webhook(secret).verify(r.body, r.headers);
-    return 'verified';
-  } catch (error) {
-    return (error as Error).message;
-  }
 };
 
 describe('admin webhook rotate', () => {

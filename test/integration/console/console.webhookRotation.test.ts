@@ -3,7 +3,6 @@ import { mkdir } from 'node:fs/promises';
 import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
-import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 
 import { when } from '../../../api/web/console/context.ts';
@@ -14,7 +13,7 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { createWebhookEndpoint } from '../../../shared/webhooks/endpoints.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
-import { type Received, webhookReceiver } from '../../helpers/webhookReceiver.ts';
+import { verdict, webhookReceiver } from '../../helpers/webhookReceiver.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 
@@ -79,16 +78,6 @@ async function checkPage(name: string): Promise<void> {
   }
   await page.setViewportSize(desktop);
 }
-
-/** What the standardwebhooks library says of a delivery with `secret`: verified, or why not. */
-const verdict = (r: Received, secret: string) => {
-  try {
-    new Webhook(secret).verify(r.body, r.headers);
-    return 'verified';
-  } catch (error) {
-    return (error as Error).message;
-  }
-};
 
 const raise = (jobId: string) =>
   h.t.deps.pool.transaction((tx) =>
