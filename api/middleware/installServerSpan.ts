@@ -59,7 +59,7 @@ export function installServerSpan(app: Express, trust: TraceContextTrust): void 
   app.use((req, res, next) => {
     if (untracedPaths.has(req.path)) return next();
     const { parent, links } = startingPoint(req, isTrusted);
-    const attributes: Attributes = { 'http.request.method': req.method, 'url.scheme': req.protocol };
+    const attributes: Attributes = { 'http.request.method': req.method };
     const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, parent);
     // An unsampled request's span records nothing: it only carries the decision on to its jobs.
     if (span.isRecording()) {
@@ -67,7 +67,10 @@ export function installServerSpan(app: Express, trust: TraceContextTrust): void 
         const route = routeOf(req);
         const status = res.headersSent ? res.statusCode : clientClosedRequest;
         span.updateName(req.operation?.id ?? (route === undefined ? req.method : `${req.method} ${route}`));
+        // Read only for a recorded span: Express judges the proxy's X-Forwarded-Proto by parsing
+        // the peer's address, a cost an unsampled request need not pay.
         span.setAttributes({
+          'url.scheme': req.protocol,
           'http.response.status_code': status,
           ...(route !== undefined && { 'http.route': route }),
           ...(req.operation && { 'svc.operation': req.operation.id }),

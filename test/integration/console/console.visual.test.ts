@@ -68,8 +68,8 @@ async function axeViolations(name: string, rules?: string[]): Promise<string[]> 
 }
 
 /**
- * In dark mode at the current size: a dark background and a screenshot; at the desktop size also
- * axe's colour-contrast check (the colours are the same at both sizes).
+ * In dark mode at the current size: a dark background; at the desktop size also axe's
+ * colour-contrast check and a screenshot (the colours are the same at both sizes).
  */
 async function checkDark(name: string, size: 'desktop' | 'phone'): Promise<void> {
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -77,8 +77,8 @@ async function checkDark(name: string, size: 'desktop' | 'phone'): Promise<void>
     expect({ name, dark: (await backgroundLuminance(page)) < 0.05 }).toEqual({ name, dark: true });
     if (size === 'desktop') {
       expect(await axeViolations(`${name} (dark)`, ['color-contrast'])).toEqual([]);
+      await page.screenshot({ path: `${artifacts}/${name}-${size}-dark.png`, fullPage: true });
     }
-    await page.screenshot({ path: `${artifacts}/${name}-${size}-dark.png`, fullPage: true });
   } finally {
     await page.emulateMedia({ colorScheme: 'light' });
   }
