@@ -1,6 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
 
-import { findConsoleMembers } from '../../../shared/db/queries/members.ts';
 import {
   findGrantOfMembers,
   listConnectedApps,
@@ -8,9 +7,9 @@ import {
 } from '../../../shared/db/queries/oauthGrants.ts';
 import { signIn } from '../../../shared/oauth/signIn.ts';
 import { isConfirmed, noticeHref, noticeOf } from '../confirm.ts';
-import { consoleFrame } from '../console/layout.ts';
 import { sendErrorPage, sendPage } from '../html.ts';
 import type { AccountDeps } from './accountDeps.ts';
+import { sendAccountPage } from './accountFrame.ts';
 import { safeReturnTo } from './returnTo.ts';
 import { accountView, signInView } from './views.ts';
 
@@ -96,15 +95,10 @@ export function showAccount(s: AccountDeps): RequestHandler {
   return async (req, res) => {
     const person = await s.sessions.current(req);
     if (!person) return sendSignIn(s, req, res, 200, { returnTo: '/account' });
-    const [apps, members] = await Promise.all([
-      listConnectedApps(s.pool, person.memberIds),
-      findConsoleMembers(s.pool, person.memberIds),
-    ]);
+    const apps = await listConnectedApps(s.pool, person.memberIds);
     const csrf = await s.csrf.tokenFor(req, res, person.sessionId, s.sessions.secure);
-    const member = members[0];
-    const frame = { person, csrf, members, member, base: member && `/console/${member.id}` };
-    const view = accountView({ doc: s.doc, email: person.email, apps });
-    sendPage(res, 200, 'Your account', consoleFrame(frame, 'account', view, noticeOf(req)), { framed: true });
+    const body = accountView({ doc: s.doc, email: person.email, apps });
+    await sendAccountPage(s, res, { person, csrf, title: 'Your account', body, notice: noticeOf(req) });
   };
 }
 

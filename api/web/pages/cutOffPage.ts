@@ -2,8 +2,9 @@ import type { RequestHandler } from 'express';
 
 import { listConnectedApps } from '../../../shared/db/queries/oauthGrants.ts';
 import { confirmView } from '../confirm.ts';
-import { sendErrorPage, sendPage } from '../html.ts';
+import { sendErrorPage } from '../html.ts';
 import type { AccountDeps } from './accountDeps.ts';
+import { sendAccountPage } from './accountFrame.ts';
 
 /** GET /account/apps/:grantId/revoke: what cutting this app off does, and the button that does it. */
 export function confirmCutOff(s: AccountDeps): RequestHandler {
@@ -22,6 +23,6 @@ export function confirmCutOff(s: AccountDeps): RequestHandler {
       submit: `Cut off ${app.app_name}`,
       cancel: '/account',
     });
-    sendPage(res, 200, 'Cut off an app', view);
+    await sendAccountPage(s, res, { person, csrf, title: 'Cut off an app', body: view });
   };
 }

@@ -64,7 +64,7 @@ async function checkPage(name: string): Promise<void> {
     ['phone', phone],
   ] as const) {
     await page.setViewportSize(viewport);
-    const axe = await new AxeBuilder({ page }).analyze();
+    const axe = await new AxeBuilder({ page }).options({ resultTypes: ['violations'] }).analyze();
     expect(
       axe.violations.map(
         (v) => `${name} ${size}: ${v.impact} ${v.id} ${v.nodes.map((n) => n.target).join()}`,
