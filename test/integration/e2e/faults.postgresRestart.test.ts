@@ -145,7 +145,9 @@ async function expectIntactAfter(label: string, during: () => Promise<void>) {
   // Every call ended answered as it should be in the end: the client's retries outlast the fault.
   expect(report.calls.filter((c) => ![201, 202].includes(c.final))).toEqual([]);
   for (const p of [...fleet.webs.map((w) => w.process), ...fleet.workers]) {
-    expect(p.child.exitCode).toBeNull();
+    // A process that ended says why in its last lines.
+    const ended = p.child.exitCode === null ? null : { exitCode: p.child.exitCode, last: p.output().slice(-3000) };
+    expect(ended).toBeNull();
   }
 }
 
