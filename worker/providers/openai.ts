@@ -187,12 +187,12 @@ function makeTranscription(client: OpenAI, settings: ProviderSettings, model: st
 
 /**
  * The clients of one route entry on an OpenAI-compatible HTTP API (its base URL and key, one
- * model), sharing one SDK client.
+ * model): chat over its own streaming client, the rest sharing one SDK client.
  */
 export function openAiEntryClients(settings: ProviderSettings, model: string): EntryClients {
   const client = sdkClient(settings);
   return {
-    text: openAiChat(client, settings, model),
+    text: openAiChat(settings, model),
     image: makeImages(client, settings, model),
     embedding: makeEmbeddings(client, settings, model),
     transcription: makeTranscription(client, settings, model),

@@ -14,6 +14,7 @@ import {
 } from '../../shared/providers/types.ts';
 import { answerCut, callBounds } from './callBounds.ts';
 import type { ProviderSettings } from './clientTypes.ts';
+import { eventStreamTarget, postEventStream } from './eventStream.ts';
 import { openAiFailure, parseAnswer } from './openaiFailure.ts';
 
 // Whatever a provider answers is stored and relayed through PostgreSQL, which refuses some text.
@@ -106,6 +107,7 @@ function textUsage(usage: ChunkUsage | undefined, estimated: TextUsage): TextUsa
 
 type BudgetField = 'max_completion_tokens' | 'max_tokens';
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
+type WireCall = { messages: WireMessage[]; maxTokens: number; options: Record<string, unknown> };
 
 /** A message on the wire: role and content, and a tool turn's links (requesterText is for the offline stand-ins). */
 function wireMessage(message: ChatMessage): WireMessage {
@@ -140,46 +142,46 @@ function rejectsBudgetField(error: Error, field: BudgetField): boolean {
 }
 
 /**
- * Chat completions through the official SDK, always streamed from the provider: deltas reach
- * `onDelta` as they arrive, and a cancellation mid-reply still knows what was produced, so it can be
- * billed for exactly that. The output budget goes as max_completion_tokens (OpenAI's name; its
- * reasoning models refuse max_tokens); a compatible server that refuses that name gets max_tokens
- * from then on.
+ * Chat completions, always streamed from the provider (over eventStream.ts, not the SDK: a fifth of
+ * its CPU per answer): deltas reach `onDelta` as they arrive, and a cancellation mid-reply still
+ * knows what was produced, so it can be billed for exactly that. The output budget goes as
+ * max_completion_tokens (OpenAI's name; its reasoning models refuse max_tokens); a compatible server
+ * that refuses that name gets max_tokens from then on.
  */
-export function openAiChat(client: OpenAI, settings: ProviderSettings, model: string): ChatProvider {
+export function openAiChat(settings: ProviderSettings, model: string): ChatProvider {
   const path = '/chat/completions';
+  const target = eventStreamTarget(settings.baseUrl, settings.apiKey, path);
   let budgetField: BudgetField = 'max_completion_tokens';
-  const request = (
-    messages: WireMessage[],
-    maxTokens: number,
-    options: Record<string, unknown>,
-    signal: AbortSignal,
-  ) =>
-    client.chat.completions.create(
-      {
+  const request = (call: WireCall, signal: AbortSignal, onChunk: (raw: unknown) => void) =>
+    postEventStream(
+      target,
+      JSON.stringify({
         model,
-        messages,
-        ...options,
-        ...(budgetField === 'max_tokens' ? { max_tokens: maxTokens } : { max_completion_tokens: maxTokens }),
+        messages: call.messages,
+        ...call.options,
+        ...(budgetField === 'max_tokens'
+          ? { max_tokens: call.maxTokens }
+          : { max_completion_tokens: call.maxTokens }),
         stream: true,
         stream_options: { include_usage: true },
-      },
-      { signal },
+      }),
+      signal,
+      onChunk,
     );
-  const start = async (
-    messages: WireMessage[],
-    maxTokens: number,
-    options: Record<string, unknown>,
+  // A refusal arrives before any chunk, so the call can be made again with the other field.
+  const send = async (
+    call: WireCall,
     signal: AbortSignal,
     fail: (error: unknown) => Error,
+    onChunk: (raw: unknown) => void,
   ) => {
     try {
-      return await request(messages, maxTokens, options, signal);
+      await request(call, signal, onChunk);
     } catch (error) {
       const failure = fail(error);
       if (budgetField !== 'max_completion_tokens' || !rejectsBudgetField(failure, budgetField)) throw failure;
       budgetField = 'max_tokens';
-      return request(messages, maxTokens, options, signal);
+      await request(call, signal, onChunk);
     }
   };
   return {
@@ -213,31 +215,30 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
         }),
         finishReason,
       });
-      try {
-        const wire = messages.map(wireMessage);
-        const stream = await start(wire, maxTokens, wireOptions(options), bounds.combined, fail);
-        // The SDK raises an error event (`data: {"error": …}`) as an APIError without a status, and
-        // leaving the loop early (a malformed chunk) closes the provider's connection.
-        for await (const raw of stream) {
-          bounds.heard();
-          const chunk = textChunk(raw) ?? parseAnswer(chatChunk, raw, path);
-          if (chunk.model) served = chunk.model;
-          if (chunk.usage) usage = chunk.usage;
-          for (const choice of chunk.choices ?? []) {
-            if (choice.finish_reason) finish = choice.finish_reason;
-            for (const part of choice.delta?.tool_calls ?? []) {
-              const call = (calls[part.index] ??= { id: '', name: '', arguments: '' });
-              if (part.id) call.id = part.id;
-              if (part.function?.name) call.name += part.function.name;
-              if (part.function?.arguments) call.arguments += part.function.arguments;
-            }
-            const piece = choice.delta?.content;
-            if (piece) {
-              text += piece;
-              onDelta?.(piece);
-            }
+      // A chunk without the protocol's shape throws, which closes the provider's connection.
+      const take = (raw: unknown) => {
+        bounds.heard();
+        const chunk = textChunk(raw) ?? parseAnswer(chatChunk, raw, path);
+        if (chunk.model) served = chunk.model;
+        if (chunk.usage) usage = chunk.usage;
+        for (const choice of chunk.choices ?? []) {
+          if (choice.finish_reason) finish = choice.finish_reason;
+          for (const part of choice.delta?.tool_calls ?? []) {
+            const call = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+            if (part.id) call.id = part.id;
+            if (part.function?.name) call.name += part.function.name;
+            if (part.function?.arguments) call.arguments += part.function.arguments;
+          }
+          const piece = choice.delta?.content;
+          if (piece) {
+            text += piece;
+            onDelta?.(piece);
           }
         }
+      };
+      try {
+        const call = { messages: messages.map(wireMessage), maxTokens, options: wireOptions(options) };
+        await send(call, bounds.combined, fail, take);
       } catch (error) {
         if (signal.aborted) return answer('cancelled');
         if (bounds.cut() === undefined) throw fail(error);
@@ -245,7 +246,7 @@ export function openAiChat(client: OpenAI, settings: ProviderSettings, model: st
         bounds.end();
       }
       if (signal.aborted) return answer('cancelled');
-      // A stream its deadlines cut ends quietly inside the SDK, as if it were complete: the bounds tell.
+      // A stream its deadlines cut ends as if it were complete: the bounds tell.
       const cutAtDeadline = answerCut(bounds.cut(), settings, `openai ${path}`);
       return answer(finish === 'length' || (cutAtDeadline && finish === undefined) ? 'length' : 'stop');
     },
