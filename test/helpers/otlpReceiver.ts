@@ -2,6 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 
+import { decodeTraceRequest } from './otlpProtobuf.ts';
+
 /** A span as an OTLP/JSON export carries it, with its resource's service name and flat attributes. */
 export type ReceivedSpan = {
   service: string;
@@ -80,19 +82,23 @@ export type OtlpReceiver = {
   bodies(): string[];
   /** Export requests received (decoded or not). */
   exports(): number;
+  /** Each export's content type, in order: application/x-protobuf or application/json. */
+  encodings(): string[];
   /** Resolves with the spans received so far once `done` holds for them. */
   waitFor(done: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
 };
 
 /**
- * A local OTLP/HTTP trace receiver: decodes what @opentelemetry/exporter-trace-otlp-http sends
- * (JSON, gzipped when OTEL_EXPORTER_OTLP_COMPRESSION asks for it) and keeps every span. `decode:
- * false` (a bench) only counts the exports, so the receiver takes as little CPU as it can.
+ * A local OTLP/HTTP trace receiver: decodes what the OTLP exporters send (protobuf, the default, or
+ * JSON; gzipped when OTEL_EXPORTER_OTLP_COMPRESSION asks for it) and keeps every span. `decode:
+ * false` (a bench) only counts the exports, so the receiver takes as little CPU as it can. Bodies are
+ * kept as text either way: protobuf carries its strings as plain UTF-8, so a search finds them.
  */
 export async function startOtlpReceiver(options: { decode?: boolean } = {}): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
   const bodies: string[] = [];
+  const encodings: string[] = [];
   let exports = 0;
   const waiters = new Set<() => void>();
   const server = http.createServer((req, res) => {
@@ -104,16 +110,20 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
         return;
       }
       exports += 1;
-      if (options.decode === false) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-        return;
-      }
+      encodings.push(String(req.headers['content-type']));
+      const protobuf = req.headers['content-type'] === 'application/x-protobuf';
+      // An empty message is an ExportTraceServiceResponse in either encoding.
+      const ok = () =>
+        protobuf
+          ? res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
+          : res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (options.decode === false) return ok();
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
       const text = body.toString('utf8');
       bodies.push(text);
-      received.push(...spansOf(JSON.parse(text) as ExportRequest));
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      received.push(...spansOf(protobuf ? decodeTraceRequest(body) : (JSON.parse(text) as ExportRequest)));
+      ok();
       for (const waiter of [...waiters]) waiter();
     });
   });
@@ -124,6 +134,7 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
     spans: () => [...received],
     bodies: () => [...bodies],
     exports: () => exports,
+    encodings: () => [...encodings],
     waitFor: (done, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
         const check = () => {

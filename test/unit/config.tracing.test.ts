@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { isTracingRequested } from '../../shared/config/config.ts';
+import { isTracingRequested, loadConfig, tracesProtocol } from '../../shared/config/config.ts';
+import { testEnv } from '../helpers/context.ts';
 
 const endpoint = 'http://collector:4318';
 
@@ -31,5 +32,22 @@ describe('isTracingRequested', () => {
     ],
   ])('%s', (_case, env, expected) => {
     expect(isTracingRequested(env)).toBe(expected);
+  });
+});
+
+describe('tracesProtocol', () => {
+  it('is protobuf unless asked for JSON, the traces variable before the general one', () => {
+    expect(tracesProtocol({})).toBe('http/protobuf');
+    expect(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('http/json');
+    expect(
+      tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }),
+    ).toBe('http/protobuf');
+  });
+
+  it('refuses gRPC at start, saying what is offered', () => {
+    expect(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBeUndefined();
+    expect(() => loadConfig(testEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }))).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL: must be http\/protobuf or http\/json/,
+    );
   });
 });

@@ -1,9 +1,11 @@
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
+import type { OtlpProtocol } from '../../config/config.ts';
 import { RedactingSpanExporter } from './redactingExporter.ts';
 
 export type Tracing = {
@@ -16,6 +18,8 @@ export type TracingOptions = {
   secrets: readonly string[];
   /** Queries as spans (`OTEL_NODE_ENABLED_INSTRUMENTATIONS=pg`): off by default, they cost the most. */
   databaseQueries: boolean;
+  /** OTLP/HTTP's encoding (tracesProtocol): protobuf unless an operator's collector wants JSON. */
+  protocol: OtlpProtocol;
 };
 
 /**
@@ -32,7 +36,8 @@ export async function installTracing(defaultServiceName: string, options: Tracin
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: defaultServiceName }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  const exporter = new RedactingSpanExporter(new OTLPTraceExporter(), options.secrets);
+  const otlp = options.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
+  const exporter = new RedactingSpanExporter(otlp, options.secrets);
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   // The global tracer provider and the AsyncLocalStorage context manager.
   provider.register({ propagator: new W3CTraceContextPropagator() });

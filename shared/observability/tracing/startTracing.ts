@@ -1,6 +1,6 @@
 import { register } from 'node:module';
 
-import { configSecrets, isTracingRequested, loadConfig } from '../../config/config.ts';
+import { configSecrets, isTracingRequested, loadConfig, tracesProtocol } from '../../config/config.ts';
 // Type only: the SDK behind it is loaded below, and only when tracing is on.
 import type { Tracing } from './installTracing.ts';
 
@@ -34,7 +34,9 @@ export async function startTracing(
   defaultServiceName: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Tracing | undefined> {
-  if (!isTracingRequested(env)) return undefined;
+  const protocol = tracesProtocol(env);
+  // A protocol we do not offer: loadConfig, next, stops the process and says why.
+  if (!isTracingRequested(env) || protocol === undefined) return undefined;
   const databaseQueries = isEnabledInstrumentation('pg', env);
   if (databaseQueries) {
     register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
@@ -42,5 +44,5 @@ export async function startTracing(
     });
   }
   const { installTracing } = await import('./installTracing.ts');
-  return installTracing(defaultServiceName, { secrets: knownSecrets(), databaseQueries });
+  return installTracing(defaultServiceName, { secrets: knownSecrets(), databaseQueries, protocol });
 }

@@ -42,6 +42,8 @@ describe('a caller’s traceparent', () => {
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0',
       TRACE_CONTEXT_TRUST: `${proxy}/32`,
+      // For a collector that wants JSON (the default is protobuf, tracing.test.ts).
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
     platforms.push(api);
     const callers = Array.from({ length: 5 }, callerTraceparent);
@@ -56,6 +58,7 @@ describe('a caller’s traceparent', () => {
     const trusted = callerTraceparent();
     await requestFrom(proxy, `${api.base}/status`, { headers: { traceparent: trusted.traceparent } });
     const spans = await receiver.waitFor((all) => all.some((s) => s.traceId === trusted.traceId));
+    expect(new Set(receiver.encodings())).toEqual(new Set(['application/json']));
     const strangerIds = new Set(callers.map((c) => c.traceId));
     expect(spans.filter((s) => strangerIds.has(s.traceId)).map((s) => s.name)).toEqual([]);
     const fromApi = spans.filter((s) => s.service === 'svc-ratio-zero');

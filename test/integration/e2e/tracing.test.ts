@@ -132,6 +132,8 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
         inTrace.some((s) => s.name === 'chat local-echo-1')
       );
     });
+    // OTLP's default encoding: protobuf.
+    expect(new Set(receiver.encodings())).toEqual(new Set(['application/x-protobuf']));
     const server = spans.find(isCall)!;
     const trace = spans.filter((s) => s.traceId === server.traceId);
     const byId = new Map(trace.map((s) => [s.spanId, s]));
