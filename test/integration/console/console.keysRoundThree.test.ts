@@ -1,6 +1,5 @@
 import { mkdir } from 'node:fs/promises';
 
-import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { z } from 'zod';
@@ -10,6 +9,7 @@ import { sql } from '../../../shared/db/sql.ts';
 import { rollApiKey } from '../../../shared/keys/mintKeys.ts';
 import { createLogger } from '../../../shared/observability/logger.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
+import { axeViolations } from '../../helpers/axe.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
 
 // Issue 38, the keys half, in the bundled Chromium at a desktop and a phone size: a revoked key's
@@ -75,9 +75,8 @@ describe.each(sizes)('the keys pages at %s size', (size, viewport) => {
 
   /** axe-core finds no violation of any impact; nothing scrolls sideways; a screenshot is saved. */
   async function checkPage(name: string): Promise<void> {
-    const axe = await new AxeBuilder({ page }).options({ resultTypes: ['violations'] }).analyze();
     expect(
-      axe.violations.map(
+      (await axeViolations(page)).map(
         (v) => `${name}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
       ),
     ).toEqual([]);

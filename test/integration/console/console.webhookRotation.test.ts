@@ -1,6 +1,5 @@
 import { mkdir } from 'node:fs/promises';
 
-import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { z } from 'zod';
@@ -13,6 +12,7 @@ import { createLogger } from '../../../shared/observability/logger.ts';
 import { createWebhookEndpoint } from '../../../shared/webhooks/endpoints.ts';
 import { launchChromium } from '../../../worker/render/chromium.ts';
 import { webhookDeliver } from '../../../worker/tasks/webhook__deliver.ts';
+import { axeViolations } from '../../helpers/axe.ts';
 import { verdict, webhookReceiver } from '../../helpers/webhookReceiver.ts';
 import { type StandaloneWorker, startStandaloneWorker, waitUntil } from '../api/tasks.helpers.ts';
 import { type Harness, password, startHarness } from '../oauth/harness.ts';
@@ -64,9 +64,8 @@ async function checkPage(name: string): Promise<void> {
     ['phone', phone],
   ] as const) {
     await page.setViewportSize(viewport);
-    const axe = await new AxeBuilder({ page }).options({ resultTypes: ['violations'] }).analyze();
     expect(
-      axe.violations.map(
+      (await axeViolations(page)).map(
         (v) => `${name} ${size}: ${v.impact} ${v.id} ${v.nodes.map((n) => n.target).join()}`,
       ),
     ).toEqual([]);
