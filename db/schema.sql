@@ -100,10 +100,16 @@ create table credit_holds (
   created_at timestamp with time zone not null default now(),
   closed_at timestamp with time zone,
   oauth_app_id text,
+  reserve_at_commit boolean not null default false,
+  cap_minor bigint,
+  charge_minor bigint,
   constraint credit_holds_amount_minor_check CHECK ((amount_minor >= 0)),
+  constraint credit_holds_charge_minor_check CHECK ((charge_minor >= 0)),
+  constraint credit_holds_close_at_commit TRIGGER DEFERRABLE INITIALLY DEFERRED,
   constraint credit_holds_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE SET NULL,
   constraint credit_holds_pkey PRIMARY KEY (id),
   constraint credit_holds_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
+  constraint credit_holds_reserve_at_commit TRIGGER DEFERRABLE INITIALLY DEFERRED,
   constraint credit_holds_status_check CHECK ((status = ANY (ARRAY['held'::text, 'settled'::text, 'released'::text]))),
   constraint credit_holds_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE
 );
@@ -854,6 +860,30 @@ CREATE INDEX workflows_workspace_idx ON public.workflows USING btree (workspace_
 create extension btree_gist; -- version 1.8
 create extension pg_trgm; -- version 1.6
 
+CREATE OR REPLACE FUNCTION public.apply_credit_hold_close()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_hold credit_holds%rowtype;
+  v_charge bigint;
+begin
+  select * into v_hold from credit_holds where id = new.id;
+  if not found then
+    return null;
+  end if;
+  v_charge := least(coalesce(v_hold.charge_minor, 0), v_hold.amount_minor);
+  update workspaces
+  set balance_minor = balance_minor - v_charge, reserved_minor = reserved_minor - v_hold.amount_minor
+  where id = v_hold.workspace_id;
+  if v_hold.key_id is not null then
+    update key_monthly_spend
+    set spent_minor = spent_minor + v_charge, reserved_minor = reserved_minor - v_hold.amount_minor
+    where key_id = v_hold.key_id and month = v_hold.month;
+  end if;
+  return null;
+end
+$function$;
 CREATE OR REPLACE FUNCTION public.auth_changed_notify()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -880,24 +910,10 @@ CREATE OR REPLACE FUNCTION public.close_credit_hold(p_hold_id text, p_charge_min
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
-declare
-  v_hold credit_holds%rowtype;
 begin
-  update credit_holds set status = p_status, closed_at = now()
-  where id = p_hold_id and status = 'held'
-  returning * into v_hold;
-  if not found then
-    return false;
-  end if;
-  update workspaces
-  set balance_minor = balance_minor - p_charge_minor, reserved_minor = reserved_minor - v_hold.amount_minor
-  where id = v_hold.workspace_id;
-  if v_hold.key_id is not null then
-    update key_monthly_spend
-    set spent_minor = spent_minor + p_charge_minor, reserved_minor = reserved_minor - v_hold.amount_minor
-    where key_id = v_hold.key_id and month = v_hold.month;
-  end if;
-  return true;
+  update credit_holds set status = p_status, closed_at = now(), charge_minor = p_charge_minor
+  where id = p_hold_id and status = 'held';
+  return found;
 end
 $function$;
 CREATE OR REPLACE FUNCTION public.create_month_partition(parent regclass, month date)
@@ -1067,6 +1083,44 @@ begin
   return query select v_amount, null::text;
 end
 $function$;
+CREATE OR REPLACE FUNCTION public.reserve_credit_hold_at_commit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  v_hold credit_holds%rowtype;
+  v_available bigint;
+  v_used bigint;
+  v_amount bigint;
+begin
+  select * into v_hold from credit_holds where id = new.id;
+  if not found or not v_hold.reserve_at_commit then
+    return null;
+  end if;
+  select balance_minor - reserved_minor into v_available
+  from workspaces where id = v_hold.workspace_id for no key update;
+  if v_available <= 0 then
+    raise exception 'insufficient_credits' using errcode = 'SVC01';
+  end if;
+  v_amount := least(greatest(1, v_hold.amount_minor), v_available);
+  if v_hold.key_id is not null then
+    insert into key_monthly_spend (key_id, month) values (v_hold.key_id, v_hold.month) on conflict do nothing;
+    select spent_minor + reserved_minor into v_used
+    from key_monthly_spend where key_id = v_hold.key_id and month = v_hold.month for update;
+    if v_hold.cap_minor is not null then
+      if v_hold.cap_minor - v_used <= 0 then
+        raise exception 'key_spend_limit_reached' using errcode = 'SVC02';
+      end if;
+      v_amount := least(v_amount, v_hold.cap_minor - v_used);
+    end if;
+    update key_monthly_spend set reserved_minor = reserved_minor + v_amount
+    where key_id = v_hold.key_id and month = v_hold.month;
+  end if;
+  update workspaces set reserved_minor = reserved_minor + v_amount where id = v_hold.workspace_id;
+  update credit_holds set amount_minor = v_amount, reserve_at_commit = false where id = v_hold.id;
+  return null;
+end
+$function$;
 CREATE OR REPLACE FUNCTION public.task_messages_notify()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1131,6 +1185,8 @@ CREATE TRIGGER api_keys_auth_changed AFTER DELETE OR UPDATE ON public.api_keys F
 CREATE TRIGGER api_keys_auth_created AFTER INSERT ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();
 CREATE TRIGGER brain_words_on_insert AFTER INSERT ON public.brain_pages REFERENCING NEW TABLE AS changed_pages FOR EACH STATEMENT EXECUTE FUNCTION brain_words_collect();
 CREATE TRIGGER brain_words_on_update AFTER UPDATE ON public.brain_pages REFERENCING NEW TABLE AS changed_pages FOR EACH STATEMENT EXECUTE FUNCTION brain_words_collect();
+CREATE CONSTRAINT TRIGGER credit_holds_close_at_commit AFTER UPDATE OF status ON public.credit_holds DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((old.status = 'held'::text) AND (new.status <> 'held'::text))) EXECUTE FUNCTION apply_credit_hold_close();
+CREATE CONSTRAINT TRIGGER credit_holds_reserve_at_commit AFTER INSERT ON public.credit_holds DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.reserve_at_commit) EXECUTE FUNCTION reserve_credit_hold_at_commit();
 CREATE TRIGGER jobs_notify AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION jobs_notify();
 CREATE TRIGGER task_reply_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.type = 'task.reply'::text) AND (old.status = ANY (ARRAY['queued'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['queued'::text, 'running'::text])))) EXECUTE FUNCTION task_reply_ended();
 CREATE TRIGGER members_auth_changed AFTER DELETE OR UPDATE ON public.members FOR EACH STATEMENT EXECUTE FUNCTION auth_changed_notify();

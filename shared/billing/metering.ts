@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/principal.ts';
 import {
   closeHold,
+  insertHoldReservedAtCommit,
   insertMeteringRecord,
   lockHold,
   type NewMeteringRecord,
@@ -52,16 +53,53 @@ export async function reserveCredits(
     capMinor: principal.keyId === null ? null : principal.monthlySpendCapMinor,
     requestId: input.requestId,
   });
-  if (reserved.refusal === 'insufficient_credits') {
-    throw new AppError(
-      'insufficient_credits',
-      'The workspace credit balance is used up; add credits and retry.',
-    );
-  }
-  if (reserved.refusal === 'key_spend_limit_reached') {
-    throw new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.');
-  }
+  if (reserved.refusal !== null) throw refusals[reserved.refusal]();
   return { holdId, amountMinor: reserved.amount_minor };
+}
+
+const refusals = {
+  insufficient_credits: () =>
+    new AppError('insufficient_credits', 'The workspace credit balance is used up; add credits and retry.'),
+  key_spend_limit_reached: () =>
+    new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.'),
+} as const;
+
+/**
+ * reserveCredits for the api's hot path: the hold is written now and reserved as its transaction
+ * commits (db/migrations/000040), so the workspace's and the key's rows, which every live call of
+ * them shares, are locked inside COMMIT only. Same cut, same refusals, which fail the commit: the
+ * caller turns them back into AppErrors with creditRefusalAtCommit. Returns the hold's id; null for
+ * a test key, which reserves nothing.
+ */
+export async function reserveCreditsAtCommit(
+  tx: Db,
+  input: Parameters<typeof reserveCredits>[1] & { holdId: string },
+): Promise<string | null> {
+  const { principal } = input;
+  if (!principal.livemode) return null;
+  await insertHoldReservedAtCommit(tx, {
+    id: input.holdId,
+    workspaceId: principal.workspaceId,
+    projectId: input.projectId,
+    keyId: principal.keyId,
+    oauthAppId: principal.oauthAppId ?? null,
+    operation: input.operation,
+    maxMinor: Math.ceil(input.maxCostMinor),
+    capMinor: principal.keyId === null ? null : principal.monthlySpendCapMinor,
+    requestId: input.requestId,
+  });
+  return input.holdId;
+}
+
+/** The AppError a commit refused by a reservation at commit stands for (SQLSTATE SVC01, SVC02). */
+export function creditRefusalAtCommit(error: unknown): AppError | undefined {
+  for (let e = error, depth = 0; e !== null && typeof e === 'object' && depth < 4; depth++) {
+    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    if (code === 'SVC01') return refusals.insufficient_credits();
+    if (code === 'SVC02') return refusals.key_spend_limit_reached();
+    e = cause;
+  }
+  return undefined;
 }
 
 /** A finished call to bill: its metering record, for one job (the record's id is minted here). */

@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 
-import { reserveCredits } from '../billing/metering.ts';
+import { creditRefusalAtCommit, reserveCreditsAtCommit } from '../billing/metering.ts';
 import type { Config } from '../config/config.ts';
 import type { JobRow } from '../db/queries/jobs.ts';
 import type { Db } from '../db/sql.ts';
@@ -54,8 +54,8 @@ export type BilledJob = {
 /**
  * Reserves the call's maximum cost (live keys only) and creates its job in ONE transaction: the job
  * exists iff its hold does (and the operation's own rows, `alsoWrite`), and a failed reservation
- * leaves nothing behind. The job is written first and the reservation last, so the workspace's
- * balance lock every live call shares is held for one statement and the commit. With an Idempotency-Key
+ * leaves nothing behind. The reservation is made as the transaction commits (reserveCreditsAtCommit):
+ * the workspace's balance lock every live call shares is held inside COMMIT only. With an Idempotency-Key
  * the key is taken in the same transaction: a synchronous job (`answer` omitted) is keyed by it, an
  * asynchronous one stores its `answer` with it.
  * @throws AppError insufficient_credits / key_spend_limit_reached from reserveCredits;
@@ -99,9 +99,8 @@ export async function startBilledJob(
     const created = await create(tx, holdId);
     await job.alsoWrite?.(tx, created);
     if (answer) await deps.idempotency.recordInTransaction(tx, caller, answer(created));
-    // Last: the workspace's balance row stays locked from here to the commit.
     if (holdId !== null) {
-      await reserveCredits(tx, {
+      await reserveCreditsAtCommit(tx, {
         principal,
         projectId: job.projectId,
         operation: job.type,
@@ -111,6 +110,8 @@ export async function startBilledJob(
       });
     }
     return created;
+  }).catch((error: unknown) => {
+    throw creditRefusalAtCommit(error) ?? error;
   });
   if (caller.idempotency) caller.idempotency.claimed = true;
   return row;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { type Db, idRow, sql } from '../sql.ts';
+import { type Db, idRow, noRows, sql } from '../sql.ts';
 import { workspaceRecord } from './workspaceRows.ts';
 
 export type NewHold = {
@@ -35,6 +35,22 @@ export function reserveCredit(db: Db, hold: NewHold) {
   `);
 }
 
+/**
+ * Writes a hold whose reservation happens when the transaction commits (db/migrations/000040): the
+ * workspace's balance row and the key's month row are then locked inside COMMIT only, not from a
+ * statement until the client's COMMIT arrives. The amount is cut or refused as reserveCredit would;
+ * a refusal fails the commit with SQLSTATE SVC01 or SVC02 (see creditRefusalAtCommit).
+ */
+export async function insertHoldReservedAtCommit(db: Db, hold: NewHold): Promise<void> {
+  await db.query(sql.prepared('credit_hold_insert_at_commit', noRows)`
+    insert into credit_holds (id, workspace_id, project_id, key_id, oauth_app_id, operation, amount_minor,
+                              month, request_id, reserve_at_commit, cap_minor)
+    values (${hold.id}, ${hold.workspaceId}, ${hold.projectId}, ${hold.keyId}, ${hold.oauthAppId ?? null},
+            ${hold.operation}, ${Math.max(1, hold.maxMinor)},
+            (date_trunc('month', now() at time zone 'utc'))::date, ${hold.requestId}, true, ${hold.capMinor})
+  `);
+}
+
 const holdRow = workspaceRecord.extend({
   key_id: z.string().nullable(),
   amount_minor: z.number(),
@@ -51,9 +67,9 @@ export function lockHold(db: Db, holdId: string) {
 }
 
 /**
- * Closes a held hold in one statement (db/migrations/000038): the charge leaves the balance and the
- * key's month, the whole hold leaves reserved; false when it was no longer held. The workspace row
- * is the lock every live call of the workspace shares, so callers run it last before their commit.
+ * Closes a held hold in one statement: false when it was no longer held. Its money moves when the
+ * transaction commits (db/migrations/000040): the charge leaves the balance and the key's month, the
+ * whole hold leaves reserved, under the workspace's row lock taken inside COMMIT.
  */
 export async function closeHold(db: Db, holdId: string, chargeMinor: number, status: 'settled' | 'released') {
   return db.oneFirst(sql.prepared('credit_hold_close', z.object({ closed: z.boolean() }))`

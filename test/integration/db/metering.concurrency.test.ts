@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import type { Principal } from '../../../shared/auth/principal.ts';
-import { reserveCredits, settleUsage } from '../../../shared/billing/metering.ts';
+import {
+  creditRefusalAtCommit,
+  reserveCredits,
+  reserveCreditsAtCommit,
+  settleUsage,
+} from '../../../shared/billing/metering.ts';
 import { findWorkspaceBalance } from '../../../shared/db/queries/workspaces.ts';
 import { type Db, sql } from '../../../shared/db/sql.ts';
 import { AppError } from '../../../shared/errors/appError.ts';
@@ -39,22 +44,40 @@ function principalOf(tenant: Tenant, keyId: string, cap: number | null): Princip
   };
 }
 
+/**
+ * Where a reservation takes the workspace's and key's row locks: at its statement (reserveCredits:
+ * the worker, cache hits) or inside COMMIT (reserveCreditsAtCommit: the api's billed jobs).
+ */
+type ReserveAt = 'statement' | 'commit';
+
+async function reserveIn(reserveAt: ReserveAt, principal: Principal, projectId: string, maxCost: number) {
+  const input = { principal, projectId, operation: 'text.generate', maxCostMinor: maxCost, requestId: newId('req') };
+  if (reserveAt === 'statement') {
+    return (await t.deps.pool.transaction((tx) => reserveCredits(tx, input)))!.holdId;
+  }
+  const holdId = newId('hold');
+  await t.deps.pool
+    .transaction((tx) => reserveCreditsAtCommit(tx, { ...input, holdId }))
+    .catch((error: unknown) => {
+      throw creditRefusalAtCommit(error) ?? error;
+    });
+  return holdId;
+}
+
 /** One billed call: reserve in one transaction, settle the actual cost in another, as api and worker do. */
-async function billedCall(principal: Principal, projectId: string, maxCost: number, actualCost: number) {
+async function billedCall(
+  principal: Principal,
+  projectId: string,
+  maxCost: number,
+  actualCost: number,
+  reserveAt: ReserveAt = 'statement',
+) {
   try {
-    const hold = await t.deps.pool.transaction((tx) =>
-      reserveCredits(tx, {
-        principal,
-        projectId,
-        operation: 'text.generate',
-        maxCostMinor: maxCost,
-        requestId: newId('req'),
-      }),
-    );
+    const holdId = await reserveIn(reserveAt, principal, projectId, maxCost);
     await new Promise((r) => setTimeout(r, Math.random() * 20));
     await t.deps.pool.transaction((tx) =>
       settleUsage(tx, {
-        holdId: hold!.holdId,
+        holdId,
         jobId: newId('job'),
         workspaceId: principal.workspaceId,
         projectId,
@@ -84,14 +107,14 @@ const spentOnKey = (keyId: string) =>
     select coalesce(sum(cost_minor), 0) as s from metering_records where key_id = ${keyId}
   `);
 
-describe('concurrent billed calls', () => {
+describe.each(['statement', 'commit'] as const)('concurrent billed calls, reserved at their %s', (reserveAt) => {
   it('50 parallel calls never spend past the workspace balance', async () => {
     const tenant = await createTenant(t.deps.pool, { credits: 120 });
     // A key per call: the workspace row is the only one the calls share, so its lock alone keeps
     // them apart (one key's month row would serialize them too, and hide a missing workspace lock).
     const keys = await Promise.all(Array.from({ length: 50 }, () => tenant.key()));
     const outcomes = await Promise.all(
-      keys.map((key) => billedCall(principalOf(tenant, key.id, null), tenant.projectId, 5, 4)),
+      keys.map((key) => billedCall(principalOf(tenant, key.id, null), tenant.projectId, 5, 4, reserveAt)),
     );
     const balance = await findWorkspaceBalance(t.deps.pool, tenant.workspaceId);
     expect(balance!.balance_minor).toBeGreaterThanOrEqual(0);
@@ -103,6 +126,46 @@ describe('concurrent billed calls', () => {
     expect(outcomes).toContain('insufficient_credits');
   });
 
+  it("50 parallel calls never spend past a key's monthly cap", async () => {
+    const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
+    const key = await tenant.key({ monthlySpendCapMinor: 60 });
+    const principal = principalOf(tenant, key.id, 60);
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 5, reserveAt)),
+    );
+    expect(await spentOnKey(key.id)).toBe(60);
+    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(12);
+    expect(outcomes.filter((o) => o === 'key_spend_limit_reached')).toHaveLength(38);
+    const month = await t.deps.pool.one(sql.type(
+      z.object({ spent_minor: z.number(), reserved_minor: z.number() }),
+    )`
+      select spent_minor, reserved_minor from key_monthly_spend where key_id = ${key.id}
+    `);
+    expect(month).toEqual({ spent_minor: 60, reserved_minor: 0 });
+    expect((await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor).toBe(10_000 - 60);
+  });
+
+  it('answers insufficient_credits at zero balance, and key_spend_limit_reached only when credit remains', async () => {
+    const broke = await createTenant(t.deps.pool, { credits: 0 });
+    const key = await broke.key({ monthlySpendCapMinor: 0 });
+    expect(await billedCall(principalOf(broke, key.id, 0), broke.projectId, 5, 5, reserveAt)).toBe(
+      'insufficient_credits',
+    );
+    const rich = await createTenant(t.deps.pool, { credits: 50 });
+    const capped = await rich.key({ monthlySpendCapMinor: 0 });
+    expect(await billedCall(principalOf(rich, capped.id, 0), rich.projectId, 5, 5, reserveAt)).toBe(
+      'key_spend_limit_reached',
+    );
+    // A refused reservation leaves no hold behind.
+    const holds = await t.deps.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from credit_holds where workspace_id in (${broke.workspaceId}, ${rich.workspaceId})
+    `);
+    expect(holds).toBe(0);
+  });
+
+});
+
+describe('billed calls, reserved at their statement', () => {
   it('a reservation made while another is uncommitted counts it: never more held than the balance', async () => {
     const tenant = await createTenant(t.deps.pool, { credits: 100 });
     const [first, second] = [await tenant.key(), await tenant.key()];
@@ -159,38 +222,6 @@ describe('concurrent billed calls', () => {
     expect(await spentInWorkspace(tenant.workspaceId)).toBeLessThanOrEqual(100);
     expect(holds[0]).toEqual({ holdId: expect.any(String), amountMinor: 100 });
     expect(holds[1]).toBe('insufficient_credits');
-  });
-
-  it("50 parallel calls never spend past a key's monthly cap", async () => {
-    const tenant = await createTenant(t.deps.pool, { credits: 10_000 });
-    const key = await tenant.key({ monthlySpendCapMinor: 60 });
-    const principal = principalOf(tenant, key.id, 60);
-    const outcomes = await Promise.all(
-      Array.from({ length: 50 }, () => billedCall(principal, tenant.projectId, 5, 5)),
-    );
-    expect(await spentOnKey(key.id)).toBe(60);
-    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(12);
-    expect(outcomes.filter((o) => o === 'key_spend_limit_reached')).toHaveLength(38);
-    const month = await t.deps.pool.one(sql.type(
-      z.object({ spent_minor: z.number(), reserved_minor: z.number() }),
-    )`
-      select spent_minor, reserved_minor from key_monthly_spend where key_id = ${key.id}
-    `);
-    expect(month).toEqual({ spent_minor: 60, reserved_minor: 0 });
-    expect((await findWorkspaceBalance(t.deps.pool, tenant.workspaceId))!.balance_minor).toBe(10_000 - 60);
-  });
-
-  it('answers insufficient_credits at zero balance, and key_spend_limit_reached only when credit remains', async () => {
-    const broke = await createTenant(t.deps.pool, { credits: 0 });
-    const key = await broke.key({ monthlySpendCapMinor: 0 });
-    expect(await billedCall(principalOf(broke, key.id, 0), broke.projectId, 5, 5)).toBe(
-      'insufficient_credits',
-    );
-    const rich = await createTenant(t.deps.pool, { credits: 50 });
-    const capped = await rich.key({ monthlySpendCapMinor: 0 });
-    expect(await billedCall(principalOf(rich, capped.id, 0), rich.projectId, 5, 5)).toBe(
-      'key_spend_limit_reached',
-    );
   });
 
   it('settling the same hold twice bills once', async () => {
