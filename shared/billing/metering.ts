@@ -4,6 +4,7 @@ import {
   insertHoldReservedAtCommit,
   insertMeteringRecord,
   lockHold,
+  type NewHold,
   type NewMeteringRecord,
   reserveCredit,
 } from '../db/queries/credits.ts';
@@ -17,6 +18,39 @@ export type Payer = Pick<Principal, 'livemode' | 'workspaceId' | 'keyId' | 'mont
 
 export type Reservation = { holdId: string; amountMinor: number } | null;
 
+const refusals = {
+  insufficient_credits: () =>
+    new AppError('insufficient_credits', 'The workspace credit balance is used up; add credits and retry.'),
+  key_spend_limit_reached: () =>
+    new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.'),
+} as const;
+
+/** What a reservation asks for. */
+type HoldRequest = {
+  /** Who pays: the credential's workspace, key and cap (a worker may rebuild these from a job). */
+  principal: Payer;
+  projectId: string;
+  operation: string;
+  maxCostMinor: number;
+  requestId: string;
+};
+
+/** The hold a request asks for, under `id`: at most the maximum cost (whole minor units), the key's cap. */
+function holdOf(input: HoldRequest, id: string): NewHold {
+  const { principal } = input;
+  return {
+    id,
+    workspaceId: principal.workspaceId,
+    projectId: input.projectId,
+    keyId: principal.keyId,
+    oauthAppId: principal.oauthAppId ?? null,
+    operation: input.operation,
+    maxMinor: Math.ceil(input.maxCostMinor),
+    capMinor: principal.keyId === null ? null : principal.monthlySpendCapMinor,
+    requestId: input.requestId,
+  };
+}
+
 /**
  * Reserves up to `maxCostMinor` for a billed call, in the transaction that also creates the job, as
  * its LAST statement: the workspace's balance row, then the key's month row, are locked until the
@@ -29,40 +63,14 @@ export type Reservation = { holdId: string; amountMinor: number } | null;
  */
 export async function reserveCredits(
   tx: Db,
-  input: {
-    /** Who pays: the credential's workspace, key and cap (a worker may rebuild these from a job). */
-    principal: Payer;
-    projectId: string;
-    operation: string;
-    maxCostMinor: number;
-    requestId: string;
-    holdId?: string;
-  },
+  input: HoldRequest & { holdId?: string },
 ): Promise<Reservation> {
-  const { principal } = input;
-  if (!principal.livemode) return null;
+  if (!input.principal.livemode) return null;
   const holdId = input.holdId ?? newId('hold');
-  const reserved = await reserveCredit(tx, {
-    id: holdId,
-    workspaceId: principal.workspaceId,
-    projectId: input.projectId,
-    keyId: principal.keyId,
-    oauthAppId: principal.oauthAppId ?? null,
-    operation: input.operation,
-    maxMinor: Math.ceil(input.maxCostMinor),
-    capMinor: principal.keyId === null ? null : principal.monthlySpendCapMinor,
-    requestId: input.requestId,
-  });
+  const reserved = await reserveCredit(tx, holdOf(input, holdId));
   if (reserved.refusal !== null) throw refusals[reserved.refusal]();
   return { holdId, amountMinor: reserved.amount_minor };
 }
-
-const refusals = {
-  insufficient_credits: () =>
-    new AppError('insufficient_credits', 'The workspace credit balance is used up; add credits and retry.'),
-  key_spend_limit_reached: () =>
-    new AppError('key_spend_limit_reached', 'This key has reached its monthly spend cap.'),
-} as const;
 
 /**
  * reserveCredits for the api's hot path: the hold is written now and reserved as its transaction
@@ -73,21 +81,10 @@ const refusals = {
  */
 export async function reserveCreditsAtCommit(
   tx: Db,
-  input: Parameters<typeof reserveCredits>[1] & { holdId: string },
+  input: HoldRequest & { holdId: string },
 ): Promise<string | null> {
-  const { principal } = input;
-  if (!principal.livemode) return null;
-  await insertHoldReservedAtCommit(tx, {
-    id: input.holdId,
-    workspaceId: principal.workspaceId,
-    projectId: input.projectId,
-    keyId: principal.keyId,
-    oauthAppId: principal.oauthAppId ?? null,
-    operation: input.operation,
-    maxMinor: Math.ceil(input.maxCostMinor),
-    capMinor: principal.keyId === null ? null : principal.monthlySpendCapMinor,
-    requestId: input.requestId,
-  });
+  if (!input.principal.livemode) return null;
+  await insertHoldReservedAtCommit(tx, holdOf(input, input.holdId));
   return input.holdId;
 }
 
