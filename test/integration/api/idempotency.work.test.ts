@@ -8,30 +8,17 @@ import { api, bearer, type TestContext } from '../../helpers/context.ts';
 import type { Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback } from '../../helpers/loopbackServer.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
-import { type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { type Spawned,spawnNode } from '../../helpers/processes.ts';
 import { contextWithTenant } from '../../helpers/tenantContext.ts';
 
 let t: TestContext;
 let tenant: Tenant;
 let mock: OpenAiMock;
 const processes: Spawned[] = [];
-/** A second api process, killed mid-wait by its test; it boots while the tests before that one run. */
-let api1: { spawned: Spawned; port: number };
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
   ({ t, tenant } = await contextWithTenant({ env: openaiEnv(mock), credits: 100_000, worker: true }));
-  const port = await freePort();
-  const spawned = spawnNode('api/server.ts', {
-    ...openaiEnv(mock),
-    DATABASE_URL: t.databaseUrl,
-    S3_ENDPOINT: t.s3.endpoint,
-    S3_BUCKET: t.s3.bucket,
-    PORT: String(port),
-    LOG_LEVEL: 'info',
-  });
-  processes.push(spawned);
-  api1 = { spawned, port };
 });
 afterAll(async () => {
   for (const p of processes) await p.stop();
@@ -126,14 +113,23 @@ describe('Idempotency-Key on a synchronous generation', () => {
   });
 
   it('takes over the job of an api process that died while waiting on it', async () => {
-    const { spawned: dying, port } = api1;
-    await dying.waitFor(/api listening/);
+    const port = await freePort();
+    const api1 = spawnNode('api/server.ts', {
+      ...openaiEnv(mock),
+      DATABASE_URL: t.databaseUrl,
+      S3_ENDPOINT: t.s3.endpoint,
+      S3_BUCKET: t.s3.bucket,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    });
+    processes.push(api1);
+    await api1.waitFor(/api listening/);
     const provider = gate();
     mock.queueChat({ kind: 'ok', after: provider.opened });
     const request = textRequest('api-died', 'Survive a crash.');
     const first = fetch(`http://127.0.0.1:${port}${api('/text')}`, request).catch(() => null);
     await mock.nextRequest('/chat/completions');
-    dying.child.kill('SIGKILL');
+    api1.child.kill('SIGKILL');
     await first;
     // While the dead process's lease lasts the key is in progress...
     const retry = () =>
@@ -148,7 +144,12 @@ describe('Idempotency-Key on a synchronous generation', () => {
     expect(Number(inProgress.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(inProgress.headers['retry-after'])).toBeLessThanOrEqual(15);
     // ...and once it ran out (no renewal from the dead process), a retry takes the job over.
-    await waitUntilReleased('api-died');
+    for (let leased = true; leased;) {
+      leased = await t.deps.pool.oneFirst(sql.type(z.object({ leased: z.boolean() }))`
+        select locked_until > now() as leased from idempotency_keys where key = 'api-died'
+      `);
+      if (leased) await new Promise((r) => setTimeout(r, 250));
+    }
     // (supertest sends a request only once it is awaited or then-ed)
     const collected = retry().then((res) => res);
     await waitUntilLeased('api-died');
