@@ -175,14 +175,17 @@ describe('live keys on the openai provider', () => {
 
   it('retries a provider failure that may pass (503, then a timeout) and bills once', async () => {
     mock.failNext('/embeddings', 503, 'overloaded');
-    const res = await postAs(t.http, tenant.liveKey, '/embeddings')
-      .send({ input: ['retry me'] })
-      .expect(201);
+    mock.queueChat({ kind: 'stall' });
+    // Two calls on two endpoints of the mock: their retries wait out graphile-worker's backoff side by side.
+    const [res, slow] = await Promise.all([
+      postAs(t.http, tenant.liveKey, '/embeddings')
+        .send({ input: ['retry me'] })
+        .expect(201),
+      postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'are you there' }).expect(201),
+    ]);
     expect(res.body.embeddings).toEqual([[8, 0, 0.5]]);
     expect(await meteringFor(res.headers['x-request-id']!)).toHaveLength(1);
 
-    mock.queueChat({ kind: 'stall' });
-    const slow = await postAs(t.http, tenant.liveKey, '/text').send({ prompt: 'are you there' }).expect(201);
     expect(slow.body.text).toBe(mockReply('are you there'));
     expect(await meteringFor(slow.headers['x-request-id']!)).toHaveLength(1);
   });

@@ -29,6 +29,14 @@ let worker: Spawned | undefined;
 beforeAll(async () => {
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool);
+  // The real worker process of the second describe boots while the in-process parses of the first run.
+  worker = spawnNode('worker/main.ts', {
+    DATABASE_URL: t.databaseUrl,
+    S3_ENDPOINT: t.s3.endpoint,
+    S3_BUCKET: t.s3.bucket,
+    LOG_LEVEL: 'info',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+  });
 });
 afterAll(async () => {
   await worker?.stop();
@@ -141,16 +149,9 @@ async function parseRunning(fileId: string): Promise<boolean> {
 
 describe('native documents uploaded to a real worker process', () => {
   beforeAll(async () => {
-    worker = spawnNode('worker/main.ts', {
-      DATABASE_URL: t.databaseUrl,
-      S3_ENDPOINT: t.s3.endpoint,
-      S3_BUCKET: t.s3.bucket,
-      LOG_LEVEL: 'info',
-      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
-    });
-    await worker.waitFor(/worker started/);
+    await worker!.waitFor(/worker started/);
     // The boot status probe (an OCR engine among its checks) settles the process's memory first.
-    await worker.waitFor(/Completed task \d+ \(status__probe/);
+    await worker!.waitFor(/Completed task \d+ \(status__probe/);
     // The first call also builds the api's validators and warms both processes.
     await textJobMs();
   }, 120_000);
