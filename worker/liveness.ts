@@ -7,31 +7,29 @@ import {
   forceUnlockWorkers,
   forgetWorkers,
 } from '../shared/db/queries/workerHeartbeats.ts';
-import { heartbeatEveryMs, staleAfterSeconds } from '../shared/queue/liveness.ts';
 import type { WorkerContext } from './context.ts';
 import { HeldJobs } from './heldJobs.ts';
 
-// A reaper runs every 5 s in every worker process, so a killed worker's job is back in the queue
-// well within 60 s of the kill, and a lock this process left behind within 5 s of the database
-// answering again.
-const reapEveryMs = 5000;
-
 /**
- * Heartbeats for this process's graphile workers (and their pools), and the reaper. The reaper
- * force-unlocks the jobs of dead workers (graphile-worker alone would leave them locked for four
- * hours), and releases the locks this process's own pools left behind: graphile-worker locks a job
- * in its pool's id, and when the write of a job's end fails (PostgreSQL restarting) it logs "Failed
- * to fail jobs" and stops the pool with the job still locked, in the name of a process that is alive
- * and beating. Such a lock is released at the first pass that reaches the database; a lock of a live
- * pool that does not hold its job (see HeldJobs) at two passes in a row, 5-10 s after it was lost (a
- * fetch whose answer was lost with its connection leaves one). Cron's one-minute
- * granularity is too coarse for this, so the reaper runs on a timer in every worker process.
+ * Heartbeats for this process's graphile workers (and their pools), and the reaper, both every
+ * WORKER_HEARTBEAT_MS (5 s by default). The reaper force-unlocks the jobs of workers silent for
+ * WORKER_STALE_AFTER_MS (20 s; graphile-worker alone would leave them locked for four hours), so by
+ * default a killed worker's job is back in the queue well within 60 s of the kill. It also releases
+ * the locks this process's own pools left behind: graphile-worker locks a job in its pool's id, and
+ * when the write of a job's end fails (PostgreSQL restarting) it logs "Failed to fail jobs" and stops
+ * the pool with the job still locked, in the name of a process that is alive and beating. Such a
+ * lock is released at the first pass that reaches the database (within one interval of it answering
+ * again); a lock of a live pool that does not hold its job (see HeldJobs) at two passes in a row,
+ * one to two intervals after it was lost (a fetch whose answer was lost with its connection leaves
+ * one). Cron's one-minute granularity is too coarse for this, so the reaper runs on a timer in every
+ * worker process.
  */
 export function startLiveness(
   ctx: WorkerContext,
   events: WorkerEvents,
   label: string,
 ): { stop(): Promise<void>; abandon(poolId: string): void } {
+  const { workerHeartbeatMs: everyMs, workerStaleAfterMs } = ctx.config;
   const held = new HeldJobs(events);
   const beat = () =>
     beatWorkers(ctx.pool, held.liveIds(), label).catch((error: unknown) =>
@@ -42,7 +40,9 @@ export function startLiveness(
   events.on('worker:create', () => void beat());
   const reapDead = async () => {
     const live = new Set(held.liveIds());
-    const dead = (await findDeadLockHolders(ctx.pool, staleAfterSeconds)).filter((id) => !live.has(id));
+    const dead = (await findDeadLockHolders(ctx.pool, workerStaleAfterMs / 1000)).filter(
+      (id) => !live.has(id),
+    );
     if (dead.length > 0) {
       await forceUnlockWorkers(ctx.pool, dead);
       ctx.logger.warn({ workers: dead }, 'released the jobs of dead workers');
@@ -66,7 +66,7 @@ export function startLiveness(
     const toRelease = (list: typeof locks) => list.map((lock) => ({ id: lock.id, lockedBy: lock.locked_by }));
     const freed = [
       ...(ofReleased.length > 0 ? await releaseQueueLocks(ctx.pool, toRelease(ofReleased), 0) : []),
-      ...(ofLive.length > 0 ? await releaseQueueLocks(ctx.pool, toRelease(ofLive), reapEveryMs / 1000) : []),
+      ...(ofLive.length > 0 ? await releaseQueueLocks(ctx.pool, toRelease(ofLive), everyMs / 1000) : []),
     ];
     if (freed.length > 0) {
       ctx.logger.warn(
@@ -90,15 +90,15 @@ export function startLiveness(
     }
   };
   void beat();
-  const beatTimer = setInterval(() => void beat(), heartbeatEveryMs);
-  const reapTimer = setInterval(() => void reap(), reapEveryMs);
+  const beatTimer = setInterval(() => void beat(), everyMs);
+  const reapTimer = setInterval(() => void reap(), everyMs);
   return {
     // A pool that could not be stopped (worker/stuckPools.ts) holds nothing any more.
     abandon: (poolId) => held.abandon(poolId),
     stop: async () => {
       clearInterval(beatTimer);
       clearInterval(reapTimer);
-      // Best effort: a heartbeat left behind goes stale and is ignored after 20 s anyway.
+      // Best effort: a heartbeat left behind goes stale and is ignored anyway.
       await forgetWorkers(ctx.pool, held.allIds()).catch(() => {});
     },
   };

@@ -1,3 +1,4 @@
+import { loadConfig } from '../../shared/config/config.ts';
 import { laneNames } from '../../shared/queue/lanes.ts';
 import { queueStats } from '../../shared/queue/queueStats.ts';
 import { CliError } from '../cliError.ts';
@@ -10,12 +11,12 @@ export const queueCommands: CommandTable = {
     flags: {
       lane: optionalString('L', `Only this lane: ${laneNames.join(', ')}.`),
     },
-    run: async (pool, v) => {
+    run: async (pool, v, config) => {
       const only = v.lane as string | undefined;
       if (only !== undefined && !(laneNames as readonly string[]).includes(only)) {
         throw new CliError('invalid_arguments', `--lane must be one of ${laneNames.join(', ')}`);
       }
-      const { lanes } = await queueStats(pool);
+      const { lanes } = await queueStats(pool, (config ?? loadConfig()).workerStaleAfterMs);
       return { lanes: only === undefined ? lanes : lanes.filter((lane) => lane.lane === only) };
     },
   },

@@ -106,7 +106,7 @@ const sdkHeadersRefused = (sdk: string) =>
     })
     .optional();
 
-const envSchema = z.object({
+const envFields = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATA_DIR: z.string().min(1).default('./.data'),
@@ -171,6 +171,14 @@ const envSchema = z.object({
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
   /**
+   * Worker liveness: each worker process beats this often, and its reaper passes as often; one whose
+   * beat is older than WORKER_STALE_AFTER_MS is dead (its locked jobs are released, `queue stats`
+   * stops counting it). Every process reading the queue must have the same values.
+   */
+  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(500).max(60_000).default(5000),
+  // Below 5 s a busy machine's pause (GC, a saturated core) could pass for a death.
+  WORKER_STALE_AFTER_MS: z.coerce.number().int().min(5000).max(3_600_000).default(20_000),
+  /**
    * How long a task must stay quiet after a reply ends before its brain page is synthesised: a burst
    * of messages makes one synthesis, not one per reply.
    */
@@ -234,6 +242,17 @@ const envSchema = z.object({
   DYNO: z.string().optional(),
 });
 
+const envSchema = envFields.superRefine((e, ctx) => {
+  // Two beats lost in a row (a slow query, a pause) must not make a live worker dead.
+  if (e.WORKER_STALE_AFTER_MS < 3 * e.WORKER_HEARTBEAT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['WORKER_STALE_AFTER_MS'],
+      message: `must be at least 3 heartbeats (3 × WORKER_HEARTBEAT_MS = ${3 * e.WORKER_HEARTBEAT_MS})`,
+    });
+  }
+});
+
 export type Config = Readonly<{
   env: 'development' | 'production' | 'test';
   port: number;
@@ -278,6 +297,9 @@ export type Config = Readonly<{
   authFailuresPerMinute: number;
   signInHashConcurrency: number;
   workerConcurrency: number;
+  /** How often a worker process beats and reaps, and how long a silent one counts as alive. */
+  workerHeartbeatMs: number;
+  workerStaleAfterMs: number;
   brainSynthesisDebounceMs: number;
   webhookConcurrency: number;
   ocrEngines: number;
@@ -376,6 +398,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     signInHashConcurrency: e.SIGN_IN_HASH_CONCURRENCY,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerHeartbeatMs: e.WORKER_HEARTBEAT_MS,
+    workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     brainSynthesisDebounceMs: e.BRAIN_SYNTHESIS_DEBOUNCE_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     ocrEngines: e.OCR_ENGINES,

@@ -2,7 +2,6 @@ import { type TaskQueueRow, taskQueues } from '../db/queries/queueStats.ts';
 import { countLiveWorkerProcesses } from '../db/queries/workerHeartbeats.ts';
 import type { Db } from '../db/sql.ts';
 import { type LaneName, laneNames, laneOfTask } from './lanes.ts';
-import { staleAfterSeconds } from './liveness.ts';
 
 export type LaneStats = {
   lane: LaneName;
@@ -18,11 +17,12 @@ export type LaneStats = {
 
 /**
  * The queue of the whole fleet, lane by lane (every lane, zeros included), from graphile-worker's
- * tables and the workers' heartbeats: the same answer from any process that can reach the database.
+ * tables and the workers' heartbeats: the same answer from any process that can reach the database
+ * with the workers' WORKER_STALE_AFTER_MS.
  */
-export async function queueStats(db: Db): Promise<{ lanes: LaneStats[] }> {
+export async function queueStats(db: Db, staleAfterMs: number): Promise<{ lanes: LaneStats[] }> {
   const tasks = await taskQueues(db);
-  const workersAlive = await countLiveWorkerProcesses(db, staleAfterSeconds);
+  const workersAlive = await countLiveWorkerProcesses(db, staleAfterMs / 1000);
   return { lanes: byLane(tasks).map((lane) => ({ ...lane, workersAlive })) };
 }
 

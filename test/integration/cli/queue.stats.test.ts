@@ -3,9 +3,9 @@ import { Logger, run, type Runner } from 'graphile-worker';
 import { z } from 'zod';
 
 import { commands } from '../../../cli/admin.ts';
+import type { Config } from '../../../shared/config/config.ts';
 import { beatWorkers } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { staleAfterSeconds } from '../../../shared/queue/liveness.ts';
 import { admin } from '../../helpers/cli.ts';
 import type { TestContext } from '../../helpers/context.ts';
 import { contextForCli } from '../../helpers/tenantContext.ts';
@@ -28,8 +28,13 @@ type LaneStats = {
 };
 
 /** The command as the CLI runs it (the whole CLI, argument parsing and output, is run once, below). */
-async function stats(values: Record<string, string> = {}): Promise<Record<string, LaneStats>> {
-  const { lanes } = (await commands['queue stats']!.run(t.deps.pool, values)) as { lanes: LaneStats[] };
+async function stats(
+  values: Record<string, string> = {},
+  config: Config = t.config,
+): Promise<Record<string, LaneStats>> {
+  const { lanes } = (await commands['queue stats']!.run(t.deps.pool, values, config)) as {
+    lanes: LaneStats[];
+  };
   return Object.fromEntries(lanes.map((lane) => [lane.lane, lane]));
 }
 
@@ -67,8 +72,11 @@ describe('admin queue stats', () => {
     await beatWorkers(t.deps.pool, ['wkr_b1'], 'host-b:2');
     await t.deps.pool.query(sql.typeAlias('void')`
       insert into worker_heartbeats (worker_id, process_label, last_seen_at)
-      values ('wkr_dead', 'host-c:3', now() - make_interval(secs => ${staleAfterSeconds + 5}))
+      values ('wkr_dead', 'host-c:3', now() - make_interval(secs => ${t.config.workerStaleAfterMs / 1000 + 5}))
     `);
+    // Dead by the configured WORKER_STALE_AFTER_MS, not by a fixed limit.
+    const longer = { ...t.config, workerStaleAfterMs: t.config.workerStaleAfterMs + 60_000 };
+    expect((await stats({}, longer)).main!.workersAlive).toBe(3);
 
     // A webhook delivery held by a runner until released: running, no longer waiting.
     let release!: () => void;

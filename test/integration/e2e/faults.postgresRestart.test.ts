@@ -19,6 +19,7 @@ import { byStatus, type LoadReport, startLoad } from '../../helpers/faultLoad.ts
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { type Fleet, startFleet } from '../../helpers/fleet.ts';
 import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { quickFleetLivenessEnv } from '../../helpers/quickLiveness.ts';
 import { type RestartablePostgres, startRestartablePostgres } from '../../helpers/restartablePostgres.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
@@ -69,6 +70,8 @@ beforeAll(async () => {
       WORKER_CONCURRENCY: '4',
       LOG_LEVEL: 'info',
       BRAIN_SYNTHESIS_DEBOUNCE_MS: '0',
+      // The killed worker's jobs are taken over sooner; a restart's silence stays under the limit.
+      ...quickFleetLivenessEnv,
     },
     { webs: 2, workers: 2 },
   );

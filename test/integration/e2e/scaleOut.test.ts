@@ -12,6 +12,7 @@ import { parseMetrics, sampleValue } from '../../helpers/metrics.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type Pgbouncer, pgbouncerSkipReason, startPgbouncer } from '../../helpers/pgbouncer.ts';
 import { logLines, type Spawned, spawnNode } from '../../helpers/processes.ts';
+import { quickFleetLivenessEnv } from '../../helpers/quickLiveness.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
 
@@ -47,6 +48,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'info',
     // Brain pages are written as soon as a task's reply ends, on whichever worker is free.
     BRAIN_SYNTHESIS_DEBOUNCE_MS: '0',
+    // The killed worker's job is taken over sooner; the workers' SIGSTOP below stays under the limit.
+    ...quickFleetLivenessEnv,
   };
   const release = spawnNode('db/release.ts', shared);
   const released = await release.exited;

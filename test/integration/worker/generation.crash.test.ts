@@ -12,6 +12,7 @@ import { postAs, setupTestContext, type TestContext } from '../../helpers/contex
 import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { jobOfRequest } from '../../helpers/jobs.ts';
 import { mockReply, openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
+import { quickLivenessEnv } from '../../helpers/quickLiveness.ts';
 
 const workerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../worker/main.ts');
 
@@ -22,7 +23,7 @@ let child: ChildProcess | undefined;
 
 beforeAll(async () => {
   mock = await startOpenAiMock();
-  const env = openaiEnv(mock);
+  const env = { ...openaiEnv(mock), ...quickLivenessEnv };
   t = await setupTestContext(env);
   tenant = await createTenant(t.deps.pool, { credits: 50_000 });
   // The production worker entry point, as its own process (`npm run start:worker`).
@@ -64,7 +65,7 @@ describe('a worker killed mid-generation', () => {
     await new Promise((resolve) => child!.once('exit', resolve));
     await firstCall.closed;
 
-    // A healthy worker reaps the dead one's lock (~20 s of silence) and runs the job again.
+    // A healthy worker reaps the dead one's lock (after WORKER_STALE_AFTER_MS of silence) and runs the job again.
     await t.startWorker();
     const res = await pending;
     expect(res.status).toBe(201);

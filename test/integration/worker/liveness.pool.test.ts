@@ -3,7 +3,6 @@ import { z } from 'zod';
 
 import { findDeadLockHolders } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
-import { staleAfterSeconds } from '../../../shared/queue/liveness.ts';
 import type { WorkerHandle } from '../../../worker/startWorker.ts';
 import { setupTestContext, type TestContext } from '../../helpers/context.ts';
 import { waitUntil } from '../api/tasks.helpers.ts';
@@ -60,7 +59,7 @@ describe('worker liveness with a local queue', () => {
 
     await jobLockedBy(poolId!);
     await jobLockedBy('pool-gone');
-    const dead = await findDeadLockHolders(t.deps.pool, staleAfterSeconds);
+    const dead = await findDeadLockHolders(t.deps.pool, t.config.workerStaleAfterMs / 1000);
     expect(dead).toContain('pool-gone');
     expect(dead).not.toContain(poolId);
   });
