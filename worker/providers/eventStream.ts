@@ -120,13 +120,23 @@ export function postEventStream(
       req.end(body);
     };
 
+    // An answer, events or an error's body, that fails or closes before its end: the provider dropped it.
+    const watchCutOff = (res: http.IncomingMessage, onClose?: () => void) => {
+      const cutOff = (cause: unknown) => finish(new APIConnectionError({ cause: cause as Error }));
+      res.on('error', cutOff);
+      res.on('close', () => {
+        onClose?.();
+        if (!res.complete) cutOff(Object.assign(new Error('answer cut off'), { code: 'ECONNRESET' }));
+      });
+    };
+
     const readError = (res: http.IncomingMessage, status: number) => {
       let text = '';
       res.on('data', (piece: string) => {
         if (text.length < errorBodyLimit) text += piece;
       });
       res.on('end', () => finish(errorAnswer(status, text.slice(0, errorBodyLimit), headersOf(res)), true));
-      res.on('error', (error) => finish(new APIConnectionError({ cause: error })));
+      watchCutOff(res);
     };
 
     const readEvents = (res: http.IncomingMessage) => {
@@ -168,13 +178,7 @@ export function postEventStream(
           finish(error);
         }
       });
-      const cutOff = (cause: unknown) => finish(new APIConnectionError({ cause: cause as Error }));
-      res.on('error', cutOff);
-      // Closed before its end: the provider dropped the answer part way.
-      res.on('close', () => {
-        clearTimeout(drain);
-        if (!res.complete) cutOff(Object.assign(new Error('answer cut off'), { code: 'ECONNRESET' }));
-      });
+      watchCutOff(res, () => clearTimeout(drain));
     };
 
     send(true);

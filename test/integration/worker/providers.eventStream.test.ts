@@ -65,6 +65,12 @@ const handlers: Record<string, Handler> = {
     if ((requestsOn.get(req.socket) ?? 0) > 1) return req.socket.destroy();
     handlers.whole!(req, res);
   },
+  // An error answer whose body the connection drops part way.
+  errorDrop: (_req, res) => {
+    res.writeHead(503, { 'content-type': 'application/json', 'content-length': '200' });
+    res.write('{"error":');
+    setTimeout(() => res.socket?.destroy(), 20);
+  },
   // Never answers: the caller's signal must end it, and the server must see the connection go.
   hang: (req) => {
     req.socket.once('close', () => closedHangs.push(Date.now()));
@@ -166,6 +172,11 @@ describe('the streamed provider client (eventStream.ts)', () => {
     expect(seen).toEqual([{ n: 1 }]);
     expect(error).toBeInstanceOf(APIConnectionError);
     expect(((error as Error).cause as { code?: string }).code).toMatch(/ECONNRESET|ERR_STREAM_PREMATURE_CLOSE/);
+  });
+
+  it('fails an error answer cut part way at once, as a connection error, not at the caller’s deadline', async () => {
+    const error = await thrown(collect('errorDrop'));
+    expect(error).toBeInstanceOf(APIConnectionError);
   });
 
   it('ends a call at its signal, closing the connection the provider holds', async () => {
