@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ProbeState } from '../shared/db/queries/statusSamples.ts';
-import { countLiveWorkers } from '../shared/db/queries/workerHeartbeats.ts';
+import { countLiveWorkerProcesses } from '../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../shared/db/sql.ts';
 import type { WorkerContext } from './context.ts';
 import { renderDigitsPng } from './providers/bitmapText.ts';
@@ -85,7 +85,8 @@ export function makeProbes(): Map<string, Probe> {
     [
       'workers',
       async (ctx) => {
-        const live = await countLiveWorkers(ctx.pool, 30);
+        // Alive as the reaper judges it (WORKER_STALE_AFTER_MS), so the page and the reaper agree.
+        const live = await countLiveWorkerProcesses(ctx.pool, ctx.config.workerStaleAfterMs / 1000);
         return { state: live > 0 ? 'operational' : 'outage', latencyMs: null };
       },
     ],

@@ -42,14 +42,6 @@ export async function forceUnlockWorkers(db: Db, workerIds: string[]): Promise<v
   await forgetWorkers(db, workerIds);
 }
 
-const countRow = z.object({ count: z.number() });
-
-export function countLiveWorkers(db: Db, freshSeconds: number) {
-  return db.oneFirst(sql.type(countRow)`
-    select count(*) from worker_heartbeats where last_seen_at > now() - make_interval(secs => ${freshSeconds})
-  `);
-}
-
 /** Worker processes that sent a heartbeat within `staleSeconds` (worker/liveness.ts). */
 export function countLiveWorkerProcesses(db: Db, staleSeconds: number): Promise<number> {
   return db.oneFirst(sql.type(liveCountRow)`

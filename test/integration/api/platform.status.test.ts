@@ -4,8 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 
 import { insertStatusSample } from '../../../shared/db/queries/statusSamples.ts';
+import { beatWorkers } from '../../../shared/db/queries/workerHeartbeats.ts';
 import { sql } from '../../../shared/db/sql.ts';
 import { freePort } from '../../../shared/embedded/freePort.ts';
+import type { WorkerContext } from '../../../worker/context.ts';
+import { makeProbes } from '../../../worker/probes.ts';
 import { api, setupTestContext, type TestContext } from '../../helpers/context.ts';
 
 let t: TestContext;
@@ -101,5 +104,22 @@ describe('GET /status', () => {
       expect([component, byId[component]!.state]).toEqual([component, 'operational']);
     }
     expect(byId.api!.latencyMs).toEqual(expect.any(Number));
+  });
+});
+
+describe('the workers probe', () => {
+  it('reads the fleet alive until its last heartbeat is WORKER_STALE_AFTER_MS old, as the reaper does', async () => {
+    const probe = makeProbes().get('workers')!;
+    const ctx = { pool: t.deps.pool, config: { ...t.deps.config, workerStaleAfterMs: 20_000 } };
+    const beatAgo = async (seconds: number) => {
+      await t.deps.pool.query(sql.unsafe`delete from worker_heartbeats`);
+      await beatWorkers(t.deps.pool, ['probe-test-worker'], 'probe-test');
+      await t.deps.pool.query(
+        sql.unsafe`update worker_heartbeats set last_seen_at = now() - make_interval(secs => ${seconds})`,
+      );
+      return probe(ctx as unknown as WorkerContext, new AbortController().signal);
+    };
+    await expect(beatAgo(15)).resolves.toMatchObject({ state: 'operational' });
+    await expect(beatAgo(25)).resolves.toMatchObject({ state: 'outage' });
   });
 });
