@@ -47,7 +47,7 @@ export function makeApp(deps: AppDeps): Express {
   );
 
   // 0. With tracing on, the request's span: everything after runs inside it.
-  if (deps.config.tracing) installServerSpan(app, deps.config.traceContextTrust);
+  if (deps.config.tracing) installServerSpan(app, deps.config.traceContextTrust, deps.config.traceSampling);
   // 1. Identity of the request, and its log line once it finishes.
   installRequestId(app);
   installRequestLog(app, deps.requestLog);

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 
 import {
   type Attributes,
+  type Context,
   context,
   type Link,
   propagation,
@@ -13,6 +14,8 @@ import {
 import type { Express, Request } from 'express';
 
 import { apiBasePath, type TraceContextTrust } from '../../shared/config/config.ts';
+import { edgeShare, type TracesSampler } from '../../shared/config/tracesSampler.ts';
+import { sampledRoot, UnsampledSpan } from '../../shared/observability/tracing/edgeDecision.ts';
 import { makeTrustedPeer } from '../../shared/observability/tracing/trustedPeer.ts';
 
 /** Scrapes and probes arrive every few seconds and would each start a trace of their own. */
@@ -65,19 +68,33 @@ function startingPoint(req: Request, isTrusted: (address: string | undefined) =>
 }
 
 /**
+ * Where an untrusted (or absent) context leaves the api to start the trace: with a parent-based
+ * sampler (edgeShare) it decides here, before any span exists. An unsampled call runs in the
+ * context of an UnsampledSpan (the decision still travels to its jobs); a sampled one starts its
+ * root in sampledRoot, which the sampler records as decided. Other samplers decide in the SDK.
+ */
+function decideAtEdge(share: number | undefined, parent: Context): Context | 'unsampled' {
+  if (parent !== ROOT_CONTEXT || share === undefined) return parent;
+  return Math.random() < share ? sampledRoot : 'unsampled';
+}
+
+/**
  * One server span per request (installed only with tracing on), named once the answer is out by
  * the operation id the pipeline resolved (`createText`), or by method and route template for the
  * pages, OAuth and MCP endpoints. Attributes are the route's shape, never the path or query (which
  * can hold a token); every handler, job added and log line inside runs in the span's context.
  */
-export function installServerSpan(app: Express, trust: TraceContextTrust): void {
+export function installServerSpan(app: Express, trust: TraceContextTrust, sampling: TracesSampler): void {
   const tracer = trace.getTracer('svc-api');
   const isTrusted = makeTrustedPeer(trust);
+  const share = edgeShare(sampling);
   app.use((req, res, next) => {
     if (untracedPaths.has(req.path)) return next();
     const { parent, links } = startingPoint(req, isTrusted);
+    const start = decideAtEdge(share, parent);
+    if (start === 'unsampled') return context.with(trace.setSpan(ROOT_CONTEXT, new UnsampledSpan()), next);
     const attributes: Attributes = { 'http.request.method': req.method };
-    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, parent);
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, start);
     // An unsampled request's span records nothing: it only carries the decision on to its jobs.
     if (span.isRecording()) {
       res.once('close', () => {

@@ -14,6 +14,7 @@ import {
   type SingleProviderSettings,
 } from './providersConfig.ts';
 import { reservationPrices } from './routePrices.ts';
+import { type TracesSampler, tracesSampler, tracesSamplerArg, tracesSamplerName } from './tracesSampler.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -222,6 +223,8 @@ const envFields = z.object({
   TRACE_CONTEXT_TRUST: traceContextTrust.default('none'),
   OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_TRACES_SAMPLER: tracesSamplerName,
+  OTEL_TRACES_SAMPLER_ARG: tracesSamplerArg,
   /** How long a client may take to send a whole request (headers and body); Node's default. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -319,6 +322,8 @@ export type Config = Readonly<{
   metricsPort: number | undefined;
   /** OpenTelemetry tracing is on (see isTracingRequested); the SDK itself reads the OTEL_* variables. */
   tracing: boolean;
+  /** OTEL_TRACES_SAMPLER / _ARG: the api decides a parent-based sampler's roots itself (edgeShare). */
+  traceSampling: TracesSampler;
   metricsEnabled: boolean;
   hirefireToken: string | undefined;
   judoscaleUrl: string | undefined;
@@ -417,6 +422,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
     tracing: isTracingRequested(env),
+    traceSampling: tracesSampler(e.OTEL_TRACES_SAMPLER, e.OTEL_TRACES_SAMPLER_ARG),
     metricsEnabled: e.METRICS === 'on',
     hirefireToken: e.HIREFIRE_TOKEN,
     judoscaleUrl: e.JUDOSCALE_URL?.replace(/\/+$/, ''),
@@ -459,7 +465,9 @@ function singleProvider(e: z.infer<typeof envSchema>): SingleProviderSettings {
  * OTEL_EXPORTER_OTLP_PROTOCOL; undefined for a value loadConfig refuses (gRPC is not offered).
  */
 export function tracesProtocol(env: NodeJS.ProcessEnv = process.env): OtlpProtocol | undefined {
-  const parsed = otlpProtocol.safeParse(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL);
+  const parsed = otlpProtocol.safeParse(
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL,
+  );
   return parsed.success ? (parsed.data ?? 'http/protobuf') : undefined;
 }
 

@@ -1,4 +1,6 @@
-import { trace, TraceFlags } from '@opentelemetry/api';
+import { trace } from '@opentelemetry/api';
+
+import { isSampled } from './tracing/edgeDecision.ts';
 
 /**
  * The active span's ids as an OpenMetrics exemplar's labels, when that span is sampled (an exemplar
@@ -6,8 +8,7 @@ import { trace, TraceFlags } from '@opentelemetry/api';
  */
 export function traceExemplar(): { trace_id: string; span_id: string } | undefined {
   const span = trace.getActiveSpan();
-  if (span === undefined) return undefined;
-  const { traceId, spanId, traceFlags } = span.spanContext();
-  if ((traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
+  if (span === undefined || !isSampled(span)) return undefined;
+  const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }

@@ -17,13 +17,13 @@ export type TracedPlatform = {
 
 /**
  * An api process (and a worker process with `worker`) on the context's database and storage,
- * exporting spans to `receiver` every 100 ms, with `env` added.
+ * exporting spans to `receiver` every 100 ms, with `env` added (and `workerEnv` to the worker's).
  */
 export async function startTracedPlatform(
   t: TestContext,
   receiver: OtlpReceiver,
   env: Record<string, string>,
-  options: { worker?: boolean } = {},
+  options: { worker?: boolean; workerEnv?: Record<string, string> } = {},
 ): Promise<TracedPlatform> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -37,7 +37,8 @@ export async function startTracedPlatform(
     ...env,
   };
   const web = spawnNode('api/server.ts', { ...shared, PORT: String(port) });
-  const worker = options.worker === true ? spawnNode('worker/main.ts', shared) : undefined;
+  const worker =
+    options.worker === true ? spawnNode('worker/main.ts', { ...shared, ...options.workerEnv }) : undefined;
   const stop = async () => {
     await worker?.stop();
     await web.stop();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { isTracingRequested, loadConfig, tracesProtocol } from '../../shared/config/config.ts';
+import { edgeShare, type TracesSampler, tracesSamplerFromEnv } from '../../shared/config/tracesSampler.ts';
 import { testEnv } from '../helpers/context.ts';
 
 const endpoint = 'http://collector:4318';
@@ -40,7 +41,10 @@ describe('tracesProtocol', () => {
     expect(tracesProtocol({})).toBe('http/protobuf');
     expect(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('http/json');
     expect(
-      tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }),
+      tracesProtocol({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      }),
     ).toBe('http/protobuf');
   });
 
@@ -49,5 +53,43 @@ describe('tracesProtocol', () => {
     expect(() => loadConfig(testEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }))).toThrow(
       /OTEL_EXPORTER_OTLP_PROTOCOL: must be http\/protobuf or http\/json/,
     );
+  });
+});
+
+describe('OTEL_TRACES_SAMPLER', () => {
+  it('is parent-based always-on where unset, and a ratio sampler keeps 1 where its argument is unset or blank', () => {
+    expect(loadConfig(testEnv({})).traceSampling).toEqual({ name: 'parentbased_always_on', ratio: 1 });
+    const ratio = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' };
+    expect(loadConfig(testEnv(ratio)).traceSampling).toEqual({ name: 'parentbased_traceidratio', ratio: 1 });
+    expect(loadConfig(testEnv({ ...ratio, OTEL_TRACES_SAMPLER_ARG: ' ' })).traceSampling.ratio).toBe(1);
+    expect(loadConfig(testEnv({ ...ratio, OTEL_TRACES_SAMPLER_ARG: '0.05' })).traceSampling.ratio).toBe(0.05);
+    expect(tracesSamplerFromEnv({ ...ratio, OTEL_TRACES_SAMPLER_ARG: '0' })).toEqual({
+      name: 'parentbased_traceidratio',
+      ratio: 0,
+    });
+  });
+
+  it('refuses at start a sampler the SDK would silently replace by always-on, and a ratio outside 0…1', () => {
+    expect(() => loadConfig(testEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio ' }))).toThrow(
+      /OTEL_TRACES_SAMPLER: must be one of parentbased_always_on/,
+    );
+    expect(() => loadConfig(testEnv({ OTEL_TRACES_SAMPLER: 'jaeger_remote' }))).toThrow(
+      /OTEL_TRACES_SAMPLER:/,
+    );
+    for (const arg of ['1.5', '-0.1', 'one in twenty']) {
+      expect(() => loadConfig(testEnv({ OTEL_TRACES_SAMPLER_ARG: arg }))).toThrow(
+        /OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1/,
+      );
+      expect(tracesSamplerFromEnv({ OTEL_TRACES_SAMPLER_ARG: arg })).toBeUndefined();
+    }
+  });
+
+  it('leaves the root decision to the api for the parent-based samplers only', () => {
+    const share = (name: TracesSampler['name'], ratio = 1) => edgeShare({ name, ratio });
+    expect(share('parentbased_always_on')).toBe(1);
+    expect(share('parentbased_always_off')).toBe(0);
+    expect(share('parentbased_traceidratio', 0.05)).toBe(0.05);
+    for (const name of ['always_on', 'always_off', 'traceidratio'] as const)
+      {expect(share(name)).toBeUndefined();}
   });
 });

@@ -6,6 +6,8 @@ import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 import type { OtlpProtocol } from '../../config/config.ts';
+import type { TracesSampler } from '../../config/tracesSampler.ts';
+import { buildSampler } from './edgeSampler.ts';
 import { RedactingSpanExporter } from './redactingExporter.ts';
 
 export type Tracing = {
@@ -20,6 +22,8 @@ export type TracingOptions = {
   databaseQueries: boolean;
   /** OTLP/HTTP's encoding (tracesProtocol): protobuf unless an operator's collector wants JSON. */
   protocol: OtlpProtocol;
+  /** OTEL_TRACES_SAMPLER / _ARG as loadConfig validated them. */
+  sampler: TracesSampler;
 };
 
 /**
@@ -28,7 +32,8 @@ export type TracingOptions = {
  * deliveries; no Express, http or fetch instrumentation, whose spans cost a third of a request's
  * throughput and carried paths and URLs with tokens in them. The batch processor's queue is bounded
  * (OTEL_BSP_MAX_QUEUE_SIZE, 2048 by default: spans beyond it are dropped, never waited for); the
- * exporter and the sampler read the standard OTEL_* variables themselves. Only W3C `traceparent` /
+ * exporter reads the standard OTEL_* variables itself; the sampler is built from the two loadConfig
+ * validated (buildSampler). Only W3C `traceparent` /
  * `tracestate` are propagated (no baggage), and only into our own jobs: nothing injects trace
  * context into calls to providers or webhook receivers.
  */
@@ -38,7 +43,11 @@ export async function installTracing(defaultServiceName: string, options: Tracin
   );
   const otlp = options.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
   const exporter = new RedactingSpanExporter(otlp, options.secrets);
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const provider = new NodeTracerProvider({
+    resource,
+    sampler: buildSampler(options.sampler),
+    spanProcessors: [new BatchSpanProcessor(exporter)],
+  });
   // The global tracer provider and the AsyncLocalStorage context manager.
   provider.register({ propagator: new W3CTraceContextPropagator() });
   if (options.databaseQueries) {

@@ -1,6 +1,7 @@
 import { register } from 'node:module';
 
 import { configSecrets, isTracingRequested, loadConfig, tracesProtocol } from '../../config/config.ts';
+import { tracesSamplerFromEnv } from '../../config/tracesSampler.ts';
 // Type only: the SDK behind it is loaded below, and only when tracing is on.
 import type { Tracing } from './installTracing.ts';
 
@@ -35,8 +36,9 @@ export async function startTracing(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Tracing | undefined> {
   const protocol = tracesProtocol(env);
-  // A protocol we do not offer: loadConfig, next, stops the process and says why.
-  if (!isTracingRequested(env) || protocol === undefined) return undefined;
+  const sampler = tracesSamplerFromEnv(env);
+  // A protocol or sampler we do not offer: loadConfig, next, stops the process and says why.
+  if (!isTracingRequested(env) || protocol === undefined || sampler === undefined) return undefined;
   const databaseQueries = isEnabledInstrumentation('pg', env);
   if (databaseQueries) {
     register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
@@ -44,5 +46,5 @@ export async function startTracing(
     });
   }
   const { installTracing } = await import('./installTracing.ts');
-  return installTracing(defaultServiceName, { secrets: knownSecrets(), databaseQueries, protocol });
+  return installTracing(defaultServiceName, { secrets: knownSecrets(), databaseQueries, protocol, sampler });
 }

@@ -5,6 +5,7 @@ import { createTenant, type Tenant } from '../../helpers/fixtures.ts';
 import { listenOnLoopback, type LoopbackServer } from '../../helpers/loopbackServer.ts';
 import { openaiEnv, type OpenAiMock, startOpenAiMock } from '../../helpers/openaiMock.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../helpers/otlpReceiver.ts';
+import { logLines } from '../../helpers/processes.ts';
 import {
   callerTraceparent,
   requestFrom,
@@ -147,5 +148,65 @@ describe('with an always-on sampler, a trusted proxy, a provider and a webhook r
       'server.port': Number(mockUrl.port),
     });
     expect(Object.keys(chatSpan.attributes).filter((k) => k.startsWith('url.'))).toEqual([]);
+  });
+});
+
+describe('sampling decided at the edge (parent-based ratio)', () => {
+  it('samples about the configured share of calls, each once: the edge’s word is not judged again', async () => {
+    const api = await startTracedPlatform(t, receiver, {
+      OTEL_SERVICE_NAME: 'svc-edge-half',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.5',
+    });
+    platforms.push(api);
+    const calls = 200;
+    for (let i = 0; i < calls; i++) {
+      expect((await requestFrom(stranger, `${api.base}/status`)).status).toBe(200);
+    }
+    // Stopping exports what the process still holds: every span of those calls has arrived after it.
+    await api.stop();
+    const sampled = receiver.spans().filter((s) => s.service === 'svc-edge-half' && s.name === 'GET /status');
+    // Binomial(200, 0.5): 100 ± 7; a decision taken twice would keep a quarter (50), none or all 0 or 200.
+    expect(sampled.length).toBeGreaterThan(65);
+    expect(sampled.length).toBeLessThan(135);
+    expect(new Set(sampled.map((s) => s.traceId)).size).toBe(sampled.length);
+  });
+
+  it('an unsampled call’s job stays unsampled on a worker that samples every trace it starts', async () => {
+    const platform = await startTracedPlatform(
+      t,
+      receiver,
+      {
+        OTEL_SERVICE_NAME: 'svc-edge-none',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+      },
+      {
+        worker: true,
+        workerEnv: {
+          OTEL_SERVICE_NAME: 'svc-edge-worker',
+          OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+          // Its provider call's line, with the trace id it ran in.
+          LOG_LEVEL: 'debug',
+        },
+      },
+    );
+    platforms.push(platform);
+    const res = await requestFrom(stranger, `${platform.base}/api/pub/v1/text`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.liveKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Not traced.' }),
+    });
+    expect({ status: res.status, body: res.body }).toMatchObject({ status: 201 });
+    await platform.stop();
+    // The job ran in the call's trace: its provider call logged the api's (never exported) trace id.
+    const line = logLines(platform.worker!.output()).find((l) => l.msg === 'provider call');
+    expect(line?.trace_id).toMatch(/^[0-9a-f]{32}$/);
+    // Without the decision carried in the job, the always-on worker would have exported its job span.
+    const exported = receiver
+      .spans()
+      .filter((s) => s.service === 'svc-edge-worker' || s.service === 'svc-edge-none');
+    expect(exported.filter((s) => s.traceId === line!.trace_id)).toEqual([]);
+    expect(exported.filter((s) => s.name === 'job text__generate')).toEqual([]);
   });
 });

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+const samplerNames = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+] as const;
+
+/**
+ * OTEL_TRACES_SAMPLER: the specification's names this platform offers. The SDK would take a typo
+ * for its default, parent-based always-on, and export every call: refused at start instead.
+ */
+export const tracesSamplerName = z
+  .enum(samplerNames, { message: `must be one of ${samplerNames.join(', ')}` })
+  .optional();
+
+/** OTEL_TRACES_SAMPLER_ARG: the share of traces the ratio samplers keep (blank counts as unset). */
+export const tracesSamplerArg = z.preprocess(
+  (raw) => (typeof raw === 'string' && raw.trim() === '' ? undefined : raw),
+  z.coerce
+    .number({ message: 'must be a number from 0 to 1' })
+    .min(0, { message: 'must be a number from 0 to 1' })
+    .max(1, { message: 'must be a number from 0 to 1' })
+    .optional(),
+);
+
+export type TracesSampler = {
+  name: (typeof samplerNames)[number];
+  /** The ratio samplers' share (1 where the variable is unset, as the specification says). */
+  ratio: number;
+};
+
+/** The configured sampler, parent-based always-on where none is named (the SDK's default too). */
+export function tracesSampler(
+  name: TracesSampler['name'] | undefined,
+  arg: number | undefined,
+): TracesSampler {
+  return { name: name ?? 'parentbased_always_on', ratio: arg ?? 1 };
+}
+
+/** Both variables from `env`, or undefined where loadConfig refuses one of them. */
+export function tracesSamplerFromEnv(env: NodeJS.ProcessEnv): TracesSampler | undefined {
+  const name = tracesSamplerName.safeParse(env.OTEL_TRACES_SAMPLER);
+  const arg = tracesSamplerArg.safeParse(env.OTEL_TRACES_SAMPLER_ARG);
+  return name.success && arg.success ? tracesSampler(name.data, arg.data) : undefined;
+}
+
+/**
+ * The share of calls sampled where the api starts a trace itself, for a parent-based sampler (the
+ * root's decision); undefined for the others, which judge every span by its trace id and are left
+ * to the SDK whole.
+ */
+export function edgeShare(sampler: TracesSampler): number | undefined {
+  switch (sampler.name) {
+    case 'parentbased_always_on':
+      return 1;
+    case 'parentbased_always_off':
+      return 0;
+    case 'parentbased_traceidratio':
+      return sampler.ratio;
+    default:
+      return undefined;
+  }
+}
