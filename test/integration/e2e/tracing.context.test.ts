@@ -92,6 +92,8 @@ describe('with an always-on sampler, a trusted proxy, a provider and a webhook r
     platforms.push(platform);
   });
   afterAll(async () => {
+    // Its worker would otherwise take later tests' jobs (any job of the database) to a closed mock.
+    await platform.stop();
     await hooks.close();
     await mock.close();
   });
