@@ -1,3 +1,5 @@
+import '../shared/platform/compileCache.ts';
+
 import { startTracing } from '../shared/observability/tracing/startTracing.ts';
 
 /**

@@ -1,3 +1,7 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { freePort } from '../../../shared/embedded/freePort.ts';
@@ -16,9 +20,11 @@ import {
 let t: TestContext;
 let tenant: Tenant;
 let mock: OpenAiMock;
+let tmpDir: string;
 const groups = new Set<number>();
 
 beforeAll(async () => {
+  tmpDir = await mkdtemp(path.join(os.tmpdir(), 'svc-procfile-'));
   t = await setupTestContext();
   tenant = await createTenant(t.deps.pool);
   mock = await startOpenAiMock();
@@ -28,6 +34,7 @@ afterAll(async () => {
   killGroups(groups);
   await mock.close();
   await t.close();
+  await rm(tmpDir, { recursive: true, force: true });
 });
 
 type ProcfileProcess = { npm: Spawned; group: number; node: number };
@@ -42,6 +49,8 @@ async function startProcfile(): Promise<{ port: number; web: ProcfileProcess; wo
     LOG_LEVEL: 'info',
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    // Where the processes' temporary files go, their compile cache among them.
+    TMPDIR: tmpDir,
     ...openaiEnv(mock),
   };
   const start = async (script: string, ready: string): Promise<ProcfileProcess> => {
@@ -113,5 +122,11 @@ describe("stopping the Procfile's web and worker processes drains them, leaving 
       process.kill(-web.group, 'SIGTERM');
       process.kill(-worker.group, 'SIGINT');
     });
+  });
+
+  it('leaves the compiled platform for the next start, in the temporary directory', async () => {
+    // Node keeps one entry per compiled module: the api's and the worker's graphs are well over a thousand.
+    const entries = await readdir(path.join(tmpDir, 'node-compile-cache'), { recursive: true });
+    expect(entries.length).toBeGreaterThan(1000);
   });
 });
