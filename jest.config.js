@@ -21,8 +21,6 @@ export default {
   globalSetup: '<rootDir>/test/helpers/globalSetup.ts',
   globalTeardown: '<rootDir>/test/helpers/globalTeardown.ts',
   reporters: ['default', '<rootDir>/test/helpers/summaryReporter.js'],
-  // Known-slow files first, so a fresh clone (no timing cache) does not start a minute-long file last.
-  testSequencer: '<rootDir>/test/helpers/slowFirstSequencer.js',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
