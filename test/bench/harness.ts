@@ -111,6 +111,8 @@ export type BenchContext = {
     seconds?: number;
     /** Requests taking longer count as errors (autocannon's default: 10 s). */
     timeoutSeconds?: number;
+    /** Calls per second across all connections (an open-loop rate), as fast as they go without it. */
+    rate?: number;
   }): Promise<LoadResult>;
   report(section: string, rows: Record<string, string | number>): void;
   /**
@@ -134,6 +136,7 @@ export async function load(options: Parameters<BenchContext['load']>[0]): Promis
       connections: options.connections ?? 32,
       duration: options.seconds ?? 8,
       timeout: options.timeoutSeconds ?? 10,
+      ...(options.rate !== undefined && { overallRate: options.rate }),
     },
   });
   const [result] = (await once(worker, 'message')) as [LoadWorkerResult];

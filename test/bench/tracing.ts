@@ -2,14 +2,18 @@ import { makePool } from '../../shared/db/pool.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlpReceiver.ts';
-import { type Spawned, spawnNode } from '../helpers/processes.ts';
+import { projectRoot, type Spawned, spawnNode, spawnProcess } from '../helpers/processes.ts';
 import { statCpuMs } from './cpu.ts';
+import { splitCores } from './cpuPinning.ts';
 import { apiProcessEnv, type BenchContext, type LoadResult, medianResult } from './harness.ts';
 import { median } from './stats.ts';
 
 const rounds = 10;
 const settleMs = 2_000;
 const runSeconds = 3;
+const fixedSeconds = 4;
+/** Offered to each side of a comparison on a core of its own: about half of what the api answers there. */
+const fixedRate = 3_000;
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, settleMs));
 
@@ -17,6 +21,14 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, settleMs));
 export const recommendedSampling = {
   OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
   OTEL_TRACES_SAMPLER_ARG: '0.05',
+};
+/** One in a hundred, measured beside it for a busier fleet. */
+const comparedRatio = '0.01';
+
+type ScenarioOptions = {
+  worker?: boolean;
+  /** taskset's CPU list for the side's processes (see splitCores); any core without it. */
+  cpus?: string;
 };
 
 type Deployment = {
@@ -34,12 +46,16 @@ async function deploy(
   ctx: BenchContext,
   databaseUrl: string,
   env: Record<string, string>,
-  options: { worker?: boolean } = {},
+  options: ScenarioOptions = {},
 ): Promise<Deployment> {
   const port = await freePort();
   const processEnv = { ...apiProcessEnv(ctx, port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ...env };
-  const processes: Spawned[] = [spawnNode('api/server.ts', processEnv)];
-  if (options.worker === true) processes.push(spawnNode('worker/main.ts', processEnv));
+  const start = (file: string) =>
+    options.cpus === undefined
+      ? spawnNode(file, processEnv)
+      : spawnProcess('taskset', ['-c', options.cpus, process.execPath, `${projectRoot}/${file}`], processEnv);
+  const processes: Spawned[] = [start('api/server.ts')];
+  if (options.worker === true) processes.push(start('worker/main.ts'));
   const stop = async () => {
     for (const p of [...processes].reverse()) await p.stop();
   };
@@ -67,11 +83,13 @@ type Comparison = {
   off: Deployment;
   on: Deployment;
   receiver: OtlpReceiver;
+  /** Also compare CPU per call with this many calls a second offered to each side. */
+  fixedRate?: number;
 };
 
 /** `on` against `off` in rounds of alternating order, so a change in the host's load falls on both alike. */
 async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
-  const request = (side: 'off' | 'on', connections: number, seconds: number) =>
+  const request = (side: 'off' | 'on', connections: number, seconds: number, rate?: number) =>
     ctx.load({
       url: c[side].url(c.path),
       method: c.method,
@@ -79,12 +97,16 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
       headers: c.headers[side],
       connections,
       seconds,
+      rate,
     });
   for (const side of ['off', 'on'] as const) await request(side, 8, 2);
   const exportsBefore = c.receiver.exports();
   const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
   // CPU per call of each side's own processes: steadier than throughput on a shared 2-core host.
   const cpuPerCall: { off: number[]; on: number[] } = { off: [], on: [] };
+  // Their CPU against the run's length: near 100 % of a core, a side pinned to one core was the
+  // bottleneck, and its throughput is what its own processes cost per call.
+  const busy: { off: number[]; on: number[] } = { off: [], on: [] };
   // The two sides share one database: a run leaves its request-log rows still being written for a
   // moment after its load ends, which would fall on whichever side runs next. So each round swaps the
   // order (off-on, on-off, …), and each run starts after the one before has settled.
@@ -97,7 +119,9 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
       const cpuBefore = c[side].cpuMs();
       const run = await request(side, 32, runSeconds);
       runs[side].push(run);
-      cpuPerCall[side].push((c[side].cpuMs() - cpuBefore) / Math.max(1, run.requestsPerSecond * runSeconds));
+      const cpuMs = c[side].cpuMs() - cpuBefore;
+      cpuPerCall[side].push(cpuMs / Math.max(1, run.requestsPerSecond * runSeconds));
+      busy[side].push(cpuMs / (runSeconds * 10));
     }
     roundRatios.push(runs.on[i]!.requestsPerSecond / runs.off[i]!.requestsPerSecond);
   }
@@ -112,13 +136,35 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
     'errors / non-2xx (off, on)': `${off.errors} / ${off.non2xx}, ${on.errors} / ${on.non2xx}`,
     'exports received during the rounds': c.receiver.exports() - exportsBefore,
     'steal % (off, on)': `${off.stealPercent}, ${on.stealPercent}`,
+    "processes' CPU, % of a core (off, on)": `${median(busy.off).toFixed(0)}, ${median(busy.on).toFixed(0)}`,
     'process CPU ms per call (off, on)': `${offCpu.toFixed(3)}, ${onCpu.toFixed(3)}`,
     'CPU per call ratio off / on': (offCpu / onCpu).toFixed(3),
     'ratio of the medians on / off': (on.requestsPerSecond / off.requestsPerSecond).toFixed(3),
     'round ratios on / off, lowest … highest': `${Math.min(...roundRatios).toFixed(3)} … ${Math.max(...roundRatios).toFixed(3)}`,
     'throughput ratio on / off (median of the rounds)': ratio,
   });
-  return ratio;
+  if (c.fixedRate === undefined) return ratio;
+  // The same calls offered to both sides at one rate: what each side's processes spend per call,
+  // round by round, is the throughput ratio they would reach alone on their core.
+  const fixedRatios: number[] = [];
+  const fixedCpu: { off: number[]; on: number[] } = { off: [], on: [] };
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    for (const side of order) {
+      await settle();
+      const cpuBefore = c[side].cpuMs();
+      const run = await request(side, 32, fixedSeconds, c.fixedRate);
+      fixedCpu[side].push((c[side].cpuMs() - cpuBefore) / Math.max(1, run.requestsPerSecond * fixedSeconds));
+    }
+    fixedRatios.push(fixedCpu.off[i]! / fixedCpu.on[i]!);
+  }
+  const fixedRatio = median(fixedRatios).toFixed(3);
+  ctx.report(`${c.title}: ${c.fixedRate} calls/s offered to each side`, {
+    'process CPU ms per call (off, on)': `${median(fixedCpu.off).toFixed(3)}, ${median(fixedCpu.on).toFixed(3)}`,
+    'round ratios off / on, lowest … highest': `${Math.min(...fixedRatios).toFixed(3)} … ${Math.max(...fixedRatios).toFixed(3)}`,
+    'CPU per call ratio off / on (median of the rounds)': fixedRatio,
+  });
+  return `${ratio} throughput; ${fixedRatio} CPU per call at ${c.fixedRate} calls/s`;
 }
 
 /**
@@ -142,7 +188,7 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
     name: string,
     env: Record<string, string>,
     run: (off: Deployment, on: Deployment, receiver: OtlpReceiver) => Promise<string>,
-    options: { worker?: boolean } = {},
+    options: ScenarioOptions = {},
   ) => {
     const receiver = await startOtlpReceiver({ decode: false });
     const off = await deploy(ctx, ctx.databaseUrl, {}, options);
@@ -170,15 +216,47 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
   };
   const text = (key: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
 
-  await scenario('GET /me, every request sampled and exported (target ≥ 0.85)', {}, (off, on, receiver) =>
-    compare(ctx, {
-      title: 'GET /me, every request sampled and exported, vs tracing off',
-      ...me,
-      off,
-      on,
-      receiver,
-    }),
-  );
+  const parentBased = (ratio: string) => ({
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: ratio,
+  });
+  const meScenarios = async (where: string, options: ScenarioOptions, ratios: string[]) => {
+    await scenario(
+      `GET /me, every request sampled and exported${where} (target ≥ 0.85)`,
+      {},
+      (off, on, receiver) =>
+        compare(ctx, {
+          title: `GET /me, every request sampled and exported${where}, vs tracing off`,
+          ...me,
+          off,
+          on,
+          receiver,
+          fixedRate: options.cpus === undefined ? undefined : fixedRate,
+        }),
+      options,
+    );
+    for (const ratio of ratios) {
+      const sampling = parentBased(ratio);
+      const named = `${sampling.OTEL_TRACES_SAMPLER}=${ratio}`;
+      const recommended = ratio === recommendedSampling.OTEL_TRACES_SAMPLER_ARG;
+      await scenario(
+        `GET /me, ${recommended ? `production default ${named}` : named}${where}${recommended ? ' (target ≥ 0.97)' : ''}`,
+        sampling,
+        (off, on, receiver) =>
+          compare(ctx, {
+            title: `GET /me with ${named}${where} vs tracing off`,
+            ...me,
+            off,
+            on,
+            receiver,
+            fixedRate: options.cpus === undefined ? undefined : fixedRate,
+          }),
+        options,
+      );
+    }
+  };
+
+  await meScenarios('', {}, [recommendedSampling.OTEL_TRACES_SAMPLER_ARG]);
   await scenario(
     'POST /text, test key through the queue, every call sampled (target ≥ 0.9)',
     {},
@@ -195,12 +273,21 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
       }),
     { worker: true },
   );
-  const production = `${recommendedSampling.OTEL_TRACES_SAMPLER}=${recommendedSampling.OTEL_TRACES_SAMPLER_ARG}`;
-  await scenario(
-    `GET /me, production default ${production} (target ≥ 0.97)`,
-    recommendedSampling,
-    (off, on, receiver) =>
-      compare(ctx, { title: `GET /me with ${production} vs tracing off`, ...me, off, on, receiver }),
-  );
+  // The api alone on a core: the same comparisons, with its own cost no longer diluted by, nor lost in,
+  // the load generator's and PostgreSQL's share of the host.
+  const split = splitCores();
+  if (split === undefined) {
+    ratios['api on a core of its own'] = 'not measured: needs 2 cores and taskset';
+  } else {
+    try {
+      // And the ratio docs/operations.md compares it with.
+      await meScenarios(', api on a core of its own', { cpus: split.measured }, [
+        recommendedSampling.OTEL_TRACES_SAMPLER_ARG,
+        comparedRatio,
+      ]);
+    } finally {
+      split.restore();
+    }
+  }
   ctx.report('Tracing: throughput on / off', ratios);
 }
