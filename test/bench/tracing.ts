@@ -221,18 +221,19 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
     OTEL_TRACES_SAMPLER_ARG: ratio,
   });
   const meScenarios = async (where: string, options: ScenarioOptions, ratios: string[]) => {
+    const compareMe = (title: string) => (off: Deployment, on: Deployment, receiver: OtlpReceiver) =>
+      compare(ctx, {
+        title,
+        ...me,
+        off,
+        on,
+        receiver,
+        fixedRate: options.cpus === undefined ? undefined : fixedRate,
+      });
     await scenario(
       `GET /me, every request sampled and exported${where} (target ≥ 0.85)`,
       {},
-      (off, on, receiver) =>
-        compare(ctx, {
-          title: `GET /me, every request sampled and exported${where}, vs tracing off`,
-          ...me,
-          off,
-          on,
-          receiver,
-          fixedRate: options.cpus === undefined ? undefined : fixedRate,
-        }),
+      compareMe(`GET /me, every request sampled and exported${where}, vs tracing off`),
       options,
     );
     for (const ratio of ratios) {
@@ -242,15 +243,7 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
       await scenario(
         `GET /me, ${recommended ? `production default ${named}` : named}${where}${recommended ? ' (target ≥ 0.97)' : ''}`,
         sampling,
-        (off, on, receiver) =>
-          compare(ctx, {
-            title: `GET /me with ${named}${where} vs tracing off`,
-            ...me,
-            off,
-            on,
-            receiver,
-            fixedRate: options.cpus === undefined ? undefined : fixedRate,
-          }),
+        compareMe(`GET /me with ${named}${where} vs tracing off`),
         options,
       );
     }
