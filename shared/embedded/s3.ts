@@ -1,4 +1,9 @@
-import { chmod, mkdir, unlink } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { chmod, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 import S3rver from 's3rver';
 import authentication from 's3rver/lib/middleware/authentication.js';
@@ -7,10 +12,67 @@ import { multipartOperations, type MultipartStore } from './s3Multipart.ts';
 
 export type EmbeddedS3Handle = { endpoint: string; stop(): Promise<void> };
 
-/** The part of s3rver's filesystem store replaced below. */
+/** An object as s3rver's router hands it to the store. */
+type IncomingObject = {
+  bucket: string;
+  key: string;
+  content: Buffer | NodeJS.ReadableStream;
+  metadata: Record<string, string>;
+};
+
+/** The part of s3rver's filesystem store replaced or used below. */
 type FilesystemStore = MultipartStore & {
   deleteObject(bucket: string, key: string): Promise<void>;
+  putObject(object: IncomingObject): Promise<{ size: number; md5: string }>;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
 };
+
+/** Writes `content` to `file`, returning its size and MD5, resolved only once the file is closed. */
+async function writeCounted(
+  file: string,
+  content: IncomingObject['content'],
+): Promise<{ size: number; md5: string }> {
+  const md5 = createHash('md5');
+  if (Buffer.isBuffer(content)) {
+    await writeFile(file, content);
+    return { size: content.length, md5: md5.update(content).digest('hex') };
+  }
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      md5.update(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  await pipeline(content, counter, createWriteStream(file));
+  return { size, md5: md5.digest('hex') };
+}
+
+/**
+ * s3rver answers a PUT once it has handed the body to a write stream, not once the file is written:
+ * a GET right after the answer could read an empty or cut object, and a write error had no handler.
+ * Here the body goes to a file of its own beside the object's (its name never ends like an object's,
+ * so listings skip it) and takes the object's place, whole, before the answer; a failed write leaves
+ * the object as it was.
+ */
+function answerOnceWritten(store: FilesystemStore): void {
+  store.putObject = async (object) => {
+    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(path.dirname(objectPath), { recursive: true });
+    const partial = `${objectPath}.${randomUUID()}.partial`;
+    let written: { size: number; md5: string };
+    try {
+      written = await writeCounted(partial, object.content);
+      await rename(partial, objectPath);
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
+    await store.putMetadata(object.bucket, object.key, object.metadata, written.md5);
+    return written;
+  };
+}
 
 /**
  * s3rver removes a folder once its last object is deleted, which races an upload that has just
@@ -53,6 +115,7 @@ export async function startEmbeddedS3(
   });
   const store = (server as unknown as { store: FilesystemStore }).store;
   keepFoldersOnDelete(store);
+  answerOnceWritten(store);
   // s3rver's router is the last middleware; Koa composes the stack only when the server listens.
   server.middleware.splice(server.middleware.length - 1, 0, multipartOperations(store, authentication()));
   const address = await server.run();
