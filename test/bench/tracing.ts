@@ -2,18 +2,16 @@ import { makePool } from '../../shared/db/pool.ts';
 import { freePort } from '../../shared/embedded/freePort.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlpReceiver.ts';
-import { projectRoot, type Spawned, spawnNode, spawnProcess } from '../helpers/processes.ts';
-import { statCpuMs } from './cpu.ts';
+import { type Spawned, spawnNode } from '../helpers/processes.ts';
+import { processCpuMs } from './cpu.ts';
 import { splitCores } from './cpuPinning.ts';
 import { apiProcessEnv, type BenchContext, type LoadResult, medianResult } from './harness.ts';
 import { median } from './stats.ts';
+import { tracingSideBySide, type Variant } from './tracingSideBySide.ts';
 
 const rounds = 10;
 const settleMs = 2_000;
 const runSeconds = 3;
-const fixedSeconds = 4;
-/** Offered to each side of a comparison on a core of its own: about half of what the api answers there. */
-const fixedRate = 3_000;
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, settleMs));
 
@@ -25,11 +23,7 @@ export const recommendedSampling = {
 /** One in a hundred, measured beside it for a busier fleet. */
 const comparedRatio = '0.01';
 
-type ScenarioOptions = {
-  worker?: boolean;
-  /** taskset's CPU list for the side's processes (see splitCores); any core without it. */
-  cpus?: string;
-};
+type ScenarioOptions = { worker?: boolean };
 
 type Deployment = {
   url: (path: string) => string;
@@ -50,10 +44,7 @@ async function deploy(
 ): Promise<Deployment> {
   const port = await freePort();
   const processEnv = { ...apiProcessEnv(ctx, port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ...env };
-  const start = (file: string) =>
-    options.cpus === undefined
-      ? spawnNode(file, processEnv)
-      : spawnProcess('taskset', ['-c', options.cpus, process.execPath, `${projectRoot}/${file}`], processEnv);
+  const start = (file: string) => spawnNode(file, processEnv);
   const processes: Spawned[] = [start('api/server.ts')];
   if (options.worker === true) processes.push(start('worker/main.ts'));
   const stop = async () => {
@@ -68,7 +59,7 @@ async function deploy(
   }
   return {
     url: (path) => `http://127.0.0.1:${port}/api/pub/v1${path}`,
-    cpuMs: () => processes.reduce((ms, p) => ms + statCpuMs(`/proc/${p.child.pid}/stat`), 0),
+    cpuMs: () => processes.reduce((ms, p) => ms + processCpuMs(p.child.pid!), 0),
     stop,
   };
 }
@@ -83,8 +74,6 @@ type Comparison = {
   off: Deployment;
   on: Deployment;
   receiver: OtlpReceiver;
-  /** Also compare CPU per call with this many calls a second offered to each side. */
-  fixedRate?: number;
 };
 
 /** `on` against `off` in rounds of alternating order, so a change in the host's load falls on both alike. */
@@ -143,28 +132,7 @@ async function compare(ctx: BenchContext, c: Comparison): Promise<string> {
     'round ratios on / off, lowest … highest': `${Math.min(...roundRatios).toFixed(3)} … ${Math.max(...roundRatios).toFixed(3)}`,
     'throughput ratio on / off (median of the rounds)': ratio,
   });
-  if (c.fixedRate === undefined) return ratio;
-  // The same calls offered to both sides at one rate: what each side's processes spend per call,
-  // round by round, is the throughput ratio they would reach alone on their core.
-  const fixedRatios: number[] = [];
-  const fixedCpu: { off: number[]; on: number[] } = { off: [], on: [] };
-  for (let i = 0; i < rounds; i++) {
-    const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-    for (const side of order) {
-      await settle();
-      const cpuBefore = c[side].cpuMs();
-      const run = await request(side, 32, fixedSeconds, c.fixedRate);
-      fixedCpu[side].push((c[side].cpuMs() - cpuBefore) / Math.max(1, run.requestsPerSecond * fixedSeconds));
-    }
-    fixedRatios.push(fixedCpu.off[i]! / fixedCpu.on[i]!);
-  }
-  const fixedRatio = median(fixedRatios).toFixed(3);
-  ctx.report(`${c.title}: ${c.fixedRate} calls/s offered to each side`, {
-    'process CPU ms per call (off, on)': `${median(fixedCpu.off).toFixed(3)}, ${median(fixedCpu.on).toFixed(3)}`,
-    'round ratios off / on, lowest … highest': `${Math.min(...fixedRatios).toFixed(3)} … ${Math.max(...fixedRatios).toFixed(3)}`,
-    'CPU per call ratio off / on (median of the rounds)': fixedRatio,
-  });
-  return `${ratio} throughput; ${fixedRatio} CPU per call at ${c.fixedRate} calls/s`;
+  return ratio;
 }
 
 /**
@@ -220,36 +188,20 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
     OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
     OTEL_TRACES_SAMPLER_ARG: ratio,
   });
-  const meScenarios = async (where: string, options: ScenarioOptions, ratios: string[]) => {
-    const compareMe = (title: string) => (off: Deployment, on: Deployment, receiver: OtlpReceiver) =>
-      compare(ctx, {
-        title,
-        ...me,
-        off,
-        on,
-        receiver,
-        fixedRate: options.cpus === undefined ? undefined : fixedRate,
-      });
-    await scenario(
-      `GET /me, every request sampled and exported${where} (target ≥ 0.85)`,
-      {},
-      compareMe(`GET /me, every request sampled and exported${where}, vs tracing off`),
-      options,
-    );
-    for (const ratio of ratios) {
-      const sampling = parentBased(ratio);
-      const named = `${sampling.OTEL_TRACES_SAMPLER}=${ratio}`;
-      const recommended = ratio === recommendedSampling.OTEL_TRACES_SAMPLER_ARG;
-      await scenario(
-        `GET /me, ${recommended ? `production default ${named}` : named}${where}${recommended ? ' (target ≥ 0.97)' : ''}`,
-        sampling,
-        compareMe(`GET /me with ${named}${where} vs tracing off`),
-        options,
-      );
-    }
-  };
-
-  await meScenarios('', {}, [recommendedSampling.OTEL_TRACES_SAMPLER_ARG]);
+  const named = (ratio: string) => `parentbased_traceidratio=${ratio}`;
+  const compareMe = (title: string) => (off: Deployment, on: Deployment, receiver: OtlpReceiver) =>
+    compare(ctx, { title, ...me, off, on, receiver });
+  await scenario(
+    'GET /me, every request sampled and exported, throughput (target ≥ 0.85)',
+    {},
+    compareMe('GET /me, every request sampled and exported, vs tracing off'),
+  );
+  const production = recommendedSampling.OTEL_TRACES_SAMPLER_ARG;
+  await scenario(
+    `GET /me, production default ${named(production)}, throughput (target ≥ 0.97)`,
+    parentBased(production),
+    compareMe(`GET /me with ${named(production)} vs tracing off`),
+  );
   await scenario(
     'POST /text, test key through the queue, every call sampled (target ≥ 0.9)',
     {},
@@ -266,20 +218,30 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
       }),
     { worker: true },
   );
-  // The api alone on a core: the same comparisons, with its own cost no longer diluted by, nor lost in,
-  // the load generator's and PostgreSQL's share of the host.
+  // CPU per call side by side on one core: the figures the targets are judged by (see tracingSideBySide).
   const split = splitCores();
   if (split === undefined) {
-    ratios['api on a core of its own'] = 'not measured: needs 2 cores and taskset';
+    ratios['side by side on one core'] = 'not measured: needs 2 cores and taskset';
   } else {
+    const receiver = await startOtlpReceiver({ decode: false });
+    const traced = (sampling: Record<string, string>) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: 'receiver', ...sampling });
+    const variants: Variant[] = [
+      { name: 'tracing off', env: {} },
+      { name: 'tracing off, a second process (the noise floor)', env: {} },
+      { name: 'GET /me, every request sampled and exported (target ≥ 0.85)', env: traced({}) },
+      { name: `GET /me, production default ${named(recommendedSampling.OTEL_TRACES_SAMPLER_ARG)} (target ≥ 0.97)`, env: traced(recommendedSampling) },
+      { name: `GET /me, ${named(comparedRatio)}`, env: traced(parentBased(comparedRatio)) },
+      { name: 'GET /me, tracing on, nothing sampled (parentbased_always_off)', env: traced({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }) },
+    ];
     try {
-      // And the ratio docs/operations.md compares it with.
-      await meScenarios(', api on a core of its own', { cpus: split.measured }, [
-        recommendedSampling.OTEL_TRACES_SAMPLER_ARG,
-        comparedRatio,
-      ]);
+      const rows = await tracingSideBySide(ctx, { variants, cpus: split.measured, receiver, headers: me.headers.off });
+      ctx.report('GET /me side by side on one core, CPU per call against tracing off', rows);
+      for (const [key, value] of Object.entries(rows)) {
+        if (key.endsWith('(median of the rounds)')) ratios[`${key.split(':')[0]}, side by side`] = value;
+      }
     } finally {
       split.restore();
+      await receiver.close();
     }
   }
   ctx.report('Tracing: throughput on / off', ratios);
