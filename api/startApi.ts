@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 
 import type { Registry } from 'prom-client';
 
@@ -6,6 +6,7 @@ import type { Config } from '../shared/config/config.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import type { ObjectStoreConfig } from '../shared/storage/objectStore.ts';
 import { makeApp } from './app.ts';
+import { createApiServer } from './http/apiServer.ts';
 import { answerClientErrors } from './http/clientError.ts';
 import { trackConnections } from './http/connections.ts';
 import { makeAppDeps } from './makeDeps.ts';
@@ -25,19 +26,9 @@ export async function startApi(
   logger: Logger,
 ): Promise<ApiHandle> {
   const deps = await makeAppDeps(config, services, logger);
-  const server = http.createServer(
-    {
-      requestTimeout: config.requestTimeoutMs,
-      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
-      // Node checks the two timeouts on this interval (30 s by default): a fraction of the timeout.
-      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
-    },
-    makeApp(deps),
-  );
+  const server = createApiServer(makeApp(deps), config.requestTimeoutMs);
   answerClientErrors(server, logger);
   const connections = trackConnections(server);
-  // Streams are held open up to 60 s; keep-alive must outlive a load balancer's idle timeout.
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

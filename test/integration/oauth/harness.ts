@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 
 import { afterAll, beforeAll } from '@jest/globals';
 
+import { createApiServer } from '../../../api/http/apiServer.ts';
 import { legacyScryptHash } from '../../../shared/auth/passwords.ts';
 import { findMember, insertMember } from '../../../shared/db/queries/members.ts';
 import { insertOauthApp } from '../../../shared/db/queries/oauthApps.ts';
@@ -61,7 +62,9 @@ export async function startHarness(
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const t = await setupTestContext({ ...env, PUBLIC_BASE_URL: base }, { oauth });
-  const server: Server = t.app.listen(port, '127.0.0.1');
+  // Production's server, keep-alive included: Chromium and Playwright's request context reuse idle
+  // connections across tests, which Node's default 5 s keep-alive closed under them (read ECONNRESET).
+  const server: Server = createApiServer(t.app, t.deps.config.requestTimeoutMs).listen(port, '127.0.0.1');
   await once(server, 'listening');
   const tenant = await createTenant(t.deps.pool);
   const { email } = (await findMember(t.deps.pool, tenant.memberId))!;
