@@ -11,7 +11,8 @@ import {
 } from '../../shared/config/prices.ts';
 import type { RouteEntry } from '../../shared/config/providersConfig.ts';
 import { coerceError } from '../../shared/errors/appError.ts';
-import { type Logger, scrubSecrets } from '../../shared/observability/logger.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { scrubSecrets } from '../../shared/observability/scrubSecrets.ts';
 import type { ChatRequest, Providers, TextUsage } from '../../shared/providers/types.ts';
 import type { ProviderCapability, ProviderMetrics, ProviderOutcome } from '../metrics/providerMetrics.ts';
 import type { EntryClients } from './clientTypes.ts';

@@ -11,7 +11,7 @@ import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 
 import { coerceError } from '../../shared/errors/appError.ts';
-import { scrubSecrets } from '../../shared/observability/logger.ts';
+import { scrubSecrets } from '../../shared/observability/scrubSecrets.ts';
 import { traceCarrier } from '../../shared/observability/traceContext.ts';
 
 const tracer = trace.getTracer('svc-worker');

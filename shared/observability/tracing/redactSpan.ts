@@ -1,7 +1,7 @@
 import type { Attributes, AttributeValue, Link } from '@opentelemetry/api';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-node';
 
-import { scrubSecrets } from '../logger.ts';
+import { scrubSecrets } from '../scrubSecrets.ts';
 
 /**
  * Attributes that hold a URL or a part of one: a query string never leaves (tokens, presigned
