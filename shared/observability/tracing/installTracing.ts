@@ -1,6 +1,4 @@
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
@@ -8,7 +6,7 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { OtlpProtocol } from '../../config/config.ts';
 import type { TracesSampler } from '../../config/tracesSampler.ts';
 import { buildSampler } from './edgeSampler.ts';
-import { RedactingSpanExporter } from './redactingExporter.ts';
+import { ThreadSpanExporter } from './exportThread.ts';
 
 export type Tracing = {
   /** Exports the spans still buffered, then stops: called last when the process stops. */
@@ -41,8 +39,11 @@ export async function installTracing(defaultServiceName: string, options: Tracin
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: defaultServiceName }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  const otlp = options.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
-  const exporter = new RedactingSpanExporter(otlp, options.secrets);
+  const exporter = new ThreadSpanExporter({
+    protocol: options.protocol,
+    secrets: options.secrets,
+    resourceAttributes: resource.attributes,
+  });
   const provider = new NodeTracerProvider({
     resource,
     sampler: buildSampler(options.sampler),
