@@ -5,18 +5,12 @@ import { processCpuMs } from './cpu.ts';
 import { apiProcessEnv, type BenchContext } from './harness.ts';
 import { median } from './stats.ts';
 
-/**
- * One api set-up measured beside the others: its name in the report and its environment. The first
- * two are tracing off: their mean is what the others are compared with, and the second against the
- * first is the method's noise floor.
- */
+/** One api set-up measured beside two tracing-off processes: its name in the report and its environment. */
 export type Variant = { name: string; env: Record<string, string> };
 
 const blocks = 3;
-const roundsPerBlock = 6;
+const roundsPerBlock = 4;
 const roundSeconds = 6;
-/** Offered to each process at once: together well under what one core answers, so none queues. */
-const ratePerProcess = 200;
 
 type Running = { variant: Variant; process: Spawned; url: string };
 
@@ -32,7 +26,11 @@ async function startAll(
       const port = await freePort();
       const env: Record<string, string> = { ...apiProcessEnv(ctx, port), LOG_LEVEL: 'info', ...variant.env };
       if (env.OTEL_EXPORTER_OTLP_ENDPOINT === 'receiver') env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
-      const child = spawnProcess('taskset', ['-c', cpus, process.execPath, `${projectRoot}/api/server.ts`], env);
+      const child = spawnProcess(
+        'taskset',
+        ['-c', cpus, process.execPath, `${projectRoot}/api/server.ts`],
+        env,
+      );
       running.push({ variant, process: child, url: `http://127.0.0.1:${port}/api/pub/v1/me` });
       await child.waitFor(/api listening/);
     }
@@ -43,67 +41,82 @@ async function startAll(
   }
 }
 
+export type SideBySide = {
+  /** Median over the rounds of off's CPU per call (the two off processes' mean) / the variant's. */
+  ratio: number;
+  /** Each block's median: a block is one set of fresh processes. */
+  blockMedians: number[];
+  /** The second tracing-off process against the first, the same way: the method's noise floor. */
+  noiseFloor: number;
+  /** Calls answered a second, median of the rounds: tracing off (first process), the variant. */
+  answered: { off: number; on: number };
+  exports: number;
+};
+
 /**
- * Every variant in an api process of its own, all on core `cpus` at once, each offered the same
- * GET /me calls a second; what each process spends per call (every thread, from the scheduler's
- * nanosecond count) against the two tracing-off processes' in the same seconds. Measured one after
- * the other, two set-ups land on a core whose speed drifts (up to 2× here between scenarios); side by
- * side they share its speed, and the start order rotates each round. What remains is each process's
- * own lot (its heap, what the JIT made of it): the second tracing-off process shows it, and the
- * processes are started afresh for each of `blocks` blocks. At this rate a process's work per second
- * that no call causes (timers, the batch export, collecting a bigger heap) falls on 200 calls, where
- * a saturated process spreads it over thousands: these ratios are the harsher reading.
+ * GET /me on two tracing-off api processes and `variant`'s, all three on core `cpus` at once, each
+ * driven as fast as it answers: the scheduler gives each busy process an equal share of the core,
+ * so what each spends per call (every thread, from the scheduler's nanosecond count) is its
+ * throughput's inverse under the same conditions. Measured one after the other, the two sides land
+ * on a core whose speed drifts (up to 2× here between runs); side by side they share it, and the
+ * start order rotates each round. What remains is each process's own lot (its heap, what the JIT
+ * made of it): the second tracing-off process shows it, the ratio is taken against the mean of
+ * both, and the processes are started afresh for each of `blocks` blocks. Offered a fixed rate
+ * instead (200 calls/s each), the three interleave call by call, every call runs on cold caches,
+ * and the ratios scattered 3–4 times as widely (two tracing-off processes 0.84–1.15 a block).
  */
-export async function tracingSideBySide(
+export async function sideBySide(
   ctx: BenchContext,
-  options: { variants: Variant[]; cpus: string; receiver: OtlpReceiver; headers: Record<string, string> },
-): Promise<Record<string, string>> {
-  const { variants, receiver, headers } = options;
-  const ratios = variants.map(() => [] as number[]);
-  const blockMedians = variants.map(() => [] as number[]);
-  const answered = variants.map(() => [] as number[]);
-  const exportsBefore = receiver.exports();
+  options: { variant: Variant; cpus: string; receiver: OtlpReceiver; headers: Record<string, string> },
+): Promise<SideBySide> {
+  const variants: Variant[] = [{ name: 'off', env: {} }, { name: 'off2', env: {} }, options.variant];
+  const ratios: number[] = [];
+  const noise: number[] = [];
+  const blockMedians: number[] = [];
+  const answered = { off: [] as number[], on: [] as number[] };
+  const exportsBefore = options.receiver.exports();
   for (let block = 0; block < blocks; block++) {
-    const running = await startAll(ctx, variants, options.cpus, receiver);
+    const running = await startAll(ctx, variants, options.cpus, options.receiver);
     try {
-      await Promise.all(running.map((r) => ctx.load({ url: r.url, headers, connections: 8, seconds: 3 })));
-      const blockRatios = variants.map(() => [] as number[]);
+      await Promise.all(
+        running.map((r) => ctx.load({ url: r.url, headers: options.headers, connections: 8, seconds: 3 })),
+      );
+      const blockRatios: number[] = [];
       for (let round = 0; round < roundsPerBlock; round++) {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
         const order = running.map((_, i) => (i + round + block) % running.length);
         const before = running.map((r) => processCpuMs(r.process.child.pid!));
         const results = await Promise.all(
           order.map((i) =>
-            ctx.load({ url: running[i]!.url, headers, connections: 16, seconds: roundSeconds, rate: ratePerProcess }),
+            ctx.load({
+              url: running[i]!.url,
+              headers: options.headers,
+              connections: 16,
+              seconds: roundSeconds,
+            }),
           ),
         );
-        const perCall = running.map((r, i) => {
-          const run = results[order.indexOf(i)]!;
-          answered[i]!.push(run.requestsPerSecond);
-          return (processCpuMs(r.process.child.pid!) - before[i]!) / Math.max(1, run.requestsPerSecond * roundSeconds);
-        });
-        // Against both tracing-off processes' mean: neither one's own lot decides every ratio.
-        const off = (perCall[0]! + perCall[1]!) / 2;
-        perCall.forEach((ms, i) => blockRatios[i]!.push((i === 1 ? perCall[0]! : off) / ms));
+        const calls = running.map((_, i) =>
+          Math.max(1, results[order.indexOf(i)]!.requestsPerSecond * roundSeconds),
+        );
+        const [off, off2, on] = running.map(
+          (r, i) => (processCpuMs(r.process.child.pid!) - before[i]!) / calls[i]!,
+        ) as [number, number, number];
+        blockRatios.push((off + off2) / 2 / on);
+        noise.push(off / off2);
+        answered.off.push(calls[0]! / roundSeconds);
+        answered.on.push(calls[2]! / roundSeconds);
       }
-      blockRatios.forEach((r, i) => {
-        ratios[i]!.push(...r);
-        blockMedians[i]!.push(median(r));
-      });
+      ratios.push(...blockRatios);
+      blockMedians.push(median(blockRatios));
     } finally {
       for (const r of running) await r.process.stop();
     }
   }
-  const rows: Record<string, string> = {
-    'processes, offered each': `${variants.length} on one core at once, ${ratePerProcess} calls/s`,
-    'rounds': `${blocks} blocks of fresh processes × ${roundsPerBlock} rounds of ${roundSeconds} s`,
-    'exports received': String(receiver.exports() - exportsBefore),
+  return {
+    ratio: median(ratios),
+    blockMedians,
+    noiseFloor: median(noise),
+    answered: { off: Math.round(median(answered.off)), on: Math.round(median(answered.on)) },
+    exports: options.receiver.exports() - exportsBefore,
   };
-  variants.forEach((variant, i) => {
-    if (i === 0) return;
-    rows[`${variant.name}: CPU per call ratio off / it (median of the rounds)`] = median(ratios[i]!).toFixed(3);
-    rows[`${variant.name}: each block's median; calls/s answered`] =
-      `${blockMedians[i]!.map((m) => m.toFixed(3)).join(', ')}; ${median(answered[i]!)}`;
-  });
-  return rows;
 }
