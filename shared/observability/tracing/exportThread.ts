@@ -1,4 +1,3 @@
-import module from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 import type { Attributes } from '@opentelemetry/api';
@@ -15,21 +14,12 @@ export type ExportThreadData = {
   resourceAttributes: Attributes;
 };
 
-export type ExportRequest = { id: number } & (
-  { type: 'export'; spans: WireSpan[] } | { type: 'flush' } | { type: 'shutdown' }
-);
+/** What the serving thread asks of the export thread. */
+type ExportCall = { type: 'export'; spans: WireSpan[] } | { type: 'flush' } | { type: 'shutdown' };
+
+export type ExportRequest = { id: number } & ExportCall;
 
 export type ExportReply = { id: number; code: ExportResultCode; error?: string };
-
-/**
- * The thread's environment, with the process's compile cache (shared/platform/compileCache.ts) if it
- * has one: the thread then reads its modules' stripped and compiled form from the cache instead of
- * loading the TypeScript stripper into a heap of its own.
- */
-function withCompileCache(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const directory = module.getCompileCacheDir();
-  return directory === undefined ? env : { ...env, NODE_COMPILE_CACHE: directory };
-}
 
 /**
  * Spans leave through a worker thread: redaction, OTLP encoding and the HTTP call to the collector
@@ -74,10 +64,7 @@ export class ThreadSpanExporter implements SpanExporter {
     await worker.terminate();
   }
 
-  private call(
-    request: { type: 'export'; spans: WireSpan[] } | { type: 'flush' } | { type: 'shutdown' },
-    done: (result: ExportResult) => void,
-  ): void {
+  private call(request: ExportCall, done: (result: ExportResult) => void): void {
     const worker = this.thread();
     const id = this.nextId++;
     this.pending.set(id, done);
@@ -97,7 +84,7 @@ export class ThreadSpanExporter implements SpanExporter {
     if (this.worker !== undefined) return this.worker;
     const worker = new Worker(new URL('./exportWorker.ts', import.meta.url), {
       workerData: this.data,
-      env: withCompileCache(this.env),
+      env: this.env,
       // A batch is at most OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (512 by default, about a megabyte as
       // the thread holds them). A thread that outgrows this stops, and the next batch starts another,
       // rather than the process growing.
