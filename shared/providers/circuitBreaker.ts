@@ -49,6 +49,8 @@ export class CircuitBreaker {
   private rows = new Map<string, CircuitRow>();
   private readAt = Number.NEGATIVE_INFINITY;
   private reading: Promise<void> | undefined;
+  /** Rows this process wrote while a read was in flight: that read may predate them. */
+  private writtenDuringRead = new Map<string, CircuitRow>();
   private readonly clock: Clock;
   private readonly cacheMs: number;
   private readonly db: Db;
@@ -74,7 +76,7 @@ export class CircuitBreaker {
     const trialUntil = new Date(now + this.policyOf(provider).trialMs);
     if (!(await claimCircuitTrial(this.db, provider, new Date(now), trialUntil))) return 'skip';
     const row = this.rows.get(provider);
-    if (row) this.rows.set(provider, { ...row, trial_until: trialUntil.toISOString() });
+    if (row) this.remember({ ...row, trial_until: trialUntil.toISOString() });
     return 'trial';
   }
 
@@ -83,7 +85,7 @@ export class CircuitBreaker {
     const now = this.clock();
     const rest = retryAfterMs === undefined ? null : new Date(now + retryAfterMs);
     const row = await recordCircuitFailure(this.db, provider, new Date(now), this.policyOf(provider), rest);
-    this.rows.set(provider, row);
+    this.remember(row);
     return circuitState(row, now);
   }
 
@@ -99,7 +101,7 @@ export class CircuitBreaker {
     if (!hasSomethingToClear(row)) return;
     await recordCircuitSuccess(this.db, provider);
     // A rest the provider asked for still stands: only the failure count and the open state go.
-    this.rows.set(provider, {
+    this.remember({
       ...row,
       failures: 0,
       window_started_at: null,
@@ -126,15 +128,24 @@ export class CircuitBreaker {
     });
   }
 
+  private remember(row: CircuitRow): void {
+    this.rows.set(row.provider, row);
+    if (this.reading) this.writtenDuringRead.set(row.provider, row);
+  }
+
   private fresh(): Promise<void> {
     if (this.clock() - this.readAt < this.cacheMs) return Promise.resolve();
-    // Calls arriving while a read is in flight share it.
+    // Calls arriving while a read is in flight share it. What this process wrote meanwhile wins
+    // over the read: a snapshot taken before a circuit opened here would otherwise close it again
+    // in this process for a whole `cacheMs`.
     this.reading ??= listCircuits(this.db)
       .then((rows) => {
         this.rows = new Map(rows.map((row) => [row.provider, row]));
+        for (const row of this.writtenDuringRead.values()) this.rows.set(row.provider, row);
         this.readAt = this.clock();
       })
       .finally(() => {
+        this.writtenDuringRead.clear();
         this.reading = undefined;
       });
     return this.reading;

@@ -139,6 +139,36 @@ describe('provider circuit breakers in PostgreSQL', () => {
     expect(await b.admit(p)).toBe('skip');
   });
 
+  it('keeps a circuit it opened while a read was in flight: the older snapshot does not close it again', async () => {
+    // The read's rows come back from PostgreSQL before the failure is written, and reach the
+    // breaker only after it: the order a loaded worker saw in CI.
+    let queried!: () => void;
+    const readTaken = new Promise<void>((resolve) => (queried = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slowReads = new Proxy(t.deps.pool, {
+      get(pool, key, receiver) {
+        if (key !== 'any') return Reflect.get(pool, key, receiver) as unknown;
+        return async (...args: Parameters<typeof pool.any>) => {
+          const result = await pool.any(...args);
+          queried();
+          await held;
+          return result;
+        };
+      },
+    });
+    const breaker = new CircuitBreaker(slowReads, () => policy, { clock, cacheMs: 2_000 });
+    const p = provider();
+    await breaker.failed(p);
+    await breaker.failed(p);
+    const admitting = breaker.admit(p);
+    await readTaken;
+    expect(await breaker.failed(p)).toBe('open');
+    release();
+    expect(await admitting).toBe('skip');
+    expect(await breaker.admit(p)).toBe('skip');
+  });
+
   it('writes nothing for a success of a provider that never failed', async () => {
     const [a] = twoProcesses(0);
     const p = provider();
