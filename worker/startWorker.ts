@@ -25,9 +25,9 @@ import type { WorkerContext } from './context.ts';
 import { DeferredFinishes } from './deferredFinishes.ts';
 import { inputMemoryBytes } from './generationWork.ts';
 import { graphileLogger } from './graphileLogger.ts';
+import { survivalOfGraphileRejections } from './graphileRejections.ts';
 import { type Lane, laneConcurrency, runnerPoolSize, splitIntoLanes } from './lanes.ts';
 import { startLiveness } from './liveness.ts';
-import { survivalOfLostLocalQueue } from './lostLocalQueue.ts';
 import { workerMetrics } from './metrics/workerMetrics.ts';
 import { makeProbeOcr, makeProbes } from './probes.ts';
 import { makeLiveProviders } from './providers/live.ts';
@@ -177,7 +177,7 @@ export async function startWorker(
   const liveness = startLiveness(ctx, events, `${os.hostname()}:${process.pid}`);
   let stopping: Promise<void> | undefined;
   const watchers: { stop(): void }[] = [];
-  const forgetLostLocalQueues = survivalOfLostLocalQueue(logger);
+  const forgetGraphileRejections = survivalOfGraphileRejections(logger);
   ctx.jobOutcomes = metrics.jobs;
   const lanes = splitIntoLanes(makeTaskList(ctx, makeJobDefinitions(ctx), makeProbes()), concurrency);
   // The lanes' current runners: a runner that stops on its own is replaced (see SupervisedRunner).
@@ -186,7 +186,7 @@ export async function startWorker(
   const stopAll = async () => {
     await Promise.all(supervised.map((lane) => lane.stop()));
     for (const watcher of watchers) watcher.stop();
-    forgetLostLocalQueues();
+    forgetGraphileRejections();
     await metrics.close();
     await ctx.close();
     await liveness.stop();
