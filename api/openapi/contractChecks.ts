@@ -1,9 +1,6 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import formats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 
-// A CommonJS module: its default import is module.exports, the plugin itself, typed as its `default`.
-const addFormats = formats as unknown as typeof formats.default;
-
+import { deref, type Json, makeContractAjv } from './contractAjv.ts';
 import type { ApiDocument, Operation } from './document.ts';
 import { type Problem, type ValidationError, validationError } from './validationError.ts';
 
@@ -24,43 +21,10 @@ export type RequestInput = {
 /** One operation's compiled checks: the problems of an input, or undefined. */
 export type ContractChecks = (input: RequestInput) => ValidationError | undefined;
 
-type Json = Record<string, unknown>;
 type Parameter = { name: string; in: string; required?: boolean; allowEmptyValue?: boolean; schema?: Json };
 
 // The characters a query value must carry percent-encoded (RFC 3986 reserved), read undecoded.
 const reserved = /[:/?#[\]@!$&'()*+,;=]/;
-
-/**
- * The ajv of express-openapi-validator 5 (whose verdicts, messages and coercions these checks
- * keep): JSON Schema 2020-12 for OpenAPI 3.1, all errors, schema defaults filled in, ajv-formats'
- * fast formats; parameters (strings on the wire) coerced to their schema types, bodies not.
- */
-function makeAjv(coerceTypes: boolean): Ajv2020 {
-  const ajv = new Ajv2020({
-    strict: false,
-    strictNumbers: true,
-    strictTuples: true,
-    allowUnionTypes: false,
-    validateSchema: false,
-    coerceTypes,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    validateFormats: true,
-  });
-  addFormats(ajv, { mode: 'fast' });
-  ajv.addFormat('media-range', true);
-  return ajv;
-}
-
-function deref(root: Json, node: Json): Json {
-  let current = node;
-  while (typeof current.$ref === 'string') {
-    const parts = current.$ref.replace(/^#\//, '').split('/');
-    current = parts.reduce<Json>((acc, key) => acc[key] as Json, root);
-  }
-  return current;
-}
 
 /** The media type and its parameters as the validator compares them (charset lower-cased, boundary left out). */
 function normalise(contentType: string | undefined): { mediaType: string; full: string } | undefined {
@@ -191,8 +155,8 @@ function toProblems(errors: ErrorObject[]): Problem[] {
 export function compileContractChecks(doc: ApiDocument): (operation: Operation) => ContractChecks {
   const root = doc.contract;
   const components = root.components;
-  const general = makeAjv(true);
-  const bodies = makeAjv(false);
+  const general = makeContractAjv('parameters');
+  const bodies = makeContractAjv('bodies');
   const paths = root.paths as Record<string, Record<string, Json>>;
   return (operation) => {
     const raw = paths[operation.documentPath]![operation.method.toLowerCase()]!;

@@ -44,6 +44,22 @@ describe('response validation (VALIDATE_RESPONSES, on in every test)', () => {
     expect(logged).toEqual([]);
   });
 
+  it('refuses a status the operation does not document, even with a well-formed error body', async () => {
+    const body = errorBody(new AppError('video_not_ready', 'Not yet.'), 'req_response_check');
+    const { http, logged } = appAnswering('platform.me', 409, body);
+    expect((await http.get(`${apiBasePath}/me`)).status).toBe(500);
+    const [entry] = logged as { err: Error }[];
+    expect(entry!.err.message).toBe("no schema defined for status code '409' in the openapi spec");
+  });
+
+  it('leaves a 5xx answer as it is: the error handler made it, and the test sees it', async () => {
+    const { http, logged } = appAnswering('platform.me', 503, { bogus: true });
+    const res = await http.get(`${apiBasePath}/me`);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ bogus: true });
+    expect(logged).toEqual([]);
+  });
+
   it('checks the answers of a templated path too', async () => {
     const { http } = appAnswering('tasks.read', 200, { bogus: true });
     expect((await http.get(`${apiBasePath}/tasks/tsk_123`)).status).toBe(500);
