@@ -33,7 +33,9 @@ export async function createTestDatabase(): Promise<{ name: string; url: string 
   await withAdmin(async (client) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        await client.query(`create database ${name} template ${templateDatabase}`);
+        // FILE_COPY copies the template's files whole: ~150 ms here against ~280 ms for the default
+        // WAL_LOG, which writes every block through the WAL (the test server runs without fsync).
+        await client.query(`create database ${name} template ${templateDatabase} strategy file_copy`);
         return;
       } catch (error) {
         // 55006 object_in_use: another file is cloning the template right now.

@@ -21,6 +21,9 @@ export type Tenant = {
   addProject(name?: string): Promise<string>;
 };
 
+// One hash per test file: scrypt costs ~80 ms of CPU, and a file creates up to dozens of tenants.
+let memberPasswordHash: string | undefined;
+
 /** A workspace with credit, a developer member, a project, and a test and a live key. */
 export async function createTenant(
   pool: DatabasePool,
@@ -38,7 +41,7 @@ export async function createTenant(
     id: newId('mem'),
     workspaceId: workspace.id,
     email: `dev-${newId('x').toLowerCase()}@example.com`,
-    passwordHash: legacyScryptHash('correct horse battery'),
+    passwordHash: (memberPasswordHash ??= legacyScryptHash('correct horse battery')),
     hasDeveloperAccess: true,
   });
   const project = await insertProject(pool, { id: newId('prj'), workspaceId: workspace.id, name: 'Main' });
