@@ -4,7 +4,7 @@ import { TraceState } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-node';
 
-import { fromWire, toWire } from '../../shared/observability/tracing/wireSpan.ts';
+import { packSpans, unpackSpans } from '../../shared/observability/tracing/wireSpan.ts';
 
 const ids = {
   traceId: '0af7651916cd43dd8448eb211c80319c',
@@ -43,14 +43,32 @@ const span: ReadableSpan = {
   droppedLinksCount: 3,
 };
 
-describe('a span on its way to the export thread', () => {
-  it('survives a structured clone whole, trace states included', () => {
-    const resource = resourceFromAttributes({ 'service.name': 'svc-api' });
-    const back = fromWire(structuredClone(toWire(span)), resource);
-    const { spanContext, parentSpanContext, links, resource: _resource, ...rest } = back;
+/** A root span with nothing optional: no parent, trace state, links, events, status message or scope version. */
+const bare: ReadableSpan = {
+  ...span,
+  name: 'platform.me',
+  spanContext: () => ids,
+  parentSpanContext: undefined,
+  status: { code: SpanStatusCode.UNSET },
+  attributes: {},
+  links: [],
+  events: [],
+  instrumentationScope: { name: 'svc-api' },
+  droppedAttributesCount: 0,
+  droppedEventsCount: 0,
+  droppedLinksCount: 0,
+};
+
+describe('spans on their way to the export thread', () => {
+  const resource = resourceFromAttributes({ 'service.name': 'svc-api' });
+
+  it('survive a structured clone whole, trace states included', () => {
+    const [back, backBare, ...more] = unpackSpans(structuredClone(packSpans([span, bare])), resource);
+    expect(more).toEqual([]);
+    const { spanContext, parentSpanContext, links, resource: _resource, ...rest } = back!;
     const { spanContext: _a, parentSpanContext: _b, links: _c, resource: _d, ...expected } = span;
     expect(rest).toEqual(expected);
-    expect(back.resource).toBe(resource);
+    expect(back!.resource).toBe(resource);
     expect(spanContext().traceState?.serialize()).toBe('ours=1');
     expect({ ...spanContext(), traceState: undefined }).toEqual({ ...ids, traceState: undefined });
     expect(parentSpanContext?.traceState?.get('edge')).toBe('b');
@@ -58,5 +76,14 @@ describe('a span on its way to the export thread', () => {
     expect(links).toEqual([
       { context: { ...ids, spanId: 'e'.repeat(16), isRemote: true }, attributes: { 'svc.link': 'caller' } },
     ]);
+    const { spanContext: bareContext, resource: _e, ...bareRest } = backBare!;
+    const { spanContext: _f, resource: _g, ...bareExpected } = bare;
+    expect(bareRest).toEqual(bareExpected);
+    expect(bareContext()).toEqual(ids);
+  });
+
+  it('travel as primitives: a root span adds no object to the batch (a parent, links and events do)', () => {
+    const wire = packSpans([bare, bare]);
+    expect(wire.filter((slot) => typeof slot === 'object' && slot !== null)).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 
 import type { ExportReply, ExportRequest, ExportThreadData } from './exportThread.ts';
 import { RedactingSpanExporter } from './redactingExporter.ts';
-import { fromWire } from './wireSpan.ts';
+import { unpackSpans } from './wireSpan.ts';
 
 /**
  * The export thread (see ThreadSpanExporter): redaction, OTLP encoding and the HTTP call to the
@@ -45,10 +45,7 @@ function settle(id: number, work: Promise<void>): void {
 
 port.on('message', (request: ExportRequest) => {
   if (request.type === 'export') {
-    exporter.export(
-      request.spans.map((span) => fromWire(span, resource)),
-      (result) => reply(request.id, result),
-    );
+    exporter.export(unpackSpans(request.spans, resource), (result) => reply(request.id, result));
   } else if (request.type === 'flush') {
     settle(request.id, exporter.forceFlush());
   } else {
