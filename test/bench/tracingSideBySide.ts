@@ -11,6 +11,13 @@ export type Variant = { name: string; env: Record<string, string> };
 const blocks = 3;
 const roundsPerBlock = 4;
 const roundSeconds = 6;
+/**
+ * Load before the first round, all three at once (a third of the core each). With 3 s, the traced
+ * process was still compiling in the measured rounds: V8's worker threads took 27–93 µs of CPU a call
+ * in its first rounds against 8–54 for tracing off, falling to 7–20 on both sides by the third.
+ * That is a cost of starting, not of leaving tracing on.
+ */
+const warmSeconds = 30;
 
 type Running = { variant: Variant; process: Spawned; url: string };
 
@@ -79,7 +86,9 @@ export async function sideBySide(
     const running = await startAll(ctx, variants, options.cpus, options.receiver);
     try {
       await Promise.all(
-        running.map((r) => ctx.load({ url: r.url, headers: options.headers, connections: 8, seconds: 3 })),
+        running.map((r) =>
+          ctx.load({ url: r.url, headers: options.headers, connections: 8, seconds: warmSeconds }),
+        ),
       );
       const blockRatios: number[] = [];
       for (let round = 0; round < roundsPerBlock; round++) {
