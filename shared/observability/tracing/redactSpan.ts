@@ -20,7 +20,7 @@ const droppedKeys = new Set(['url.query']);
 const mightHoldCredential = /:\/\/|[=:]|bearer|basic|token|svc_|whsec_|sk-|x-amz-/i;
 
 /** scrubSecrets(text, known), skipped where neither a pattern nor a configured value can match. */
-function scrub(text: string, known: readonly string[]): string {
+export function scrub(text: string, known: readonly string[]): string {
   if (mightHoldCredential.test(text) || known.some((secret) => text.includes(secret))) {
     return scrubSecrets(text, known);
   }
@@ -41,7 +41,13 @@ function redactUrl(text: string): string {
   }
 }
 
-function redactValue(key: string, value: AttributeValue, known: readonly string[]): AttributeValue {
+/** An attribute's value as it may leave the process; undefined for one that never does. */
+export function redactValue(
+  key: string,
+  value: AttributeValue | undefined,
+  known: readonly string[],
+): AttributeValue | undefined {
+  if (value === undefined || droppedKeys.has(key)) return undefined;
   if (typeof value === 'string') {
     const text = urlKeys.has(key) ? redactUrl(value) : pathKeys.has(key) ? withoutQuery(value) : value;
     return scrub(text, known);
@@ -58,8 +64,8 @@ function redactValue(key: string, value: AttributeValue, known: readonly string[
 export function redactAttributes(attributes: Attributes, known: readonly string[]): Attributes {
   const out: Attributes = {};
   for (const [key, value] of Object.entries(attributes)) {
-    if (value === undefined || droppedKeys.has(key)) continue;
-    out[key] = redactValue(key, value, known);
+    const redacted = redactValue(key, value, known);
+    if (redacted !== undefined) out[key] = redacted;
   }
   return out;
 }
