@@ -16,6 +16,7 @@ import type { Express, Request } from 'express';
 import { apiBasePath, type TraceContextTrust } from '../../shared/config/config.ts';
 import { edgeShare, type TracesSampler } from '../../shared/config/tracesSampler.ts';
 import { sampledRoot, UnsampledSpan } from '../../shared/observability/tracing/edgeDecision.ts';
+import { ServerSpan, serverSpansExported } from '../../shared/observability/tracing/serverSpan.ts';
 import { makeTrustedPeer } from '../../shared/observability/tracing/trustedPeer.ts';
 
 /** Scrapes and probes arrive every few seconds and would each start a trace of their own. */
@@ -94,10 +95,15 @@ export function installServerSpan(app: Express, trust: TraceContextTrust, sampli
     const start = decideAtEdge(share, parent);
     if (start === 'unsampled') return context.with(trace.setSpan(ROOT_CONTEXT, new UnsampledSpan()), next);
     const attributes: Attributes = { 'http.request.method': req.method };
-    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, start);
+    // A root sampled here needs nothing of the SDK's span but its export (see ServerSpan).
+    const span =
+      start === sampledRoot && serverSpansExported()
+        ? new ServerSpan(req.method, attributes, links)
+        : tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, start);
     // An unsampled request's span records nothing: it only carries the decision on to its jobs.
     if (span.isRecording()) {
-      res.once('close', () => {
+      // 'close' comes once for a response; `on` spares once()'s wrapper a call.
+      res.on('close', () => {
         const route = routeOf(req);
         const status = res.headersSent ? res.statusCode : clientClosedRequest;
         span.updateName(req.operation?.id ?? (route === undefined ? req.method : `${req.method} ${route}`));

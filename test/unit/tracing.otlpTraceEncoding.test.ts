@@ -114,6 +114,22 @@ describe('encodeTraceRequest', () => {
     });
   });
 
+  it('copies a pair whose text repeats, and writes the same bytes as encoding it again would', () => {
+    const spans = [
+      full,
+      span({}),
+      span({ attributes: { 'http.route': '/api/pub/v1/text', 'svc.request_id': 'req_2' } }),
+    ];
+    const expected = Buffer.from(
+      ProtobufTraceSerializer.serializeRequest(spans.map((s) => redactSpan(s, [configured])))!,
+    );
+    for (let round = 0; round < 4; round++) {
+      const bytes = Buffer.from(encodeTraceRequest(spans, resource, [configured]));
+      expect(bytes).toEqual(expected);
+      expect(bytes.toString('latin1')).not.toContain(configured);
+    }
+  });
+
   it('grows its buffer for a batch larger than the last, and encodes an empty batch', () => {
     const many = Array.from({ length: 2000 }, (_, i) =>
       span({ attributes: { 'svc.request_id': `req_${i}` } }),

@@ -7,6 +7,7 @@ import type { OtlpProtocol } from '../../config/config.ts';
 import type { TracesSampler } from '../../config/tracesSampler.ts';
 import { buildSampler } from './edgeSampler.ts';
 import { ThreadSpanExporter } from './exportThread.ts';
+import { exportServerSpansTo } from './serverSpan.ts';
 
 export type Tracing = {
   /** Exports the spans still buffered, then stops: called last when the process stops. */
@@ -44,11 +45,13 @@ export async function installTracing(defaultServiceName: string, options: Tracin
     secrets: options.secrets,
     resourceAttributes: resource.attributes,
   });
+  const processor = new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({
     resource,
     sampler: buildSampler(options.sampler),
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [processor],
   });
+  exportServerSpansTo(processor, resource);
   // The global tracer provider and the AsyncLocalStorage context manager.
   provider.register({ propagator: new W3CTraceContextPropagator() });
   if (options.databaseQueries) {

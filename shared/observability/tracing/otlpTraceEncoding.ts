@@ -1,4 +1,5 @@
 import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from '@opentelemetry/api';
+import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-node';
 
@@ -18,22 +19,30 @@ const spanFlags = (traceFlags: number, isRemote: boolean | undefined) =>
   (traceFlags & 0xff) | hasIsRemote | (isRemote === true ? isRemoteFlag : 0);
 
 /**
- * KeyValue.key fields already encoded, by key: attribute keys are few and repeat in every span.
- * Bounded, as an instrumentation naming keys after data would otherwise grow it without end.
+ * What is remembered of an attribute key: its KeyValue.key field encoded, and the last text value
+ * it had in a span with the whole KeyValue encoded once that value came twice in a row. A span's
+ * keys are few and its texts repeat (the route, the operation, the method), so most pairs are copied
+ * rather than redacted and encoded again; a value that changes every time (a request id) costs one
+ * comparison more and keeps nothing. Bounded, as an instrumentation naming keys after data would
+ * otherwise grow it without end.
  */
-const encodedKeys = new Map<string, Uint8Array>();
-const maxEncodedKeys = 1024;
+type KeyEntry = { key: Uint8Array; lastText: string | undefined; lastPair: Uint8Array | undefined };
+const keyEntries = new Map<string, KeyEntry>();
+const maxKeyEntries = 1024;
 
-function encodedKey(key: string): Uint8Array | undefined {
-  const known = encodedKeys.get(key);
-  if (known !== undefined || encodedKeys.size >= maxEncodedKeys) return known;
+function keyEntry(key: string): KeyEntry | undefined {
+  const known = keyEntries.get(key);
+  if (known !== undefined || keyEntries.size >= maxKeyEntries) return known;
   const writer = new ProtobufWriter(key.length + 8);
   writer.tag(1, delimited);
   writer.string(key);
-  const bytes = writer.finish().slice();
-  encodedKeys.set(key, bytes);
-  return bytes;
+  const entry = { key: writer.finish().slice(), lastText: undefined, lastPair: undefined };
+  keyEntries.set(key, entry);
+  return entry;
 }
+
+/** Span.attributes: the field whose pairs keyEntry remembers. */
+const spanAttributes = 9;
 
 function writeAnyValue(w: ProtobufWriter, value: unknown): void {
   if (typeof value === 'string') {
@@ -63,26 +72,50 @@ function writeAnyValue(w: ProtobufWriter, value: unknown): void {
   }
 }
 
+function writePair(
+  w: ProtobufWriter,
+  field: number,
+  key: string,
+  entry: KeyEntry | undefined,
+  value: AttributeValue,
+): void {
+  w.tag(field, delimited);
+  const pair = w.begin();
+  if (entry === undefined) {
+    w.tag(1, delimited);
+    w.string(key);
+  } else {
+    w.raw(entry.key);
+  }
+  w.tag(2, delimited);
+  const at = w.begin();
+  writeAnyValue(w, value);
+  w.end(at);
+  w.end(pair);
+}
+
 /** `attributes` as repeated KeyValue in `field`, each value through the logger's redaction. */
 function writeAttributes(w: ProtobufWriter, field: number, attributes: Attributes, known: readonly string[]) {
   for (const key in attributes) {
     if (!Object.hasOwn(attributes, key)) continue;
-    const value: AttributeValue | undefined = redactValue(key, attributes[key], known);
-    if (value === undefined) continue;
-    w.tag(field, delimited);
-    const pair = w.begin();
-    const keyBytes = encodedKey(key);
-    if (keyBytes === undefined) {
-      w.tag(1, delimited);
-      w.string(key);
-    } else {
-      w.raw(keyBytes);
+    const raw = attributes[key];
+    const entry = keyEntry(key);
+    const remembered = entry !== undefined && field === spanAttributes && typeof raw === 'string';
+    if (remembered && raw === entry.lastText && entry.lastPair !== undefined) {
+      w.raw(entry.lastPair);
+      continue;
     }
-    w.tag(2, delimited);
-    const at = w.begin();
-    writeAnyValue(w, value);
-    w.end(at);
-    w.end(pair);
+    const value: AttributeValue | undefined = redactValue(key, raw, known);
+    if (value === undefined) continue;
+    const start = w.pos;
+    writePair(w, field, key, entry, value);
+    if (!remembered) continue;
+    if (raw === entry.lastText) {
+      entry.lastPair = w.bytesSince(start);
+    } else {
+      entry.lastText = raw;
+      entry.lastPair = undefined;
+    }
   }
 }
 
@@ -199,12 +232,23 @@ function writeScopeSpans(w: ProtobufWriter, spans: ReadableSpan[], known: readon
   w.end(at);
 }
 
+/** A scope's name, version and schema as one key: a tracer's scope and ServerSpan's are equal objects. */
+const scopeKeys = new WeakMap<InstrumentationScope, string>();
+function scopeKey(scope: InstrumentationScope): string {
+  let key = scopeKeys.get(scope);
+  if (key === undefined) {
+    scopeKeys.set(scope, (key = `${scope.name}\n${scope.version ?? ''}\n${scope.schemaUrl ?? ''}`));
+  }
+  return key;
+}
+
 /** Spans by instrumentation scope, each in the order it came. */
-function byScope(spans: readonly ReadableSpan[]): Map<object, ReadableSpan[]> {
-  const scopes = new Map<object, ReadableSpan[]>();
+function byScope(spans: readonly ReadableSpan[]): Map<string, ReadableSpan[]> {
+  const scopes = new Map<string, ReadableSpan[]>();
   for (const span of spans) {
-    const list = scopes.get(span.instrumentationScope);
-    if (list === undefined) scopes.set(span.instrumentationScope, [span]);
+    const key = scopeKey(span.instrumentationScope);
+    const list = scopes.get(key);
+    if (list === undefined) scopes.set(key, [span]);
     else list.push(span);
   }
   return scopes;
@@ -218,7 +262,8 @@ let lastSize = 64 * 1024;
  * tracer provider made them all), every text of every span through the logger's
  * redaction as redactSpan has it (names, attribute values, events, links' attributes, status
  * messages; `known`: the configured secret values). Field for field what the OTLP exporter's own
- * serializer writes for the redacted spans, in one pass on the serving thread: a batch then leaves
+ * serializer writes for the redacted spans (which groups spans by scope object, where this groups
+ * equal scopes as one), in one pass on the serving thread: a batch then leaves
  * for the export thread as bytes, moved rather than copied. Packing spans into plain data and
  * cloning them across cost that thread ~3 µs a span, and the export thread ~8 µs more to rebuild,
  * redact and encode them.

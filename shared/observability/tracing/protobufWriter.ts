@@ -149,6 +149,11 @@ export class ProtobufWriter {
     this.pos = at;
   }
 
+  /** A copy of what was written from `start` on, to keep. */
+  bytesSince(start: number): Uint8Array {
+    return this.buf.slice(start, this.pos);
+  }
+
   /** Copies bytes encoded earlier (a field written once and kept). */
   raw(bytes: Uint8Array): void {
     this.ensure(bytes.length);
