@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
@@ -25,6 +25,17 @@ describe('an unsampled call’s span', () => {
     expect(span.spanContext()).toBe(first);
     expect(new UnsampledSpan().spanContext().traceId).not.toBe(first.traceId);
     expect(span.isRecording()).toBe(false);
+  });
+
+  it('never makes an all-zero id, which W3C trace context calls invalid', () => {
+    const random = jest.spyOn(Math, 'random').mockReturnValue(0);
+    try {
+      const { traceId, spanId } = new UnsampledSpan().spanContext();
+      expect(traceId).toBe(`${'0'.repeat(31)}1`);
+      expect(spanId).toBe(`${'0'.repeat(15)}1`);
+    } finally {
+      random.mockRestore();
+    }
   });
 
   it('carries the decision on as a job stores it: a valid traceparent, not sampled', () => {
