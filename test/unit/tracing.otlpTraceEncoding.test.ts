@@ -130,6 +130,13 @@ describe('encodeTraceRequest', () => {
     }
   });
 
+  it('reuses no pair encoded under another list of secrets', () => {
+    const leaky = span({ attributes: { 'svc.note': `/hirefire/${configured}/info` } });
+    for (let round = 0; round < 3; round++) encodeTraceRequest([leaky], resource, []);
+    const bytes = Buffer.from(encodeTraceRequest([leaky], resource, [configured]));
+    expect(bytes.toString('latin1')).not.toContain(configured);
+  });
+
   it('grows its buffer for a batch larger than the last, and encodes an empty batch', () => {
     const many = Array.from({ length: 2000 }, (_, i) =>
       span({ attributes: { 'svc.request_id': `req_${i}` } }),

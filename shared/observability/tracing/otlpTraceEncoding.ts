@@ -30,6 +30,18 @@ type KeyEntry = { key: Uint8Array; lastText: string | undefined; lastPair: Uint8
 const keyEntries = new Map<string, KeyEntry>();
 const maxKeyEntries = 1024;
 
+/** The secrets the remembered pairs were redacted with: a pair is reused only under the same list. */
+let pairsRedactedWith: readonly string[] | undefined;
+
+function rememberPairsFor(known: readonly string[]): void {
+  if (known === pairsRedactedWith) return;
+  for (const entry of keyEntries.values()) {
+    entry.lastText = undefined;
+    entry.lastPair = undefined;
+  }
+  pairsRedactedWith = known;
+}
+
 function keyEntry(key: string): KeyEntry | undefined {
   const known = keyEntries.get(key);
   if (known !== undefined || keyEntries.size >= maxKeyEntries) return known;
@@ -273,6 +285,7 @@ export function encodeTraceRequest(
   resource: Resource,
   known: readonly string[],
 ): Uint8Array {
+  rememberPairsFor(known);
   const w = new ProtobufWriter(lastSize + (lastSize >> 3));
   if (spans.length > 0) {
     w.tag(1, delimited);
