@@ -8,6 +8,14 @@ export function percentile(values: number[], p: number): number {
 
 export const median = (values: number[]) => percentile(values, 50);
 
+/** The mean of `values` and its standard error (0 for fewer than two values). */
+export function meanWithError(values: number[]): { mean: number; standardError: number } {
+  const mean = values.reduce((sum, v) => sum + v, 0) / values.length;
+  if (values.length < 2) return { mean, standardError: 0 };
+  const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1);
+  return { mean, standardError: Math.sqrt(variance / values.length) };
+}
+
 /** Milliseconds each of `n` calls of `call` took, one after the other. */
 export async function timedCalls(call: () => Promise<unknown>, n: number): Promise<number[]> {
   const ms: number[] = [];

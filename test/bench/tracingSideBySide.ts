@@ -3,12 +3,17 @@ import type { OtlpReceiver } from '../helpers/otlpReceiver.ts';
 import { projectRoot, type Spawned, spawnProcess } from '../helpers/processes.ts';
 import { processCpuMs } from './cpu.ts';
 import { apiProcessEnv, type BenchContext } from './harness.ts';
-import { median } from './stats.ts';
+import { meanWithError, median } from './stats.ts';
 
 /** One api set-up measured beside two tracing-off processes: its name in the report and its environment. */
 export type Variant = { name: string; env: Record<string, string> };
 
-const blocks = 3;
+/**
+ * Blocks of fresh processes a set-up is measured in unless told otherwise. A traced process's cost
+ * varies from one start to the next by ±3–4 % (what its JIT and heap made of that start), so a
+ * figure meant to settle a target a few per cent wide needs more (see `blocks`).
+ */
+const defaultBlocks = 3;
 const roundsPerBlock = 4;
 const roundSeconds = 6;
 /**
@@ -53,6 +58,8 @@ export type SideBySide = {
   ratio: number;
   /** Each block's median: a block is one set of fresh processes. */
   blockMedians: number[];
+  /** The block medians' mean and its standard error: how far the figure can be trusted. */
+  blockMean: { mean: number; standardError: number };
   /** The second tracing-off process against the first, the same way: the method's noise floor. */
   noiseFloor: number;
   /** Calls answered a second, median of the rounds: tracing off (first process), the variant. */
@@ -74,8 +81,16 @@ export type SideBySide = {
  */
 export async function sideBySide(
   ctx: BenchContext,
-  options: { variant: Variant; cpus: string; receiver: OtlpReceiver; headers: Record<string, string> },
+  options: {
+    variant: Variant;
+    cpus: string;
+    receiver: OtlpReceiver;
+    headers: Record<string, string>;
+    /** Blocks of fresh processes (3 unless given). */
+    blocks?: number;
+  },
 ): Promise<SideBySide> {
+  const blocks = options.blocks ?? defaultBlocks;
   const variants: Variant[] = [{ name: 'off', env: {} }, { name: 'off2', env: {} }, options.variant];
   const ratios: number[] = [];
   const noise: number[] = [];
@@ -124,6 +139,7 @@ export async function sideBySide(
   return {
     ratio: median(ratios),
     blockMedians,
+    blockMean: meanWithError(blockMedians),
     noiseFloor: median(noise),
     answered: { off: Math.round(median(answered.off)), on: Math.round(median(answered.on)) },
     exports: options.receiver.exports() - exportsBefore,
