@@ -27,7 +27,8 @@ const idBytes = Buffer.alloc(16);
 /**
  * `bytes` random bytes as lowercase hex, never all zeros (W3C: an all-zero id is invalid). Written
  * into one buffer and read out as hex, as the SDK makes its ids: building the text from numbers
- * (toString, padStart) cost ~1.7 µs a pair of ids, this ~0.3.
+ * (toString, padStart) cost ~1.7 µs a pair of ids, this ~0.3. Not the SDK's RandomIdGenerator
+ * itself: exemplars.ts imports this file, and a worker with tracing off would load the SDK for it.
  */
 function randomId(bytes: number): string {
   for (let at = 0; at < bytes; at += 4) idBytes.writeUInt32BE((Math.random() * 2 ** 32) >>> 0, at);
