@@ -7,11 +7,12 @@ import {
   type Link,
   propagation,
   ROOT_CONTEXT,
+  type Span,
   SpanKind,
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { Express, Request } from 'express';
+import type { Express, Request, Response } from 'express';
 
 import { apiBasePath, type TraceContextTrust } from '../../shared/config/config.ts';
 import { edgeShare, type TracesSampler } from '../../shared/config/tracesSampler.ts';
@@ -25,13 +26,21 @@ const untracedPaths = new Set(['/metrics', '/healthz']);
 /** Logged for a call whose client left before any answer was sent, as the request log has it. */
 const clientClosedRequest = 499;
 
+/** Each API operation's route template, made once: a span keeps it for seconds. */
+const apiRoutes = new Map<string, string>();
+
 /**
  * The route template the request matched, never its path: an API call's OpenAPI path, else the
  * Express route's pattern (`/hirefire/:token/info`), else nothing (an unmatched path is the caller's
  * text, and may be anything).
  */
 function routeOf(req: Request): string | undefined {
-  if (req.operation) return `${apiBasePath}${req.operation.path}`;
+  if (req.operation) {
+    const { path } = req.operation;
+    let route = apiRoutes.get(path);
+    if (route === undefined) apiRoutes.set(path, (route = `${apiBasePath}${path}`));
+    return route;
+  }
   const pattern: unknown = req.route?.path;
   return typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : undefined;
 }
@@ -41,9 +50,10 @@ function routeOf(req: Request): string | undefined {
  * proxy's X-Forwarded-Proto by parsing the peer's address against `trust proxy` on every read,
  * ~14 µs a traced request, and a kept-alive connection's peer and proxy header stay the same.
  */
-const schemes = new WeakMap<Socket, { forwarded: string | undefined; scheme: string }>();
+const schemes = new WeakMap<Socket, { forwarded: string | string[] | undefined; scheme: string }>();
 function schemeOf(req: Request): string {
-  const forwarded = req.get('x-forwarded-proto');
+  // Node names headers in lower case already: req.get would only lower it again.
+  const forwarded = req.headers['x-forwarded-proto'];
   const known = schemes.get(req.socket);
   if (known !== undefined && known.forwarded === forwarded) return known.scheme;
   const scheme = req.protocol;
@@ -80,6 +90,40 @@ function decideAtEdge(share: number | undefined, parent: Context): Context | 'un
 }
 
 /**
+ * A request's span once its answer is out (or its client gone): named by the operation the pipeline
+ * resolved, with the route's shape, the status and the request id, read only now and only for a
+ * recorded span. A ServerSpan takes them in one step.
+ */
+function endRequestSpan(span: Span, req: Request, res: Response): void {
+  const route = routeOf(req);
+  const status = res.headersSent ? res.statusCode : clientClosedRequest;
+  const name = req.operation?.id ?? (route === undefined ? req.method : `${req.method} ${route}`);
+  const attributes: Attributes =
+    route !== undefined && req.operation !== undefined && req.requestId !== undefined
+      ? {
+          'http.request.method': req.method,
+          'url.scheme': schemeOf(req),
+          'http.response.status_code': status,
+          'http.route': route,
+          'svc.operation': req.operation.id,
+          'svc.request_id': req.requestId,
+        }
+      : {
+          'http.request.method': req.method,
+          'url.scheme': schemeOf(req),
+          'http.response.status_code': status,
+          ...(route !== undefined && { 'http.route': route }),
+          ...(req.operation && { 'svc.operation': req.operation.id }),
+          ...(req.requestId !== undefined && { 'svc.request_id': req.requestId }),
+        };
+  if (span instanceof ServerSpan) return span.finish(name, attributes, status >= 500);
+  span.updateName(name);
+  span.setAttributes(attributes);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/**
  * One server span per request (installed only with tracing on), named once the answer is out by
  * the operation id the pipeline resolved (`createText`), or by method and route template for the
  * pages, OAuth and MCP endpoints. Attributes are the route's shape, never the path or query (which
@@ -94,31 +138,18 @@ export function installServerSpan(app: Express, trust: TraceContextTrust, sampli
     const { parent, links } = startingPoint(req, isTrusted);
     const start = decideAtEdge(share, parent);
     if (start === 'unsampled') return context.with(trace.setSpan(ROOT_CONTEXT, new UnsampledSpan()), next);
-    const attributes: Attributes = { 'http.request.method': req.method };
     // A root sampled here needs nothing of the SDK's span but its export (see ServerSpan).
     const span =
       start === sampledRoot && serverSpansExported()
-        ? new ServerSpan(req.method, attributes, links)
-        : tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes, links }, start);
+        ? new ServerSpan(req.method, {}, links)
+        : tracer.startSpan(
+            req.method,
+            { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method }, links },
+            start,
+          );
     // An unsampled request's span records nothing: it only carries the decision on to its jobs.
-    if (span.isRecording()) {
-      // 'close' comes once for a response; `on` spares once()'s wrapper a call.
-      res.on('close', () => {
-        const route = routeOf(req);
-        const status = res.headersSent ? res.statusCode : clientClosedRequest;
-        span.updateName(req.operation?.id ?? (route === undefined ? req.method : `${req.method} ${route}`));
-        // Read only for a recorded span: an unsampled request need not pay for it at all.
-        span.setAttributes({
-          'url.scheme': schemeOf(req),
-          'http.response.status_code': status,
-          ...(route !== undefined && { 'http.route': route }),
-          ...(req.operation && { 'svc.operation': req.operation.id }),
-          ...(req.requestId !== undefined && { 'svc.request_id': req.requestId }),
-        });
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      });
-    }
+    // 'close' comes once for a response; `on` spares once()'s wrapper a call.
+    if (span.isRecording()) res.on('close', () => endRequestSpan(span, req, res));
     context.with(trace.setSpan(parent, span), next);
   });
 }

@@ -3,10 +3,11 @@ import { SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { TraceState } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-node';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-node';
 
 import { encodeTraceRequest } from '../../shared/observability/tracing/otlpTraceEncoding.ts';
 import { redactSpan } from '../../shared/observability/tracing/redactSpan.ts';
+import { exportServerSpansTo, ServerSpan } from '../../shared/observability/tracing/serverSpan.ts';
 import { decodeTraceRequest } from '../helpers/otlpProtobuf.ts';
 
 const ids = {
@@ -96,6 +97,25 @@ describe('encodeTraceRequest', () => {
     ];
     const expected = ProtobufTraceSerializer.serializeRequest(spans.map((s) => redactSpan(s, [configured])));
     expect(Buffer.from(encodeTraceRequest(spans, resource, [configured]))).toEqual(Buffer.from(expected!));
+  });
+
+  it('writes a ServerSpan, whose ids are words rather than hex, as the serializer writes its hex', () => {
+    exportServerSpansTo({ onEnd: () => {} } as unknown as SpanProcessor, resource);
+    const spans = Array.from({ length: 50 }, (_, i) => {
+      const server = new ServerSpan(
+        'GET',
+        {},
+        i % 2 === 0 ? [{ context: { ...ids, isRemote: true } }] : undefined,
+      );
+      server.finish(
+        'getMe',
+        { 'http.route': '/api/pub/v1/me', 'http.response.status_code': 200 },
+        i % 3 === 0,
+      );
+      return server;
+    });
+    const expected = ProtobufTraceSerializer.serializeRequest(spans.map((s) => redactSpan(s, [])));
+    expect(Buffer.from(encodeTraceRequest(spans, resource, []))).toEqual(Buffer.from(expected!));
   });
 
   it('leaves no secret in the bytes, and a receiver reads the spans back', () => {

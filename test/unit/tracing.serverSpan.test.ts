@@ -135,4 +135,30 @@ describe('ServerSpan', () => {
     expect(span.attributes).toEqual({});
     expect(span.events).toHaveLength(2);
   });
+
+  it('gives a span its own events and links when it gets one, never another span’s', () => {
+    exportServerSpansTo(collecting(), resource);
+    const [first, second] = [new ServerSpan('GET', {}), new ServerSpan('GET', {})];
+    first.addEvent('only mine');
+    first.addLink({ context: { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: 1 } });
+    expect([first.events.length, first.links.length]).toEqual([1, 1]);
+    expect([second.events.length, second.links.length]).toEqual([0, 0]);
+    expect(second.spanContext().traceId).not.toBe(first.spanContext().traceId);
+    expect(second.spanContext()).toBe(second.spanContext());
+  });
+
+  it('ends in one step with finish: named, every attribute added, an error status for a failure', () => {
+    const processor = collecting();
+    exportServerSpansTo(processor, resource);
+    const span = new ServerSpan('GET', {});
+    span.setAttribute('svc.early', 'kept');
+    span.finish('getMe', { 'http.response.status_code': 503 }, true);
+    span.finish('late', { late: 1 }, false);
+    expect(processor.ended).toEqual([span]);
+    expect(span).toMatchObject({
+      name: 'getMe',
+      attributes: { 'svc.early': 'kept', 'http.response.status_code': 503 },
+      status: { code: SpanStatusCode.ERROR },
+    });
+  });
 });

@@ -1,10 +1,18 @@
-import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type AttributeValue,
+  type HrTime,
+  type Link,
+  type SpanContext,
+  TraceFlags,
+} from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-node';
 
 import { ProtobufWriter } from './protobufWriter.ts';
 import { redactValue, scrub } from './redactSpan.ts';
+import { ServerSpan } from './serverSpan.ts';
 
 /** Wire types of Protocol Buffers. */
 const varint = 0;
@@ -174,11 +182,26 @@ function writeIds(w: ProtobufWriter, context: SpanContext): void {
   }
 }
 
+/** A ServerSpan's ids from its words, as writeIds would write their hex (it has no trace state). */
+function writeServerSpanIds(w: ProtobufWriter, span: ServerSpan): void {
+  w.tag(1, delimited);
+  w.uint32(16);
+  w.word(span.trace0);
+  w.word(span.trace1);
+  w.word(span.trace2);
+  w.word(span.trace3);
+  w.tag(2, delimited);
+  w.uint32(8);
+  w.word(span.span0);
+  w.word(span.span1);
+}
+
 function writeSpan(w: ProtobufWriter, span: ReadableSpan, known: readonly string[]): void {
   w.tag(2, delimited);
   const at = w.begin();
-  const context = span.spanContext();
-  writeIds(w, context);
+  const server = span instanceof ServerSpan;
+  if (server) writeServerSpanIds(w, span);
+  else writeIds(w, span.spanContext());
   const parent = span.parentSpanContext;
   if (parent?.spanId) {
     w.tag(4, delimited);
@@ -210,7 +233,7 @@ function writeSpan(w: ProtobufWriter, span: ReadableSpan, known: readonly string
   w.uint32(span.status.code);
   w.end(status);
   w.tag(16, bits32);
-  w.fixed32(spanFlags(context.traceFlags, parent?.isRemote));
+  w.fixed32(spanFlags(server ? TraceFlags.SAMPLED : span.spanContext().traceFlags, parent?.isRemote));
   w.end(at);
 }
 

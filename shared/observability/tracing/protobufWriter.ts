@@ -78,6 +78,13 @@ export class ProtobufWriter {
     this.pos += 4;
   }
 
+  /** Four raw bytes, big-endian: a 32-bit word of an id kept as numbers (ServerSpan's). */
+  word(value: number): void {
+    this.ensure(4);
+    this.view.setInt32(this.pos, value, false);
+    this.pos += 4;
+  }
+
   fixed64(low: number, high: number): void {
     this.ensure(8);
     this.view.setUint32(this.pos, low >>> 0, true);
