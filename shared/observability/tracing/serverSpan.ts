@@ -68,7 +68,7 @@ const idWords = new DataView(idText.buffer, idText.byteOffset, 24);
  * as six 32-bit words (written as hex only when read, as bytes by the encoder), no arrays of its own
  * for events, links or a status until it has one, its duration computed when asked. A span kept
  * that long outlives the young generation: each object it held was copied and promoted, and the
- * garbage collector's share of a sampled call was a fifth of what the call cost.
+ * garbage collector's share was a fifth of what a sampled call added.
  */
 export class ServerSpan implements Span, ReadableSpan {
   readonly kind = SpanKind.SERVER;
@@ -86,6 +86,7 @@ export class ServerSpan implements Span, ReadableSpan {
   readonly trace0 = word();
   readonly trace1 = word();
   readonly trace2 = word();
+  // An all-zero id is invalid (W3C): a low word of 0 is made 1.
   readonly trace3 = word() || 1;
   readonly span0 = word();
   readonly span1 = word() || 1;
@@ -208,8 +209,8 @@ export class ServerSpan implements Span, ReadableSpan {
   }
 
   /**
-   * Ends a request's span in one step, named `name`, with `attributes` added: the middleware's
-   * close, which knows them all at once (setAttributes would add them one key at a time).
+   * Ends a request's span in one step, named `name`, with `attributes` (every value defined) added:
+   * the middleware's close, which knows them all at once (setAttributes adds them one key at a time).
    */
   finish(name: string, attributes: Attributes, failed: boolean): void {
     if (this.ended) return;
