@@ -65,8 +65,9 @@ const idWords = new DataView(idText.buffer, idText.byteOffset, 24);
  * provider call, a job's span) start under it through the SDK as under any span.
  *
  * It waits in the batch processor's queue for seconds, so it holds as few objects as it can: its ids
- * as six 32-bit words (written as hex only when read, as bytes by the encoder), no arrays of its own
- * for events, links or a status until it has one, its duration computed when asked. A span kept
+ * as six 32-bit words the encoder writes as bytes without parsing hex (the hex is made once, when
+ * first read: the batch processor reads it as the span ends), no arrays of its own for events, links
+ * or a status until it has one, its duration computed when asked. A span kept
  * that long outlives the young generation: each object it held was copied and promoted, and the
  * garbage collector's share was a fifth of what a sampled call added.
  */
