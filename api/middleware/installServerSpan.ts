@@ -15,8 +15,9 @@ import {
 import type { Express, Request, Response } from 'express';
 
 import { apiBasePath, type TraceContextTrust } from '../../shared/config/config.ts';
-import { edgeShare, type TracesSampler } from '../../shared/config/tracesSampler.ts';
+import type { TracesSampler } from '../../shared/config/tracesSampler.ts';
 import { sampledRoot, UnsampledSpan } from '../../shared/observability/tracing/edgeDecision.ts';
+import { type RootDecision, rootDecision } from '../../shared/observability/tracing/rootDecision.ts';
 import { ServerSpan, serverSpansExported } from '../../shared/observability/tracing/serverSpan.ts';
 import { makeTrustedPeer } from '../../shared/observability/tracing/trustedPeer.ts';
 
@@ -80,13 +81,13 @@ function startingPoint(req: Request, isTrusted: (address: string | undefined) =>
 
 /**
  * Where an untrusted (or absent) context leaves the api to start the trace: with a parent-based
- * sampler (edgeShare) it decides here, before any span exists. An unsampled call runs in the
+ * sampler (rootDecision: per call, or per window) it decides here, before any span exists. An unsampled call runs in the
  * context of an UnsampledSpan (the decision still travels to its jobs); a sampled one starts its
  * root in sampledRoot, which the sampler records as decided. Other samplers decide in the SDK.
  */
-function decideAtEdge(share: number | undefined, parent: Context): Context | 'unsampled' {
-  if (parent !== ROOT_CONTEXT || share === undefined) return parent;
-  return Math.random() < share ? sampledRoot : 'unsampled';
+function decideAtEdge(decide: RootDecision | undefined, parent: Context): Context | 'unsampled' {
+  if (parent !== ROOT_CONTEXT || decide === undefined) return parent;
+  return decide() ? sampledRoot : 'unsampled';
 }
 
 /**
@@ -132,11 +133,11 @@ function endRequestSpan(span: Span, req: Request, res: Response): void {
 export function installServerSpan(app: Express, trust: TraceContextTrust, sampling: TracesSampler): void {
   const tracer = trace.getTracer('svc-api');
   const isTrusted = makeTrustedPeer(trust);
-  const share = edgeShare(sampling);
+  const decide = rootDecision(sampling);
   app.use((req, res, next) => {
     if (untracedPaths.has(req.path)) return next();
     const { parent, links } = startingPoint(req, isTrusted);
-    const start = decideAtEdge(share, parent);
+    const start = decideAtEdge(decide, parent);
     if (start === 'unsampled') return context.with(trace.setSpan(ROOT_CONTEXT, new UnsampledSpan()), next);
     // A root sampled here needs nothing of the SDK's span but its export (see ServerSpan).
     const span =

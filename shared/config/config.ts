@@ -14,7 +14,14 @@ import {
   type SingleProviderSettings,
 } from './providersConfig.ts';
 import { reservationPrices } from './routePrices.ts';
-import { type TracesSampler, tracesSampler, tracesSamplerArg, tracesSamplerName } from './tracesSampler.ts';
+import {
+  traceSamplingWindowMs,
+  type TracesSampler,
+  tracesSampler,
+  tracesSamplerArg,
+  tracesSamplerName,
+  windowRefusal,
+} from './tracesSampler.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -225,6 +232,7 @@ const envFields = z.object({
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
   OTEL_TRACES_SAMPLER: tracesSamplerName,
   OTEL_TRACES_SAMPLER_ARG: tracesSamplerArg,
+  TRACE_SAMPLING_WINDOW_MS: traceSamplingWindowMs,
   /** How long a client may take to send a whole request (headers and body); Node's default. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -253,6 +261,10 @@ const envSchema = envFields.superRefine((e, ctx) => {
       path: ['WORKER_STALE_AFTER_MS'],
       message: `must be at least 3 heartbeats (3 × WORKER_HEARTBEAT_MS = ${3 * e.WORKER_HEARTBEAT_MS})`,
     });
+  }
+  const refusal = windowRefusal(e.OTEL_TRACES_SAMPLER, e.TRACE_SAMPLING_WINDOW_MS);
+  if (refusal !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['TRACE_SAMPLING_WINDOW_MS'], message: refusal });
   }
 });
 
@@ -422,7 +434,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
     tracing: isTracingRequested(env),
-    traceSampling: tracesSampler(e.OTEL_TRACES_SAMPLER, e.OTEL_TRACES_SAMPLER_ARG),
+    traceSampling: tracesSampler(
+      e.OTEL_TRACES_SAMPLER,
+      e.OTEL_TRACES_SAMPLER_ARG,
+      e.TRACE_SAMPLING_WINDOW_MS,
+    ),
     metricsEnabled: e.METRICS === 'on',
     hirefireToken: e.HIREFIRE_TOKEN,
     judoscaleUrl: e.JUDOSCALE_URL?.replace(/\/+$/, ''),

@@ -27,18 +27,40 @@ export const tracesSamplerArg = z.preprocess(
     .optional(),
 );
 
+/**
+ * TRACE_SAMPLING_WINDOW_MS: with parentbased_traceidratio, the api samples the calls that start a
+ * trace in windows this long (the ratio's share of the time) rather than one by one.
+ */
+export const traceSamplingWindowMs = z.coerce
+  .number({ message: 'must be a whole number of milliseconds from 1 to 60000' })
+  .int({ message: 'must be a whole number of milliseconds from 1 to 60000' })
+  .min(1, { message: 'must be a whole number of milliseconds from 1 to 60000' })
+  .max(60_000, { message: 'must be a whole number of milliseconds from 1 to 60000' })
+  .optional();
+
+/** Why TRACE_SAMPLING_WINDOW_MS cannot go with `name` (only the parent-based ratio takes a window), if so. */
+export function windowRefusal(name: TracesSampler['name'] | undefined, windowMs: number | undefined) {
+  if (windowMs === undefined || name === 'parentbased_traceidratio') return undefined;
+  return `applies only with OTEL_TRACES_SAMPLER=parentbased_traceidratio (it is ${name ?? 'unset'})`;
+}
+
 export type TracesSampler = {
   name: (typeof samplerNames)[number];
   /** The ratio samplers' share (1 where the variable is unset, as the specification says). */
   ratio: number;
+  /** TRACE_SAMPLING_WINDOW_MS: the api's root decisions per window of this many ms, not per call. */
+  windowMs?: number;
 };
 
 /** The configured sampler, parent-based always-on where none is named (the SDK's default too). */
 export function tracesSampler(
   name: TracesSampler['name'] | undefined,
   arg: number | undefined,
+  windowMs?: number,
 ): TracesSampler {
-  return { name: name ?? 'parentbased_always_on', ratio: arg ?? 1 };
+  const sampler: TracesSampler = { name: name ?? 'parentbased_always_on', ratio: arg ?? 1 };
+  if (windowMs !== undefined) sampler.windowMs = windowMs;
+  return sampler;
 }
 
 /** Both variables from `env`, or undefined where loadConfig refuses one of them. */

@@ -20,6 +20,11 @@ export const recommendedSampling = {
   OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
   OTEL_TRACES_SAMPLER_ARG: '0.05',
 };
+/**
+ * The same share decided per window (TRACE_SAMPLING_WINDOW_MS): every call of 50 ms in each second,
+ * not one call in twenty scattered among the rest.
+ */
+const windowedSampling = { ...recommendedSampling, TRACE_SAMPLING_WINDOW_MS: '50' };
 /** One in a hundred, measured beside it: a lower ratio, to see whether the cost follows the share. */
 const comparedRatio = '0.01';
 
@@ -230,13 +235,18 @@ export default async function tracingBench(ctx: BenchContext): Promise<void> {
       ...sampling,
     });
     // The production set-up's target is 3 % wide and a traced process varies ±3–4 % from one start to
-    // the next: it and the ratio beside it get eight blocks, and nothing sampled (what tracing costs
+    // the next: it, the same share per window and the ratio beside it get eight blocks, and nothing sampled (what tracing costs
     // before any call is sampled) six, so they can be told apart; every call sampled three.
     const variants: (Variant & { blocks?: number })[] = [
       { name: 'GET /me, every request sampled and exported (target ≥ 0.85)', env: traced({}) },
       {
         name: `GET /me, production default ${named(recommendedSampling.OTEL_TRACES_SAMPLER_ARG)} (target ≥ 0.97)`,
         env: traced(recommendedSampling),
+        blocks: 8,
+      },
+      {
+        name: `GET /me, ${named(recommendedSampling.OTEL_TRACES_SAMPLER_ARG)} in 50 ms windows (TRACE_SAMPLING_WINDOW_MS=50)`,
+        env: traced(windowedSampling),
         blocks: 8,
       },
       { name: `GET /me, ${named(comparedRatio)}`, env: traced(parentBased(comparedRatio)), blocks: 8 },

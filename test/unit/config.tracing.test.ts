@@ -84,12 +84,38 @@ describe('OTEL_TRACES_SAMPLER', () => {
     }
   });
 
+  it('takes TRACE_SAMPLING_WINDOW_MS with parentbased_traceidratio only, and whole milliseconds up to a minute', () => {
+    const ratio = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.05' };
+    expect(loadConfig(testEnv(ratio)).traceSampling).toEqual({
+      name: 'parentbased_traceidratio',
+      ratio: 0.05,
+    });
+    expect(loadConfig(testEnv({ ...ratio, TRACE_SAMPLING_WINDOW_MS: '50' })).traceSampling).toEqual({
+      name: 'parentbased_traceidratio',
+      ratio: 0.05,
+      windowMs: 50,
+    });
+    for (const window of ['0', '60001', '12.5', 'fifty']) {
+      expect(() => loadConfig(testEnv({ ...ratio, TRACE_SAMPLING_WINDOW_MS: window }))).toThrow(
+        /TRACE_SAMPLING_WINDOW_MS: must be a whole number of milliseconds from 1 to 60000/,
+      );
+    }
+    // A window the sampler would ignore is refused rather than silently doing nothing.
+    expect(() => loadConfig(testEnv({ TRACE_SAMPLING_WINDOW_MS: '50' }))).toThrow(
+      /TRACE_SAMPLING_WINDOW_MS: applies only with OTEL_TRACES_SAMPLER=parentbased_traceidratio \(it is unset\)/,
+    );
+    expect(() =>
+      loadConfig(testEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', TRACE_SAMPLING_WINDOW_MS: '50' })),
+    ).toThrow(/\(it is traceidratio\)/);
+  });
+
   it('leaves the root decision to the api for the parent-based samplers only', () => {
     const share = (name: TracesSampler['name'], ratio = 1) => edgeShare({ name, ratio });
     expect(share('parentbased_always_on')).toBe(1);
     expect(share('parentbased_always_off')).toBe(0);
     expect(share('parentbased_traceidratio', 0.05)).toBe(0.05);
-    for (const name of ['always_on', 'always_off', 'traceidratio'] as const)
-      {expect(share(name)).toBeUndefined();}
+    for (const name of ['always_on', 'always_off', 'traceidratio'] as const) {
+      expect(share(name)).toBeUndefined();
+    }
   });
 });

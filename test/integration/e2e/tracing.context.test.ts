@@ -174,6 +174,40 @@ describe('sampling decided at the edge (parent-based ratio)', () => {
     expect(new Set(sampled.map((s) => s.traceId)).size).toBe(sampled.length);
   });
 
+  it('with TRACE_SAMPLING_WINDOW_MS, samples the calls of whole windows, not calls one by one', async () => {
+    // Half the time in windows of a second (one in each 2 s period): calls for 4.5 s meet at most
+    // four windows, so some are sampled, some not, in at most four runs. Decided call by call at
+    // one half, the hundreds of calls would be hundreds of runs.
+    const api = await startTracedPlatform(t, receiver, {
+      OTEL_SERVICE_NAME: 'svc-edge-window',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.5',
+      TRACE_SAMPLING_WINDOW_MS: '1000',
+    });
+    platforms.push(api);
+    const ids: string[] = [];
+    const until = performance.now() + 4_500;
+    while (performance.now() < until) {
+      const id = `window-call-${String(ids.length).padStart(4, '0')}`;
+      const res = await requestFrom(stranger, `${api.base}/status`, { headers: { 'x-request-id': id } });
+      expect(res.status).toBe(200);
+      ids.push(id);
+    }
+    // Stopping exports what the process still holds.
+    await api.stop();
+    const exported = new Set(
+      receiver
+        .spans()
+        .filter((s) => s.service === 'svc-edge-window')
+        .map((s) => s.attributes['svc.request_id']),
+    );
+    const pattern = ids.map((id) => (exported.has(id) ? 's' : '-')).join('');
+    expect(ids.length).toBeGreaterThan(100);
+    expect(pattern).toMatch(/s/);
+    expect(pattern).toMatch(/-/);
+    expect(pattern.match(/s+/g)!.length).toBeLessThanOrEqual(4);
+  });
+
   it('an unsampled call’s job stays unsampled on a worker that samples every trace it starts', async () => {
     const platform = await startTracedPlatform(
       t,
