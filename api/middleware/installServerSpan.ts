@@ -81,9 +81,10 @@ function startingPoint(req: Request, isTrusted: (address: string | undefined) =>
 
 /**
  * Where an untrusted (or absent) context leaves the api to start the trace: with a parent-based
- * sampler (rootDecision: per call, or per window) it decides here, before any span exists. An unsampled call runs in the
- * context of an UnsampledSpan (the decision still travels to its jobs); a sampled one starts its
- * root in sampledRoot, which the sampler records as decided. Other samplers decide in the SDK.
+ * sampler (rootDecision: per call, or per window) it decides here, before any span exists. An
+ * unsampled call runs in the context of an UnsampledSpan (the decision still travels to its jobs);
+ * a sampled one starts its root in sampledRoot, which the sampler records as decided. Other
+ * samplers decide in the SDK.
  */
 function decideAtEdge(decide: RootDecision | undefined, parent: Context): Context | 'unsampled' {
   if (parent !== ROOT_CONTEXT || decide === undefined) return parent;

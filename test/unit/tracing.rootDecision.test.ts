@@ -52,6 +52,22 @@ describe('perWindow', () => {
     ]);
   });
 
+  it('knows a period follows the one before even where their ends, as floats, do not meet', () => {
+    // 50 ms at 0.03: periods of 1666.67 ms, and 6 × p + p is not 7 × p in floating point.
+    const clock = manualClock();
+    const draws = [0, 0.999, 0.5];
+    const decide = perWindow(0.03, 50, clock.read, () => draws.shift()!);
+    const p = 50 / 0.03;
+    const at = (ms: number) => ((clock.now = ms), decide());
+    // Period 6's window opens 1.67 ms before period 7 and runs on 48.3 ms into it.
+    expect([at(6 * p + 1666), at(7 * p + 10), at(7 * p + 48), at(7 * p + 49)]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+  });
+
   it('keeps its share of evenly spread calls, in runs a window long', () => {
     const clock = manualClock();
     const decide = perWindow(0.05, 50, clock.read, seeded(7));

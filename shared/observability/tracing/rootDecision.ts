@@ -29,6 +29,8 @@ export function perWindow(
   if (share >= 1) return () => true;
   if (share <= 0) return () => false;
   const period = windowMs / share;
+  // Periods are counted by index: comparing their ends as floats could miss that one follows another.
+  let index = -Infinity;
   let periodEnd = -Infinity;
   let windowStart = 0;
   let windowEnd = 0;
@@ -37,11 +39,12 @@ export function perWindow(
   return () => {
     const now = clock();
     if (now >= periodEnd) {
-      const periodStart = Math.floor(now / period) * period;
+      const next = Math.floor(now / period);
+      const periodStart = next * period;
       // The period before passed without a call if it is not the one that just ended: its window,
       // never drawn, is drawn now (draws are independent, so when makes no difference).
-      carriedEnd =
-        periodStart === periodEnd ? windowEnd : periodStart - period + random() * period + windowMs;
+      carriedEnd = next === index + 1 ? windowEnd : periodStart - period + random() * period + windowMs;
+      index = next;
       periodEnd = periodStart + period;
       windowStart = periodStart + random() * period;
       windowEnd = windowStart + windowMs;
