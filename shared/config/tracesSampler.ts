@@ -31,11 +31,12 @@ export const tracesSamplerArg = z.preprocess(
  * TRACE_SAMPLING_WINDOW_MS: with parentbased_traceidratio, the api samples the calls that start a
  * trace in windows this long (the ratio's share of the time) rather than one by one.
  */
+const windowMessage = { message: 'must be a whole number of milliseconds from 1 to 60000' };
 export const traceSamplingWindowMs = z.coerce
-  .number({ message: 'must be a whole number of milliseconds from 1 to 60000' })
-  .int({ message: 'must be a whole number of milliseconds from 1 to 60000' })
-  .min(1, { message: 'must be a whole number of milliseconds from 1 to 60000' })
-  .max(60_000, { message: 'must be a whole number of milliseconds from 1 to 60000' })
+  .number(windowMessage)
+  .int(windowMessage)
+  .min(1, windowMessage)
+  .max(60_000, windowMessage)
   .optional();
 
 /** Why TRACE_SAMPLING_WINDOW_MS cannot go with `name` (only the parent-based ratio takes a window), if so. */

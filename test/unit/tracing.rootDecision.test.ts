@@ -17,55 +17,35 @@ function manualClock(start = 0) {
   return clock;
 }
 
+/** perWindow on a clock set to each of `times` in turn, its draws taken from `draws`: the decisions. */
+function decisionsAt(share: number, windowMs: number, draws: number[]) {
+  const clock = manualClock();
+  const decide = perWindow(share, windowMs, clock.read, () => draws.shift()!);
+  return (times: number[]) => times.map((ms) => ((clock.now = ms), decide()));
+}
+
 describe('perWindow', () => {
   it('samples every call in its period’s window, placed where the draw says, and none outside', () => {
-    const clock = manualClock();
     // One in twenty, 50 ms windows: a period of 1000 ms; a draw of 0.5 puts the window at 500–550.
     // The first draw is for the period before (its window, at 0.5, ends at -450: nothing carried).
-    const decide = perWindow(0.05, 50, clock.read, () => 0.5);
-    const at = (ms: number) => ((clock.now = ms), decide());
-    expect([at(0), at(499.9), at(500), at(549.9), at(550), at(999.9)]).toEqual([
-      false,
-      false,
-      true,
-      true,
-      false,
-      false,
-    ]);
+    const at = decisionsAt(0.05, 50, [0.5, 0.5, 0.5, 0.5, 0.5]);
+    expect(at([0, 499.9, 500, 549.9, 550, 999.9])).toEqual([false, false, true, true, false, false]);
     // The next period draws again, and a clock that skipped periods lands in its own.
-    expect([at(1499.9), at(1500), at(7_500), at(7_550)]).toEqual([false, true, true, false]);
+    expect(at([1499.9, 1500, 7_500, 7_550])).toEqual([false, true, true, false]);
   });
 
   it('lets a window drawn late in its period run on into the next one', () => {
-    const clock = manualClock();
-    const draws = [0, 0.98, 0.5];
-    const decide = perWindow(0.05, 50, clock.read, () => draws.shift()!);
-    const at = (ms: number) => ((clock.now = ms), decide());
     // Period 0's window is 980–1030; period 1 (window 1500–1550) still samples its first 30 ms.
-    expect([at(979), at(980), at(1000), at(1029.9), at(1030), at(1500)]).toEqual([
-      false,
-      true,
-      true,
-      true,
-      false,
-      true,
-    ]);
+    const at = decisionsAt(0.05, 50, [0, 0.98, 0.5]);
+    expect(at([979, 980, 1000, 1029.9, 1030, 1500])).toEqual([false, true, true, true, false, true]);
   });
 
   it('knows a period follows the one before even where their ends, as floats, do not meet', () => {
     // 50 ms at 0.03: periods of 1666.67 ms, and 6 × p + p is not 7 × p in floating point.
-    const clock = manualClock();
-    const draws = [0, 0.999, 0.5];
-    const decide = perWindow(0.03, 50, clock.read, () => draws.shift()!);
     const p = 50 / 0.03;
-    const at = (ms: number) => ((clock.now = ms), decide());
     // Period 6's window opens 1.67 ms before period 7 and runs on 48.3 ms into it.
-    expect([at(6 * p + 1666), at(7 * p + 10), at(7 * p + 48), at(7 * p + 49)]).toEqual([
-      true,
-      true,
-      true,
-      false,
-    ]);
+    const at = decisionsAt(0.03, 50, [0, 0.999, 0.5]);
+    expect(at([6 * p + 1666, 7 * p + 10, 7 * p + 48, 7 * p + 49])).toEqual([true, true, true, false]);
   });
 
   it('keeps its share of evenly spread calls, in runs a window long', () => {
